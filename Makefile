@@ -1,0 +1,41 @@
+# The two commands a new user needs: `make demo` and `make test` (see README.md).
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+# torch is only needed by the optional `sbert` extra; pin the CPU build so pip never pulls CUDA.
+TORCH  := torch==2.13.0
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.textdp-base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.textdp-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.textdp-base
+
+demo: $(VENV)/.textdp-base
+	@mkdir -p demo-output
+	$(BIN)/textdp privatize examples/reviews.txt -o demo-output/reviews.private.txt \
+		--mechanism mvc --epsilon 10 --report demo-output/report.json
+	@echo
+	@echo "private text: demo-output/reviews.private.txt"
+	@echo "report:       demo-output/report.json"
+
+test: $(VENV)/.textdp-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.textdp-dev
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(VENV)/.textdp-dev
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Word-level metric-DP mechanisms (text in, text out), one module per mechanism."""

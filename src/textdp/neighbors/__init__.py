@@ -1,0 +1,122 @@
+"""Exact nearest-neighbour search by blocked GEMM.
+
+The squared distance ‖v − q‖² = ‖v‖² − 2⟨v, q⟩ + ‖q‖²; the last term does not change the argmin,
+so one float32 GEMM of the augmented matrices [v, ‖v‖²] · [−2q, 1]ᵀ scores a block of queries
+against the whole vocabulary, and an argmin over contiguous rows finishes the search. Queries are
+processed in blocks so memory stays bounded (block × |V| floats) whatever the batch size.
+
+Exactness: float32 rounding could in principle swap two words whose distances differ by less
+than the rounding error. With ``exact=True`` (the default) every word whose float32 score lies
+within a rigorous error bound of the best one is re-scored in float64, so the result equals a
+float64 brute-force argmin (ties broken by the lowest index) — and does not depend on the block
+size or on how a batch is split. Near-ties are rare, so the certificate costs one extra min-pass over
+a cache-resident block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["NearestNeighbors", "brute_force_nearest"]
+
+_U32 = 2.0**-24  # unit roundoff of float32
+
+
+def brute_force_nearest(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Reference: argmin of float64 ‖v − q‖² over all rows (first index on ties). O(N·|V|·d) memory."""
+    v = np.asarray(vectors, dtype=np.float64)
+    q = np.asarray(queries, dtype=np.float64)
+    return np.argmin(((v[None, :, :] - q[:, None, :]) ** 2).sum(axis=-1), axis=1)
+
+
+class NearestNeighbors:
+    """Exact Euclidean nearest neighbours among the rows of ``vectors``.
+
+    Args:
+        vectors: (|V|, d) array; stored as float32.
+        block_size: queries per GEMM block; default keeps a block's scores near 12 MiB so that the
+            argmin and the certificate read it from cache.
+    """
+
+    def __init__(self, vectors: np.ndarray, *, block_size: int | None = None) -> None:
+        v = np.ascontiguousarray(vectors, dtype=np.float32)
+        if v.ndim != 2 or v.shape[0] == 0:
+            raise ValueError(f"vectors must be a non-empty 2-D array, got shape {v.shape}")
+        n, d = v.shape
+        sq = np.einsum("ij,ij->i", v, v, dtype=np.float64)
+        self._aug = np.empty((n, d + 1), dtype=np.float32)
+        self._aug[:, :d] = v
+        self._aug[:, d] = sq
+        self._v32 = v
+        self._v64: np.ndarray | None = None
+        self._max_sq = float(sq.max())
+        self._max_norm = float(np.sqrt(self._max_sq))
+        k = d + 1
+        self._gamma = (k * _U32) / (1 - k * _U32) + _U32
+        self.block_size = block_size or int(np.clip((12 << 20) // (4 * n), 8, 512))
+
+    @property
+    def n_vectors(self) -> int:
+        return int(self._aug.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self._aug.shape[1] - 1)
+
+    def _vectors64(self) -> np.ndarray:
+        if self._v64 is None:
+            self._v64 = self._v32.astype(np.float64)
+        return self._v64
+
+    def query(self, queries: np.ndarray, *, exact: bool = True) -> np.ndarray:
+        """Index of the nearest row for every query row; shape (N,), dtype int64."""
+        q = np.asarray(queries)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
+        if not np.isfinite(q).all():
+            raise ValueError("queries contain NaN or infinity")
+        n = q.shape[0]
+        out = np.empty(n, dtype=np.int64)
+        if n == 0:
+            return out
+        b = self.block_size
+        d = self.dim
+        qaug = np.empty((min(b, n), d + 1), dtype=np.float32)
+        scores = np.empty((min(b, n), self.n_vectors), dtype=np.float32)
+        for start in range(0, n, b):
+            stop = min(start + b, n)
+            m = stop - start
+            qa, sc = qaug[:m], scores[:m]
+            np.multiply(q[start:stop], -2.0, out=qa[:, :d], casting="unsafe")
+            qa[:, d] = 1.0
+            np.matmul(qa, self._aug.T, out=sc)
+            idx = sc.argmin(axis=1)
+            if exact:
+                self._certify(q[start:stop], sc, idx)
+            out[start:stop] = idx
+        return out
+
+    def _certify(self, q: np.ndarray, scores: np.ndarray, idx: np.ndarray) -> None:
+        """Replace ``idx`` by the float64 argmin where float32 rounding could have changed it."""
+        qf = np.asarray(q, dtype=np.float32).astype(np.float64)
+        qnorm = np.sqrt(np.einsum("ij,ij->i", qf, qf))
+        # |fl(s) − s| ≤ γ_{d+1} Σ|x_i y_i| ≤ γ (‖v‖² + 2‖v‖‖q‖) for every word; two scores compared → 2e.
+        err = self._gamma * (self._max_sq + 2.0 * self._max_norm * qnorm) * 1.01
+        rows = np.arange(scores.shape[0])
+        best = scores[rows, idx]
+        # The runner-up decides: if it is farther than the error bound, the argmin is certain.
+        scores[rows, idx] = np.inf
+        second = scores.min(axis=1)
+        scores[rows, idx] = best
+        threshold = best.astype(np.float64) + 2.0 * err
+        ambiguous = np.flatnonzero(second.astype(np.float64) <= threshold)
+        if ambiguous.size == 0:
+            return
+        rr, cc = np.nonzero(scores[ambiguous] <= threshold[ambiguous, None])
+        v64 = self._vectors64()
+        dist = ((v64[cc] - qf[ambiguous[rr]]) ** 2).sum(axis=1)
+        order = np.lexsort((cc, dist, rr))
+        rr, cc = rr[order], cc[order]
+        first = np.ones(rr.size, dtype=bool)
+        first[1:] = rr[1:] != rr[:-1]
+        idx[ambiguous[rr[first]]] = cc[first]

@@ -1,0 +1,332 @@
+"""Text in, text out: token policy, per-document randomness, case restoration and the report.
+
+:class:`Privatizer` drives a word mechanism over batches of documents. Per batch it splits every
+document once (C-level regex), looks every alphanumeric run up in the vocabulary with C-level maps,
+draws the mechanism's noise (per document when seeded), applies the mechanism to the whole batch
+in one vectorised call, restores case patterns and joins the documents back. No Python code runs
+per token.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+from textdp import _random
+from textdp._checks import check_seed
+from textdp.mechanisms import WordMechanism, create
+from textdp.text import TokenClass, count_structure, split_batch
+from textdp.text.stopwords import ENGLISH_STOPWORDS
+from textdp.vocab import Vocabulary
+
+__all__ = ["OOVPolicy", "Privatizer", "PrivatizeResult", "privatize", "DEFAULT_MASK"]
+
+DEFAULT_MASK = "[MASK]"
+
+
+class OOVPolicy(StrEnum):
+    MASK = "mask"
+    KEEP = "keep"
+    DROP = "drop"
+    RANDOM = "random"
+
+
+def _check_oov(oov: object) -> OOVPolicy:
+    try:
+        return OOVPolicy(oov)
+    except ValueError:
+        choices = ", ".join(p.value for p in OOVPolicy)
+        raise ValueError(f"unknown oov policy {oov!r}; choose one of: {choices}") from None
+
+
+_COUNTERS = (
+    "privatized", "privatized_unchanged", "stopwords_kept",
+    "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
+    "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
+)
+
+
+class Privatizer:
+    """Privatise documents with a word mechanism and account for every token.
+
+    Args:
+        mechanism: a built word mechanism.
+        oov: what happens to out-of-vocabulary words and to numbers: ``mask`` (replace by
+            ``mask_token``), ``keep`` (released unprotected), ``drop`` (removed), ``random``
+            (a uniformly random vocabulary word, independent of the input).
+        mask_token: the placeholder of ``oov="mask"``.
+        keep_stopwords: keep English function words unchanged (they are then unprotected).
+        seed: None draws from OS entropy; an integer makes the run reproducible (document i always
+            uses the generator derived from (seed, i)) and is flagged in the report.
+    """
+
+    def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
+                 mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
+                 seed: int | None = None) -> None:
+        if not isinstance(mechanism, WordMechanism):
+            raise TypeError("mechanism must be a textdp word mechanism")
+        if not isinstance(mask_token, str):
+            raise TypeError("mask_token must be a string")
+        self.mechanism = mechanism
+        self.oov = _check_oov(oov)
+        self.mask_token = mask_token
+        self.keep_stopwords = bool(keep_stopwords)
+        self.seed = check_seed(seed)
+        self._rng = np.random.default_rng() if self.seed is None else None
+        vocab = mechanism.vocabulary
+        self._lookup = vocab.lookup
+        self._words = vocab.words_array
+        self._stop_ids = (
+            np.array(sorted(vocab.lookup[w] for w in ENGLISH_STOPWORDS if w in vocab.lookup))
+            if self.keep_stopwords else None
+        )
+        self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._classes = dict.fromkeys(TokenClass, 0)
+        self._documents = 0
+        self._max_privatized = 0
+        self._empty_documents = 0
+        self._seconds = 0.0
+        self._next_position = 0
+
+    # ----------------------------------------------------------------------------------------
+    def run(self, texts: Sequence[str], start: int | None = None) -> list[str]:
+        """Privatise one batch. ``start`` is the corpus position of ``texts[0]`` (default: after
+        the previous batch); it selects the per-document generators of a seeded run."""
+        t0 = time.perf_counter()
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of strings, not a single string")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"document {i} is {type(t).__name__}, expected str")
+        if start is None:
+            start = self._next_position
+        self._next_position = start + len(texts)
+        if not texts:
+            return []
+
+        batch = split_batch(texts)
+        tokens = batch.words
+        n = len(tokens)
+        lowered = list(map(str.lower, tokens))
+        ids = np.fromiter(map(self._lookup.get, lowered, repeat(-1)), dtype=np.int64, count=n)
+        in_vocab = ids >= 0
+        private = in_vocab.copy()
+        if self._stop_ids is not None:
+            stop = in_vocab & np.isin(ids, self._stop_ids)
+            private &= ~stop
+            self._counts["stopwords_kept"] += int(stop.sum())
+        oov = np.flatnonzero(~in_vocab)
+        is_number = np.fromiter(map(str.isdecimal, (tokens[i] for i in oov)), dtype=bool,
+                                count=oov.size)
+        priv_pos = np.flatnonzero(private)
+        counts = np.asarray(batch.counts, dtype=np.int64)
+        doc_of = np.repeat(np.arange(len(texts)), counts)
+
+        need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
+        noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
+                                       doc_of[oov] if need_random_oov else None, start, len(texts))
+        new_ids = self.mechanism.apply(ids[priv_pos], noise)
+
+        out = np.array(tokens, dtype=object)
+        out[priv_pos] = self._with_case(self._words[new_ids], tokens, priv_pos)
+        self._apply_oov(out, oov, random_oov, tokens)
+        result = batch.join(out.tolist())
+
+        # Accounting.
+        self._counts["privatized"] += int(priv_pos.size)
+        self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
+        n_numbers = int(is_number.sum())
+        n_oov_words = int(oov.size - n_numbers)
+        verb = {OOVPolicy.MASK: "masked", OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped",
+                OOVPolicy.RANDOM: "randomized"}[self.oov]
+        self._counts[f"oov_words_{verb}"] += n_oov_words
+        self._counts[f"numbers_{verb}"] += n_numbers
+        self._classes[TokenClass.WORD] += n - n_numbers
+        self._classes[TokenClass.NUMBER] += n_numbers
+        for k, v in count_structure(batch.structure()).items():
+            self._classes[k] += v
+        per_doc = np.bincount(doc_of[priv_pos], minlength=len(texts))
+        self._documents += len(texts)
+        self._empty_documents += sum(1 for t in texts if not t)
+        self._max_privatized = max(self._max_privatized, int(per_doc.max(initial=0)))
+        self._seconds += time.perf_counter() - t0
+        return result
+
+    def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
+              start: int, n_docs: int) -> tuple[Any, np.ndarray | None]:
+        """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens."""
+        v = len(self.mechanism.vocabulary)
+        if self.seed is None:
+            noise = self.mechanism.draw(ids, self._rng)
+            rand = self._rng.integers(v, size=oov_docs.size) if oov_docs is not None else None
+            return noise, rand
+        # Seeded: document i draws from its own generator, mechanism noise first, then OOV words.
+        bounds = np.searchsorted(docs, np.arange(n_docs + 1))
+        if oov_docs is not None:
+            oov_bounds = np.searchsorted(oov_docs, np.arange(n_docs + 1))
+            active = np.flatnonzero((np.diff(bounds) > 0) | (np.diff(oov_bounds) > 0))
+        else:
+            active = np.flatnonzero(np.diff(bounds) > 0)
+        parts, rand_parts = [], []
+        for d in active.tolist():
+            g = _random.document_generator(self.seed, start + d)
+            parts.append(self.mechanism.draw(ids[bounds[d]:bounds[d + 1]], g))
+            if oov_docs is not None:
+                rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
+        if not parts:
+            parts = [self.mechanism.draw(ids[:0], np.random.default_rng())]  # draws nothing
+        noise = self.mechanism.concat_noise(parts)
+        rand = np.concatenate(rand_parts) if oov_docs is not None else None
+        return noise, rand
+
+    @staticmethod
+    def _with_case(replacements: np.ndarray, tokens: list[str], pos: np.ndarray) -> np.ndarray:
+        """Give each replacement the case pattern (lower, Title, UPPER) of the token it replaces."""
+        if pos.size == 0:
+            return replacements
+        originals = operator.itemgetter(*pos.tolist())(tokens)
+        if pos.size == 1:
+            originals = (originals,)
+        first_upper = np.fromiter(map(str.isupper, map(operator.itemgetter(0), originals)),
+                                  dtype=bool, count=pos.size)
+        if not first_upper.any():
+            return replacements
+        cap = np.flatnonzero(first_upper)
+        capped = [originals[i] for i in cap.tolist()]
+        upper = np.fromiter((len(w) > 1 and w.isupper() for w in capped), dtype=bool,
+                            count=cap.size)
+        reps = replacements[cap]
+        out = replacements.copy()
+        out[cap[upper]] = list(map(str.upper, reps[upper]))
+        out[cap[~upper]] = list(map(str.capitalize, reps[~upper]))
+        return out
+
+    def _apply_oov(self, out: np.ndarray, oov: np.ndarray, random_oov: np.ndarray | None,
+                   tokens: list[str]) -> None:
+        if oov.size == 0 or self.oov is OOVPolicy.KEEP:
+            return
+        if self.oov is OOVPolicy.MASK:
+            out[oov] = self.mask_token
+        elif self.oov is OOVPolicy.DROP:
+            out[oov] = ""
+        else:
+            out[oov] = self._with_case(self._words[random_oov], tokens, oov)
+
+    # ----------------------------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        """The privacy report of everything run so far (schema in README.md)."""
+        from textdp import __version__
+
+        mech = self.mechanism
+        c = self._counts
+        total = sum(self._classes.values())
+        unprotected = [
+            {"kind": "whitespace", "count": self._classes[TokenClass.WHITESPACE],
+             "why": "structure: kept as it is by design"},
+            {"kind": "punctuation", "count": self._classes[TokenClass.PUNCTUATION],
+             "why": "structure: kept as it is by design"},
+            {"kind": "other", "count": self._classes[TokenClass.OTHER],
+             "why": "symbols, emoji and control characters are kept as they are"},
+            {"kind": "case pattern", "count": c["privatized"],
+             "why": "each replacement copies the lower/Title/UPPER pattern of the input word"},
+            {"kind": "document length", "count": self._documents,
+             "why": "the number and position of tokens in each document is released"},
+        ]
+        if c["oov_words_kept"]:
+            unprotected.append({"kind": "out-of-vocabulary words", "count": c["oov_words_kept"],
+                                "why": "oov=keep releases them unchanged"})
+        if c["numbers_kept"]:
+            unprotected.append({"kind": "numbers", "count": c["numbers_kept"],
+                                "why": "oov=keep releases them unchanged"})
+        if c["stopwords_kept"]:
+            unprotected.append({"kind": "stopwords", "count": c["stopwords_kept"],
+                                "why": "keep_stopwords=True releases them unchanged"})
+        warnings = []
+        if self.oov is OOVPolicy.KEEP and (c["oov_words_kept"] or c["numbers_kept"]):
+            warnings.append(
+                f"{c['oov_words_kept'] + c['numbers_kept']} out-of-vocabulary words and numbers "
+                "were released unprotected (oov=keep)")
+        if self.seed is not None:
+            warnings.append("seeded run: " + _random.SEEDED_NOTE)
+        seconds = self._seconds
+        return {
+            "schema": "textdp.report/1",
+            "textdp_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "mechanism": {"name": mech.name, "parameters": mech.parameters},
+            "guarantee": mech.guarantee.to_dict(),
+            "vocabulary": mech.vocabulary.describe(),
+            "policy": {"oov": self.oov.value, "mask_token": self.mask_token,
+                       "keep_stopwords": self.keep_stopwords},
+            "documents": {"count": self._documents, "empty": self._empty_documents,
+                          "max_privatized_words_per_document": self._max_privatized},
+            "tokens": {"total": total,
+                       "by_class": {k.value: v for k, v in self._classes.items()},
+                       "by_policy": dict(c)},
+            "unprotected": unprotected,
+            "warnings": warnings,
+            "randomness": _random.describe(self.seed),
+            "performance": {
+                "wall_seconds": round(seconds, 6),
+                "tokens_per_second": round(total / seconds, 1) if seconds > 0 else None,
+                "words_per_second": round(self._classes[TokenClass.WORD] / seconds, 1)
+                if seconds > 0 else None,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PrivatizeResult:
+    texts: list[str]
+    report: dict[str, Any]
+
+
+def build_mechanism(mechanism: str | WordMechanism, epsilon: float | None,
+                    vocabulary: Vocabulary | None, params: dict[str, Any]) -> WordMechanism:
+    if isinstance(mechanism, WordMechanism):
+        if epsilon is not None or params or vocabulary is not None:
+            raise ValueError("pass parameters to the mechanism object, not to privatize()")
+        return mechanism
+    if epsilon is None:
+        raise ValueError("epsilon is required")
+    return create(mechanism, vocabulary, epsilon=epsilon, **params)
+
+
+def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
+              epsilon: float | None = None, *, seed: int | None = None, oov: str = "mask",
+              mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
+              vocabulary: Vocabulary | None = None, batch_size: int = 4096,
+              **params: Any) -> PrivatizeResult:
+    """Privatise ``texts`` word by word and report the guarantee.
+
+    Args:
+        texts: documents (strings).
+        mechanism: a name from :func:`textdp.mechanisms.available` or a built mechanism.
+        epsilon: privacy parameter (per unit of the mechanism's metric).
+        seed: None (OS entropy, for production) or an integer (reproducible; flagged).
+        oov: policy for out-of-vocabulary words and numbers: mask, keep, drop, random.
+        **params: further mechanism parameters.
+
+    Returns:
+        ``.texts`` (one output per input, in order) and ``.report`` (a JSON-ready dict).
+    """
+    mech = build_mechanism(mechanism, epsilon, vocabulary, params)
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not a single string")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
+                        seed=seed)
+    texts = list(texts)
+    out: list[str] = []
+    for s in range(0, len(texts), batch_size):
+        out.extend(runner.run(texts[s:s + batch_size]))
+    return PrivatizeResult(out, runner.report())
