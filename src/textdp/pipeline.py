@@ -22,7 +22,7 @@ import numpy as np
 from textdp import _random
 from textdp._checks import check_seed
 from textdp.mechanisms import WordMechanism, create
-from textdp.text import TokenClass, count_structure, split_batch
+from textdp.text import TokenClass, count_structure, restore_case, split_batch
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
 
@@ -189,24 +189,20 @@ class Privatizer:
 
     @staticmethod
     def _with_case(replacements: np.ndarray, tokens: list[str], pos: np.ndarray) -> np.ndarray:
-        """Give each replacement the case pattern (lower, Title, UPPER) of the token it replaces."""
+        """Give each replacement the case pattern of the token it replaces (see restore_case).
+
+        Most tokens are lowercase and skip all work; the rest go through C-level maps, and only
+        mixed-case tokens (``iPad``) take a Python call each.
+        """
         if pos.size == 0:
             return replacements
-        originals = operator.itemgetter(*pos.tolist())(tokens)
-        if pos.size == 1:
-            originals = (originals,)
-        first_upper = np.fromiter(map(str.isupper, map(operator.itemgetter(0), originals)),
-                                  dtype=bool, count=pos.size)
-        if not first_upper.any():
+        originals = operator.itemgetter(*pos.tolist())(tokens) if pos.size > 1 else (tokens[pos[0]],)
+        cased = np.flatnonzero(~np.fromiter(map(str.islower, originals), dtype=bool, count=pos.size))
+        if cased.size == 0:
             return replacements
-        cap = np.flatnonzero(first_upper)
-        capped = [originals[i] for i in cap.tolist()]
-        upper = np.fromiter((len(w) > 1 and w.isupper() for w in capped), dtype=bool,
-                            count=cap.size)
-        reps = replacements[cap]
         out = replacements.copy()
-        out[cap[upper]] = list(map(str.upper, reps[upper]))
-        out[cap[~upper]] = list(map(str.capitalize, reps[~upper]))
+        templates = [originals[i] for i in cased.tolist()]
+        out[cased] = list(map(restore_case, replacements[cased], templates))
         return out
 
     def _apply_oov(self, out: np.ndarray, oov: np.ndarray, random_oov: np.ndarray | None,

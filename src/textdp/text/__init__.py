@@ -32,7 +32,7 @@ __all__ = [
     "tokenize",
     "detokenize",
     "case_pattern",
-    "apply_case",
+    "restore_case",
     "SplitBatch",
     "split_batch",
     "count_structure",
@@ -94,23 +94,39 @@ class CasePattern(StrEnum):
     LOWER = "lower"
     TITLE = "title"
     UPPER = "upper"
+    MIXED = "mixed"
 
 
 def case_pattern(word: str) -> CasePattern:
-    """The case pattern a replacement should copy: UPPER (≥2 letters, all upper), Title, or lower."""
+    """The case pattern of a token: lower, Title, UPPER (≥ 2 letters, all upper) or mixed.
+
+    A token whose letters have no case (e.g. CJK) counts as lower.
+    """
+    if not any(c.isupper() for c in word):
+        return CasePattern.LOWER
     if len(word) > 1 and word.isupper():
         return CasePattern.UPPER
-    if word[:1].isupper():
+    if word[:1].isupper() and not any(c.isupper() for c in word[1:]):
         return CasePattern.TITLE
-    return CasePattern.LOWER
+    return CasePattern.MIXED
 
 
-def apply_case(word: str, pattern: CasePattern) -> str:
+def restore_case(replacement: str, original: str) -> str:
+    """Give ``replacement`` (lowercase) the case pattern of ``original``.
+
+    lower → as is; Title → first letter upper; UPPER → all upper; mixed (``iPad``, ``McDonald``)
+    → the original's per-character mask, position by position (lowercase beyond its length), so
+    that a word replaced by itself comes back byte for byte.
+    """
+    pattern = case_pattern(original)
+    if pattern is CasePattern.LOWER:
+        return replacement
     if pattern is CasePattern.UPPER:
-        return word.upper()
+        return replacement.upper()
     if pattern is CasePattern.TITLE:
-        return word[:1].upper() + word[1:]
-    return word
+        return replacement[:1].upper() + replacement[1:]
+    return "".join(c.upper() if o.isupper() else c
+                   for c, o in zip(replacement, original + " " * len(replacement)))
 
 
 @dataclass(slots=True)

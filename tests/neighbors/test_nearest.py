@@ -1,0 +1,65 @@
+"""Blocked GEMM nearest neighbour equals a float64 brute force, for any block size."""
+
+import numpy as np
+import pytest
+
+from textdp.neighbors import NearestNeighbors, brute_force_nearest
+
+
+def _data(n=3000, d=16, q=2500, seed=0):
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((n, d)).astype(np.float32)
+    queries = v[rng.integers(0, n, q)] + rng.standard_normal((q, d)).astype(np.float32) * 0.4
+    return v, queries.astype(np.float32)
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 64, None, 4096])
+def test_equals_brute_force(block_size):
+    v, q = _data()
+    got = NearestNeighbors(v, block_size=block_size).query(q)
+    np.testing.assert_array_equal(got, brute_force_nearest(v, q))
+
+
+def test_near_ties_are_resolved_exactly():
+    """Queries on the bisector of two words: float32 scores tie, float64 decides (or lowest index)."""
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal((500, 8)).astype(np.float32) * 30  # large norms: large rounding
+    a, b = v[rng.integers(0, 500, 400)], v[rng.integers(0, 500, 400)]
+    q = ((a + b) / 2).astype(np.float32)
+    q += rng.standard_normal(q.shape).astype(np.float32) * 1e-5
+    np.testing.assert_array_equal(NearestNeighbors(v, block_size=13).query(q),
+                                  brute_force_nearest(v, q))
+
+
+def test_duplicate_rows_give_lowest_index():
+    v, _ = _data(n=200)
+    v2 = np.vstack([v, v[:20]])
+    np.testing.assert_array_equal(NearestNeighbors(v2).query(v[:20]), np.arange(20))
+
+
+def test_certificate_matters():
+    """Without the float64 certificate the answer can depend on the block size; with it, never."""
+    v, q = _data(n=4000, d=50, q=3000, seed=5)
+    v *= 5
+    exact = [NearestNeighbors(v, block_size=b).query(q) for b in (1, 3, 100)]
+    for e in exact[1:]:
+        np.testing.assert_array_equal(e, exact[0])
+
+
+def test_memory_is_bounded_by_block():
+    v, q = _data(n=1000, q=10)
+    nn = NearestNeighbors(v, block_size=4)
+    big = np.tile(q, (2000, 1))  # 20,000 queries, 4 × 1000 scores at a time
+    np.testing.assert_array_equal(nn.query(big)[:10], brute_force_nearest(v, q))
+
+
+def test_bad_queries():
+    v, q = _data(n=50, q=3)
+    nn = NearestNeighbors(v)
+    with pytest.raises(ValueError, match="shape"):
+        nn.query(q[:, :3])
+    bad = q.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        nn.query(bad)
+    assert nn.query(q[:0]).shape == (0,)
