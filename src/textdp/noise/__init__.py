@@ -3,3 +3,4 @@
 from textdp.noise.laplace import metric_laplace, uniform_sphere
 
 __all__ = ["metric_laplace", "uniform_sphere"]
+from textdp.noise.geometric import clamped_geometric, two_sided_geometric  # noqa: F401,E402

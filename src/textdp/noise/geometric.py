@@ -1,0 +1,124 @@
+"""Two-sided geometric noise on integers, and its version clamped to a range of positions.
+
+Meisenbacher, Chevli, Matthes, "1-Diffractor", IWSPA 2024, Eq. (4): for b = 1/ε,
+
+    P[X = x] = ((e^ε − 1)/(e^ε + 1)) · e^{−ε|x|} = ((1 − a)/(1 + a)) · a^{|x|},   a = e^{−ε},
+
+and Theorem 1: adding X to a position Φ(w) gives ε·|Φ(w) − Φ(w′)| metric DP. Clamping the noisy
+position to [lo, hi] (Eq. (5)) is post-processing and keeps ε; the endpoints then carry the whole
+tail mass. Renormalising the pmf on [lo, hi] instead would *not* keep ε (TESTING.md §2).
+
+Sampling: if E ~ Exp(1) then ⌊E/ε⌋ is geometric on {0, 1, …} with P[⌊E/ε⌋ ≥ k] = a^k, and the
+difference of two independent such variables has exactly the pmf above. Numerics are idealised
+(the exponential variates are floating point), as for every floating-point sampler; the output is
+an integer, so the low-order-bit leak of a floating-point Laplace release does not arise.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from textdp._checks import check_epsilon, check_rng
+
+__all__ = [
+    "two_sided_geometric",
+    "clamped_geometric",
+    "clamped_geometric_pmf",
+    "clamped_geometric_log_pmf",
+]
+
+# Offsets beyond this are clipped before the integer cast (post-processing; no position range
+# used with this module comes anywhere near it).
+_MAX_OFFSET = 2.0**62
+
+
+def _check_size(size: object) -> int:
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+        raise TypeError(f"size must be an integer, got {type(size).__name__}")
+    if int(size) < 0:
+        raise ValueError(f"size must be ≥ 0, got {size!r}")
+    return int(size)
+
+
+def _check_range(lo: object, hi: object) -> tuple[int, int]:
+    for name, v in (("lo", lo), ("hi", hi)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
+    lo, hi = int(lo), int(hi)
+    if lo > hi:
+        raise ValueError(f"empty range: lo={lo} > hi={hi}")
+    return lo, hi
+
+
+def two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator | None = None,
+                        ) -> np.ndarray:
+    """``size`` draws of X with P[X = x] = ((1 − a)/(1 + a))·a^{|x|}, a = e^{−ε} (int64).
+
+    Diffractor 2024, Eq. (4) with b = 1/ε. Values of magnitude above 2^62 (possible only for
+    ε < 1e-17) are clipped, which is post-processing for any position range.
+    """
+    size = _check_size(size)
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    scale = 1.0 / epsilon
+    e = rng.standard_exponential(2 * size)
+    e *= scale
+    np.floor(e, out=e)
+    if scale * 1000.0 > _MAX_OFFSET:  # only reachable for absurdly small ε
+        np.minimum(e, _MAX_OFFSET, out=e)
+    g = e.astype(np.int64)
+    return g[:size] - g[size:]
+
+
+def clamped_geometric(positions: np.ndarray | int, epsilon: float, lo: int, hi: int,
+                      rng: np.random.Generator | None = None) -> np.ndarray:
+    """clamp(x + X, lo, hi) for every x in ``positions``, X two-sided geometric (Diffractor Eq. (3), (5)).
+
+    The clamp is post-processing: the result satisfies ε·|x − x′| metric DP. It is *not*
+    renormalised: the endpoints take the tail mass (see :func:`clamped_geometric_pmf`).
+    """
+    lo, hi = _check_range(lo, hi)
+    x = np.asarray(positions)
+    if not np.issubdtype(x.dtype, np.integer):
+        raise TypeError("positions must be integers")
+    if x.size and (x.min() < lo or x.max() > hi):
+        raise ValueError(f"positions must lie in [{lo}, {hi}]")
+    noise = two_sided_geometric(x.size, epsilon, rng).reshape(x.shape)
+    # Clipping the noise to ±(hi − lo) first cannot change the clamped result and avoids overflow.
+    span = hi - lo
+    np.clip(noise, -span, span, out=noise)
+    noise += x
+    np.clip(noise, lo, hi, out=noise)
+    return noise
+
+
+def clamped_geometric_log_pmf(position: int, epsilon: float, lo: int, hi: int) -> np.ndarray:
+    """ln P[clamp(x + X, lo, hi) = y] for y = lo, …, hi (exact closed form, never −inf).
+
+    Inside: ln((1 − a)/(1 + a)) + |y − x|·ln a. Endpoints carry the tail: P[y = lo] = a^{x−lo}/(1 + a),
+    P[y = hi] = a^{hi−x}/(1 + a) (for lo < hi; a single point has probability 1).
+    """
+    lo, hi = _check_range(lo, hi)
+    epsilon = check_epsilon(epsilon)
+    if isinstance(position, bool) or not isinstance(position, numbers.Integral):
+        raise TypeError("position must be an integer")
+    x = int(position)
+    if not lo <= x <= hi:
+        raise ValueError(f"position must lie in [{lo}, {hi}], got {x}")
+    y = np.arange(lo, hi + 1, dtype=np.float64)
+    if lo == hi:
+        return np.zeros(1)
+    log_a = -epsilon
+    log_1pa = math.log1p(math.exp(log_a))
+    out = math.log(-math.expm1(log_a)) - log_1pa + np.abs(y - x) * log_a
+    out[0] = (x - lo) * log_a - log_1pa
+    out[-1] = (hi - x) * log_a - log_1pa
+    return out
+
+
+def clamped_geometric_pmf(position: int, epsilon: float, lo: int, hi: int) -> np.ndarray:
+    """P[clamp(x + X, lo, hi) = y] for y = lo, …, hi (sums to 1 up to rounding)."""
+    return np.exp(clamped_geometric_log_pmf(position, epsilon, lo, hi))

@@ -1,0 +1,195 @@
+"""Two-sided geometric noise, plain and clamped (1-Diffractor, Eq. (3)–(5)).
+
+TESTING.md §2: χ² against the exact pmf (n = 200,000, bins merged until expected ≥ 5), symmetry,
+fitted log-ratio slope −ε, and an exhaustive deterministic ε·|x − x′| check from the pmf. Each
+distributional test is also run on a deliberately wrong sampler (ε × 1.05, a renormalised clamp)
+and must reject it.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from textdp.noise import clamped_geometric, two_sided_geometric
+from textdp.noise.geometric import clamped_geometric_log_pmf, clamped_geometric_pmf
+
+ALPHA = 1e-6
+N = 200_000
+
+
+def _chi2_p(samples, support, probs):
+    """χ² goodness of fit of integer ``samples`` against ``probs`` on ``support`` (merged bins)."""
+    observed = np.zeros(support.size)
+    idx = samples - support[0]
+    assert idx.min() >= 0 and idx.max() < support.size, "sample outside the support"
+    np.add.at(observed, idx, 1)
+    expected = probs * samples.size
+    # Merge adjacent bins (in order) until every merged bin expects ≥ 5.
+    obs_m, exp_m, o, e = [], [], 0.0, 0.0
+    for ob, ex in zip(observed, expected, strict=True):
+        o += ob
+        e += ex
+        if e >= 5:
+            obs_m.append(o)
+            exp_m.append(e)
+            o = e = 0.0
+    if e > 0 or o > 0:
+        obs_m[-1] += o
+        exp_m[-1] += e
+    obs_m, exp_m = np.array(obs_m), np.array(exp_m)
+    stat = float(((obs_m - exp_m) ** 2 / exp_m).sum())
+    return stats.chi2(len(obs_m) - 1).sf(stat)
+
+
+def _two_sided_pmf(support, eps):
+    a = math.exp(-eps)
+    return (1 - a) / (1 + a) * a ** np.abs(support)
+
+
+def _plain_p(samples, eps):
+    k = int(np.abs(samples).max()) + 1
+    support = np.arange(-k, k + 1)
+    return _chi2_p(samples, support, _two_sided_pmf(support, eps))
+
+
+# --- argument checks --------------------------------------------------------------------------
+
+def test_bad_arguments():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError):
+        two_sided_geometric(10, 0.0, rng)
+    with pytest.raises(ValueError):
+        two_sided_geometric(10, float("inf"), rng)
+    with pytest.raises(TypeError):
+        two_sided_geometric(10, "1", rng)
+    with pytest.raises(ValueError):
+        two_sided_geometric(-1, 1.0, rng)
+    with pytest.raises(TypeError):
+        two_sided_geometric(2.5, 1.0, rng)
+    with pytest.raises(TypeError):
+        two_sided_geometric(3, 1.0, 42)
+    with pytest.raises(ValueError):
+        clamped_geometric(np.array([5]), 1.0, 0, 4, rng)
+    with pytest.raises(ValueError):
+        clamped_geometric(np.array([0]), 1.0, 3, 2, rng)
+    with pytest.raises(TypeError):
+        clamped_geometric(np.array([0.5]), 1.0, 0, 4, rng)
+    with pytest.raises(ValueError):
+        clamped_geometric_pmf(7, 1.0, 0, 4)
+
+
+def test_shapes_and_types():
+    rng = np.random.default_rng(1)
+    x = two_sided_geometric(0, 1.0, rng)
+    assert x.shape == (0,) and x.dtype == np.int64
+    y = clamped_geometric(np.zeros((3, 4), dtype=np.int64), 1.0, 0, 9, rng)
+    assert y.shape == (3, 4) and y.min() >= 0 and y.max() <= 9
+    # Tiny ε: huge offsets never overflow, the clamp puts them on the endpoints.
+    z = clamped_geometric(np.full(1000, 5), 1e-15, 0, 10, rng)
+    assert set(np.unique(z).tolist()) <= {0, 10}
+
+
+# --- distribution -----------------------------------------------------------------------------
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
+def test_two_sided_matches_pmf(eps):
+    rng = np.random.default_rng(int(eps * 100) + 5)
+    assert _plain_p(two_sided_geometric(N, eps, rng), eps) > ALPHA
+
+
+@pytest.mark.statistical
+def test_power_two_sided_rejects_epsilon_times_1_05():
+    rng = np.random.default_rng(9)
+    assert _plain_p(two_sided_geometric(N, 1.05, rng), 1.0) < ALPHA
+    assert _plain_p(two_sided_geometric(N, 1.0 / 1.05, rng), 1.0) < ALPHA
+
+
+@pytest.mark.statistical
+def test_symmetry_and_slope():
+    eps = 0.7
+    x = two_sided_geometric(N, eps, np.random.default_rng(13))
+    counts = np.bincount(np.abs(x))
+    pos = np.bincount(x[x > 0])
+    neg = np.bincount(-x[x < 0])
+    # Symmetry: for each |k|, the sign is a fair coin.
+    m = min(pos.size, neg.size, 12)
+    for k in range(1, m):
+        n_k = pos[k] + neg[k]
+        if n_k >= 50:
+            assert stats.binomtest(int(pos[k]), int(n_k), 0.5).pvalue > ALPHA / 12
+    # Log-ratio slope between neighbouring |k| ≥ 1 counts: −ε (weighted least squares).
+    k = np.arange(1, 12)
+    c = counts[1:12].astype(float)
+    slope, _ = np.polyfit(k, np.log(c), 1, w=np.sqrt(c))
+    se = 1 / math.sqrt(c.sum() * np.var(k))  # rough standard error of the slope
+    assert abs(slope + eps) < 6 * se
+
+
+def _renormalised_clamp(x, eps, lo, hi, rng, size):
+    """The bug the SPEC warns about: renormalise the geometric on [lo, hi] instead of clamping."""
+    support = np.arange(lo, hi + 1)
+    p = _two_sided_pmf(support - x, eps)
+    return rng.choice(support, size=size, p=p / p.sum())
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("x", [0, 3, 10, 20])
+def test_clamped_matches_pmf(x):
+    eps, lo, hi = 0.5, 0, 20
+    rng = np.random.default_rng(100 + x)
+    y = clamped_geometric(np.full(N, x), eps, lo, hi, rng)
+    support = np.arange(lo, hi + 1)
+    assert _chi2_p(y, support, clamped_geometric_pmf(x, eps, lo, hi)) > ALPHA
+
+
+@pytest.mark.statistical
+def test_power_clamped_rejects_renormalised_and_wrong_epsilon():
+    eps, lo, hi, x = 0.5, 0, 20, 3
+    rng = np.random.default_rng(77)
+    support = np.arange(lo, hi + 1)
+    pmf = clamped_geometric_pmf(x, eps, lo, hi)
+    assert _chi2_p(_renormalised_clamp(x, eps, lo, hi, rng, N), support, pmf) < ALPHA
+    assert _chi2_p(clamped_geometric(np.full(N, x), eps * 1.05, lo, hi, rng), support, pmf) < ALPHA
+
+
+def test_clamped_pmf_closed_form():
+    eps, lo, hi = 0.8, 2, 30
+    a = math.exp(-eps)
+    for x in (2, 3, 16, 29, 30):
+        p = clamped_geometric_pmf(x, eps, lo, hi)
+        assert p.sum() == pytest.approx(1.0, abs=1e-12)
+        # Endpoints = tail sums of the unclamped pmf.
+        k = np.arange(0, 2000)
+        assert p[0] == pytest.approx(((1 - a) / (1 + a) * a ** (x - lo + k)).sum(), rel=1e-12)
+        assert p[-1] == pytest.approx(((1 - a) / (1 + a) * a ** (hi - x + k)).sum(), rel=1e-12)
+        inner = np.arange(lo + 1, hi)
+        assert np.allclose(p[1:-1], (1 - a) / (1 + a) * a ** np.abs(inner - x), rtol=1e-12)
+    assert clamped_geometric_pmf(4, 1.0, 4, 4).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("eps", [0.05, 1.0, 7.0, 40.0])
+def test_exhaustive_privacy_from_pmf(eps):
+    """max_y |ln p(y|x) − ln p(y|x′)| ≤ ε·|x − x′| for all x, x′ (TESTING.md §2)."""
+    lo, hi = 0, 40
+    logp = np.array([clamped_geometric_log_pmf(x, eps, lo, hi) for x in range(lo, hi + 1)])
+    assert np.isfinite(logp).all()
+    gap = np.abs(logp[:, None, :] - logp[None, :, :]).max(axis=2)
+    dist = np.abs(np.arange(lo, hi + 1)[:, None] - np.arange(lo, hi + 1)[None, :])
+    assert (gap <= eps * dist + 1e-12 * (1 + eps * dist)).all()
+    # The bound is attained (the mechanism is not over-noised): neighbouring interior positions.
+    assert gap[10, 11] == pytest.approx(eps, rel=1e-9)
+
+
+def test_renormalised_clamp_breaks_privacy():
+    """Why we never renormalise: the renormalised pmf exceeds ε·|x − x′| (documents the hazard)."""
+    eps, lo, hi = 1.0, 0, 5
+    support = np.arange(lo, hi + 1)
+    logp = []
+    for x in support:
+        p = _two_sided_pmf(support - x, eps)
+        logp.append(np.log(p / p.sum()))
+    logp = np.array(logp)
+    assert np.abs(logp[0] - logp[1]).max() > eps + 1e-3
