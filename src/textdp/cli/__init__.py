@@ -1,0 +1,93 @@
+"""The ``textdp`` command line (Typer).
+
+Every subcommand lives in its own module of this package and is registered below with one line,
+``app.command("name")(module.function)``; the function's signature (Typer ``Annotated``
+options) is its interface and its docstring its ``--help``. A subcommand reports a user error by
+raising :class:`~textdp.cli._common.CLIError` or :class:`textdp.io.FileError`: :func:`main`
+prints it as one line ``textdp: error: …`` and exits with status 2, never with a traceback —
+and so are Typer's own usage errors (a missing option, a value of the wrong type).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+try:  # recent typer vendors click; older versions use click itself
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException
+
+from textdp.cli._common import PROG, CLIError, one_line
+from textdp.io import FileError
+
+__all__ = ["app", "main", "CLIError"]
+
+app = typer.Typer(
+    name=PROG,
+    help="Differentially private text: privatise documents word by word, with a privacy report.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,          # plain help: option texts may contain brackets like [MASK]
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from textdp import __version__
+
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """Differentially private text: privatise documents word by word, with a privacy report."""
+
+
+# Subcommands: one module each, one registration line each.
+from textdp.cli import mechanisms as _mechanisms  # noqa: E402
+from textdp.cli import privatize as _privatize  # noqa: E402
+
+app.command("privatize")(_privatize.privatize)
+app.command("mechanisms")(_mechanisms.mechanisms)
+
+
+def _error(message: object) -> int:
+    print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
+    file), 130 when interrupted.
+    """
+    command = typer.main.get_command(app)
+    try:
+        status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
+                              standalone_mode=False)
+    except (CLIError, FileError) as exc:
+        return _error(exc)
+    except OSError as exc:  # permission denied, disk full, …: the user's environment, not a bug
+        name = f"{exc.filename}: " if exc.filename else ""
+        return _error(f"{name}{exc.strerror or exc}")
+    except ClickException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `textdp`: the help is the message
+            print(exc.format_message(), file=sys.stderr)
+            return 2
+        hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+        return _error(exc.format_message() + hint)
+    except (typer.Abort, KeyboardInterrupt):
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    return status if isinstance(status, int) else 0

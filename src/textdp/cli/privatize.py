@@ -1,0 +1,218 @@
+"""``textdp privatize``: privatise the documents of a file, stream them out, report the guarantee."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from textdp import mechanisms as registry
+from textdp.cli._common import CLIError, one_line, progress_bar, say, warn
+from textdp.cli.mechanisms import keyword_parameters
+from textdp.io import AtomicFiles, FileError, check_input, check_output, map_text_file
+from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
+
+DEFAULT_BATCH_SIZE = 2048
+
+HELP = """Privatise every document of INPUT and write them to OUTPUT.
+
+\b
+INPUT formats, by extension (OUTPUT must have the same one):
+  .txt      one document per line; every line, empty ones included, gives one line out,
+            with its own line ending
+  .jsonl    one JSON object per line; the document is the string field --text-field;
+            every other field passes through unchanged and in order
+  .csv      header row; the document is the column --text-field; other columns pass
+            through; quoted fields may span lines
+  .parquet  the document is the string column --text-field; other columns pass through
+
+N records in give N records out, in order. The file is read in batches of --batch-size
+documents (memory stays bounded), with a progress bar when stderr is a terminal. OUTPUT
+(and the report) appear only when everything succeeded: they are written to a temporary
+file and renamed at the end, so an error leaves no partial output.
+
+\b
+Token policy: words in the vocabulary are privatised by the mechanism; whitespace and
+punctuation are kept. Out-of-vocabulary words and numbers follow --oov:
+  mask    replace by --mask-token (default [MASK])
+  keep    release unchanged: UNPROTECTED (counted in the report, and warned)
+  drop    remove the token
+  random  a uniformly random vocabulary word, independent of the input
+
+\b
+The report (--report PATH, JSON; schema in README.md) states the mechanism and its
+parameters, the guarantee per word and its composition over a document, token counts by
+class and by policy, what was released unprotected, warnings, the randomness (seeded or
+not), the vocabulary fingerprint, textdp version, timing, and an "io" entry (input, output,
+format, records in and out). Without --report a one-line summary goes to stderr.
+
+Errors (bad parameters, a malformed record) print one line, naming file and line, and exit
+with status 2; parameters are checked before any input is read.
+
+\b
+Example:
+  textdp privatize reviews.txt -o reviews.private.txt --mechanism mvc --epsilon 10
+"""
+
+
+def parse_param(item: str) -> tuple[str, Any]:
+    """``"name=value"`` → (name, value), the value read as int, else float, else string."""
+    name, sep, raw = item.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise CLIError(f"--param expects NAME=VALUE, got {item!r}")
+    for convert in (int, float):
+        try:
+            return name, convert(raw)
+        except ValueError:
+            pass
+    return name, raw
+
+
+def mechanism_params(name: str, flags: dict[str, Any], items: list[str]) -> dict[str, Any]:
+    """The parameters to pass to the mechanism: the flags that were given, then ``--param``s.
+
+    Raises:
+        CLIError: a malformed ``--param``, a parameter given twice, ``epsilon`` given as a
+            ``--param``, or a parameter the mechanism does not take (before building it).
+    """
+    params = {k: v for k, v in flags.items() if v is not None}
+    for item in items:
+        key, value = parse_param(item)
+        if key == "epsilon":
+            raise CLIError("give epsilon with --epsilon, not --param")
+        if key in params:
+            raise CLIError(f"parameter {key!r} is given twice")
+        params[key] = value
+    try:
+        cls = registry.get(name)
+    except ValueError as exc:
+        raise CLIError(one_line(exc)) from None
+    accepted = keyword_parameters(cls)
+    if accepted is not None:
+        for key in params:
+            if key not in accepted:
+                flag = f" (--{key.replace('_', '-')})" if key in flags else ""
+                raise CLIError(f"mechanism {name!r} takes no parameter {key!r}{flag}; "
+                               f"its parameters: {', '.join(accepted)}")
+    return params
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    """One line: the guarantee per word, what was privatised, what was released unprotected."""
+    g = report["guarantee"]
+    tokens = report["tokens"]
+    by_policy = tokens["by_policy"]
+    eps = f"{g['epsilon']:g}"
+    parts = [f"{report['mechanism']['name']}: {g['notion']}, ε = {eps} per unit of {g['metric']}"
+             if g.get("metric") else f"{report['mechanism']['name']}: {g['notion']}, ε = {eps}"]
+    parts.append(f"{by_policy.get('privatized', 0)} of {tokens['total']} tokens privatised")
+    verb = report["policy"]["oov"]
+    verb = {"mask": "masked", "keep": "kept", "drop": "dropped", "random": "randomized"}[verb]
+    oov = by_policy.get(f"oov_words_{verb}", 0) + by_policy.get(f"numbers_{verb}", 0)
+    if oov:
+        parts.append(f"{oov} out-of-vocabulary words and numbers {verb}")
+    unprotected = [f"{u['kind']} {u['count']}" for u in report["unprotected"] if u["count"]]
+    parts.append("unprotected: " + (", ".join(unprotected) if unprotected else "none"))
+    return "; ".join(parts)
+
+
+def privatize(
+    input: Annotated[Path, typer.Argument(
+        metavar="INPUT", show_default=False,
+        help="Input file: .txt, .jsonl, .csv or .parquet.")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", metavar="OUTPUT", show_default=False,
+        help="Output file, same format as INPUT; its directory must exist.")],
+    epsilon: Annotated[float, typer.Option(
+        "--epsilon", metavar="EPSILON", show_default=False,
+        help="Privacy parameter ε > 0 (per unit of the mechanism's metric; smaller = more "
+             "private).")],
+    mechanism: Annotated[str, typer.Option(
+        "--mechanism", "-m", help="Mechanism name (see `textdp mechanisms`).")] = "mvc",
+    seed: Annotated[int | None, typer.Option(
+        "--seed", show_default=False,
+        help="Non-negative integer for a reproducible run (the same output for any batch "
+             "size). For testing only: anyone who learns the seed can undo the noise. "
+             "Default: OS entropy.")] = None,
+    text_field: Annotated[str, typer.Option(
+        "--text-field", help="JSON field, CSV column or Parquet column holding the document "
+                             "(ignored for .txt).")] = "text",
+    oov: Annotated[OOVPolicy, typer.Option(
+        "--oov", case_sensitive=False,
+        help="What happens to out-of-vocabulary words and numbers (see above).")] = OOVPolicy.MASK,
+    mask_token: Annotated[str, typer.Option(
+        "--mask-token", help="Placeholder for --oov mask.")] = DEFAULT_MASK,
+    keep_stopwords: Annotated[bool, typer.Option(
+        "--keep-stopwords", help="Keep English function words unchanged (they are then "
+                                 "unprotected, and counted as such).")] = False,
+    report: Annotated[Path | None, typer.Option(
+        "--report", metavar="PATH", show_default=False,
+        help="Write the privacy report (JSON) to PATH.")] = None,
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
+        = DEFAULT_BATCH_SIZE,
+    method: Annotated[str | None, typer.Option(
+        "--method", show_default=False,
+        help="Mechanism parameter `method` (only for mechanisms that take it).")] = None,
+    n_lists: Annotated[int | None, typer.Option(
+        "--n-lists", show_default=False,
+        help="Mechanism parameter `n_lists` (only for mechanisms that take it).")] = None,
+    beta: Annotated[float | None, typer.Option(
+        "--beta", show_default=False,
+        help="Mechanism parameter `beta` (only for mechanisms that take it).")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", metavar="NAME=VALUE", show_default=False,
+        help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "
+             "number, else a string.")] = None,
+) -> None:
+    # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
+    check_output(output, input)
+    check_input(input)
+    if report is not None:
+        check_report_path(report, input, output)
+
+    # 2. Parameters: building the mechanism validates them all, before any input is read.
+    params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
+                              param or [])
+    try:
+        mech = build_mechanism(mechanism, epsilon, None, params)
+        runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
+                            keep_stopwords=keep_stopwords, seed=seed)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(one_line(exc)) from None
+
+    # 3. Stream; OUTPUT and the report appear together at the end, or not at all.
+    with AtomicFiles() as files:
+        io_summary = map_text_file(input, output, runner.run, text_field=text_field,
+                                   batch_size=batch_size, progress=progress_bar("privatize"),
+                                   files=files)
+        result = runner.report()
+        result["io"] = io_summary
+        if report is not None:
+            files.write_json(report, result)
+
+    # 4. Tell the user where things went and what the guarantee is.
+    say(f"wrote {io_summary['records_out']} records to {output}")
+    if report is not None:
+        say(f"privacy report: {report}")
+    else:
+        say("no report file (add --report PATH to keep the full privacy report)")
+    say(summary_line(result))
+    for message in result.get("warnings", []):
+        warn(message)
+    if not result["guarantee"].get("verified", True):
+        warn("no formal guarantee could be established for these parameters")
+
+
+def check_report_path(report: Path, input: Path, output: Path) -> None:
+    if report.absolute() in (input.absolute(), output.absolute()):
+        raise FileError(report, None, "the report would overwrite the input or the output")
+    if report.is_dir():
+        raise FileError(report, None, "is a directory, expected a file name")
+    if not report.parent.is_dir():
+        raise FileError(report, None, f"directory {str(report.parent)!r} does not exist")
+
+
+privatize.__doc__ = HELP

@@ -1,0 +1,193 @@
+"""Files in, files out: streaming readers and writers of text records, and atomic output.
+
+Nothing here knows about mechanisms or the command line; the CLI, the Python API and later
+commands (embeddings, calibration, evaluation) share it.
+
+* :func:`open_records` — a :class:`RecordReader` for ``.txt`` (one document per line), ``.jsonl``,
+  ``.csv`` or ``.parquet``, chosen by extension; it yields batches and creates a writer that
+  reproduces the input's layout with new texts.
+* :func:`map_text_file` — read, transform batch by batch, write atomically: N records in, N out.
+* :class:`AtomicFiles`, :func:`atomic_write_json` — outputs that appear complete or not at all.
+* :class:`FileError` — every problem with a user's file, as one line naming file and line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from textdp.io.atomic import AtomicFiles, atomic_write_bytes, atomic_write_json
+from textdp.io.delimited import CsvReader
+from textdp.io.errors import FileError
+from textdp.io.jsonl import JsonLinesReader
+from textdp.io.parquet import ParquetReader
+from textdp.io.records import Batch, Progress, RecordReader, RecordWriter
+from textdp.io.txt import TextLinesReader
+
+__all__ = [
+    "FORMATS", "AtomicFiles", "Batch", "FileError", "Progress", "RecordReader", "RecordWriter",
+    "atomic_write_bytes", "atomic_write_json", "check_input", "check_output", "format_of",
+    "map_text_file", "open_records",
+]
+
+#: Supported formats: name → reader class. The writer is created by the reader.
+FORMATS: dict[str, type[RecordReader]] = {
+    "txt": TextLinesReader,
+    "jsonl": JsonLinesReader,
+    "csv": CsvReader,
+    "parquet": ParquetReader,
+}
+
+_EXTENSIONS = {".txt": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
+               ".parquet": "parquet", ".pq": "parquet"}
+
+
+def format_of(path: str | os.PathLike) -> str:
+    """The format of ``path`` from its extension (case-insensitive).
+
+    Raises:
+        FileError: the extension is not one of .txt, .jsonl (.ndjson), .csv, .parquet (.pq).
+    """
+    suffix = Path(path).suffix.lower()
+    try:
+        return _EXTENSIONS[suffix]
+    except KeyError:
+        known = ", ".join(_EXTENSIONS)
+        what = f"extension {suffix!r}" if suffix else "no extension"
+        raise FileError(path, None, f"unsupported file type ({what}; use one of {known})") from None
+
+
+def check_input(path: str | os.PathLike) -> str:
+    """Check, without reading it, that ``path`` is a non-empty file of a supported format.
+
+    Returns:
+        the format name.
+
+    Raises:
+        FileError: no such file, a directory, an empty (0-byte) file, or an unsupported extension.
+    """
+    fmt = format_of(path)
+    p = Path(path)
+    if not p.exists():
+        raise FileError(path, None, "no such file")
+    if p.is_dir():
+        raise FileError(path, None, "is a directory, expected a file")
+    if p.stat().st_size == 0:
+        raise FileError(path, None, "empty file (0 bytes)")
+    return fmt
+
+
+def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None = None) -> str:
+    """Check, without writing, that ``path`` can receive the output of ``input_path``.
+
+    The output must have the input's format (a record layout can only be reproduced in its own
+    format), must not be the input itself, and its directory must exist.
+
+    Returns:
+        the format name.
+
+    Raises:
+        FileError: an unsupported or different extension, the input's own path, a directory,
+            or a missing parent directory.
+    """
+    fmt = format_of(path)
+    p = Path(path)
+    if input_path is not None:
+        in_fmt = format_of(input_path)
+        if fmt != in_fmt:
+            raise FileError(path, None,
+                            f"output format {fmt} differs from the input's ({in_fmt}); "
+                            f"give the output the input's extension")
+        q = Path(input_path)
+        if (p.exists() and q.exists() and os.path.samefile(p, q)) or p.absolute() == q.absolute():
+            raise FileError(path, None, "the output would overwrite the input")
+    if p.is_dir():
+        raise FileError(path, None, "is a directory, expected a file name")
+    parent = p.parent
+    if not parent.is_dir():
+        raise FileError(path, None, f"directory {str(parent)!r} does not exist")
+    return fmt
+
+
+def open_records(path: str | os.PathLike, *, text_field: str = "text") -> RecordReader:
+    """Open ``path`` for reading documents batch by batch (format by extension).
+
+    ``text_field`` names the JSON field, CSV column or Parquet column holding the document; it is
+    ignored for ``.txt``. Opening checks the file (exists, not empty) and, for CSV and Parquet, the
+    header or schema; problems with records are raised while reading, naming the line (or row).
+
+    Raises:
+        FileError: anything wrong with the file, as one line.
+    """
+    fmt = check_input(path)
+    try:
+        return FORMATS[fmt](path, text_field=text_field)
+    except PermissionError:
+        raise FileError(path, None, "permission denied") from None
+
+
+def map_text_file(
+    input_path: str | os.PathLike,
+    output_path: str | os.PathLike,
+    transform: Callable[[list[str], int], Sequence[str]],
+    *,
+    text_field: str = "text",
+    batch_size: int = 2048,
+    progress: Callable[[int | None, str], Progress] | None = None,
+    files: AtomicFiles | None = None,
+) -> dict[str, Any]:
+    """Rewrite the documents of ``input_path`` into ``output_path``, batch by batch.
+
+    ``transform(texts, start)`` receives at most ``batch_size`` documents and the file position of
+    the first, and returns one string per document. Everything else in each record passes
+    through (see the format modules for exactly what is preserved).
+
+    Guarantees: N records in → N records out, in order; at most one batch of records in memory;
+    the output appears complete or not at all — with ``files`` it is staged in that
+    :class:`AtomicFiles` group (and appears when the group commits), otherwise it is committed
+    before returning, and on any error no output file is left behind.
+
+    Args:
+        progress: ``progress(total, unit)`` → an object with ``update(n)`` and ``close()``
+            (e.g. ``functools.partial(tqdm, ...)`` adapted to those two arguments).
+
+    Returns:
+        ``{"input", "output", "format", "records_in", "records_out", ...}`` plus format-specific
+        counts (blank lines passed through, columns).
+
+    Raises:
+        FileError: the input or output path is unusable, or a record is malformed.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    fmt = check_output(output_path, input_path)
+    own = files is None
+    group = AtomicFiles() if own else files
+    try:
+        with open_records(input_path, text_field=text_field) as reader:
+            bar = progress(reader.total, reader.unit) if progress is not None else None
+            try:
+                tmp = group.path_for(output_path)
+                with reader.writer(tmp) as writer:
+                    for batch in reader.batches(batch_size):
+                        writer.write(batch, transform(batch.texts, batch.start))
+                        if bar is not None:
+                            bar.update(batch.progress)
+            finally:
+                if bar is not None:
+                    bar.close()
+            stats = reader.stats()
+        if writer.records_written != reader.records_read:  # pragma: no cover - a writer bug
+            raise RuntimeError(f"{reader.records_read} records read but "
+                               f"{writer.records_written} written")
+    except BaseException:
+        if own:
+            group.abort()
+        raise
+    if own:
+        group.commit()
+    records = stats.pop("records")
+    return {"input": os.fspath(input_path), "output": os.fspath(output_path), "format": fmt,
+            "records_in": records, "records_out": writer.records_written, **stats}
