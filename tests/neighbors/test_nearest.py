@@ -14,9 +14,10 @@ def _data(n=3000, d=16, q=2500, seed=0):
 
 
 @pytest.mark.parametrize("block_size", [1, 7, 64, None, 4096])
-def test_equals_brute_force(block_size):
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_equals_brute_force(block_size, n_jobs):
     v, q = _data()
-    got = NearestNeighbors(v, block_size=block_size).query(q)
+    got = NearestNeighbors(v, block_size=block_size, n_jobs=n_jobs).query(q)
     np.testing.assert_array_equal(got, brute_force_nearest(v, q))
 
 

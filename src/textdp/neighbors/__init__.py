@@ -15,6 +15,9 @@ a cache-resident block.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 __all__ = ["NearestNeighbors", "brute_force_nearest"]
@@ -36,9 +39,14 @@ class NearestNeighbors:
         vectors: (|V|, d) array; stored as float32.
         block_size: queries per GEMM block; default keeps a block's scores near 12 MiB so that the
             argmin and the certificate read it from cache.
+        n_jobs: threads, each running whole blocks with a single-threaded BLAS (default: the CPUs
+            this process may use, at most 8). The argmin and certificate passes are
+            single-threaded numpy, so one block per core keeps every core busy; with ``n_jobs=1``
+            the BLAS threading is left alone. Results do not depend on ``n_jobs``.
     """
 
-    def __init__(self, vectors: np.ndarray, *, block_size: int | None = None) -> None:
+    def __init__(self, vectors: np.ndarray, *, block_size: int | None = None,
+                 n_jobs: int | None = None) -> None:
         v = np.ascontiguousarray(vectors, dtype=np.float32)
         if v.ndim != 2 or v.shape[0] == 0:
             raise ValueError(f"vectors must be a non-empty 2-D array, got shape {v.shape}")
@@ -54,6 +62,8 @@ class NearestNeighbors:
         k = d + 1
         self._gamma = (k * _U32) / (1 - k * _U32) + _U32
         self.block_size = block_size or int(np.clip((12 << 20) // (4 * n), 8, 512))
+        self.n_jobs = n_jobs or min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                    else (os.cpu_count() or 1))
 
     @property
     def n_vectors(self) -> int:
@@ -77,8 +87,20 @@ class NearestNeighbors:
             raise ValueError("queries contain NaN or infinity")
         n = q.shape[0]
         out = np.empty(n, dtype=np.int64)
-        if n == 0:
+        jobs = min(self.n_jobs, -(-n // self.block_size))
+        if jobs <= 1:
+            self._query_serial(q, out, exact)
             return out
+        bounds = np.linspace(0, n, jobs + 1).astype(int)
+        with _blas_single_thread(), ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(lambda a, b: self._query_serial(q[a:b], out[a:b], exact),
+                          bounds[:-1], bounds[1:]))
+        return out
+
+    def _query_serial(self, q: np.ndarray, out: np.ndarray, exact: bool) -> None:
+        n = q.shape[0]
+        if n == 0:
+            return
         b = self.block_size
         d = self.dim
         qaug = np.empty((min(b, n), d + 1), dtype=np.float32)
@@ -94,7 +116,6 @@ class NearestNeighbors:
             if exact:
                 self._certify(q[start:stop], sc, idx)
             out[start:stop] = idx
-        return out
 
     def _certify(self, q: np.ndarray, scores: np.ndarray, idx: np.ndarray) -> None:
         """Replace ``idx`` by the float64 argmin where float32 rounding could have changed it."""
@@ -120,3 +141,16 @@ class NearestNeighbors:
         first = np.ones(rr.size, dtype=bool)
         first[1:] = rr[1:] != rr[:-1]
         idx[ambiguous[rr[first]]] = cc[first]
+
+
+_CONTROLLER = None
+
+
+def _blas_single_thread():
+    """Limit BLAS to one thread while our own threads each run whole blocks."""
+    global _CONTROLLER
+    from threadpoolctl import ThreadpoolController
+
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
