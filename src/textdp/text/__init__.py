@@ -126,7 +126,7 @@ def restore_case(replacement: str, original: str) -> str:
     if pattern is CasePattern.TITLE:
         return replacement[:1].upper() + replacement[1:]
     return "".join(c.upper() if o.isupper() else c
-                   for c, o in zip(replacement, original + " " * len(replacement)))
+                   for c, o in zip(replacement, original.ljust(len(replacement)), strict=False))
 
 
 @dataclass(slots=True)
