@@ -57,11 +57,17 @@ Example:
 
 
 def parse_param(item: str) -> tuple[str, Any]:
-    """``"name=value"`` → (name, value), the value read as int, else float, else string."""
+    """``"name=value"`` → (name, value), the value read as int, else float, else string.
+
+    ``true`` / ``false`` (any case) are booleans: passed on as the string "false", a flag would be
+    truthy and silently do the opposite of what was asked.
+    """
     name, sep, raw = item.partition("=")
     name = name.strip()
     if not sep or not name.isidentifier():
         raise CLIError(f"--param expects NAME=VALUE, got {item!r}")
+    if raw.lower() in ("true", "false"):
+        return name, raw.lower() == "true"
     for convert in (int, float):
         try:
             return name, convert(raw)
@@ -165,7 +171,7 @@ def privatize(
     param: Annotated[list[str] | None, typer.Option(
         "--param", metavar="NAME=VALUE", show_default=False,
         help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "
-             "number, else a string.")] = None,
+             "number, else true/false, else a string.")] = None,
 ) -> None:
     # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
     check_output(output, input)
