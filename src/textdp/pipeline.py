@@ -248,8 +248,8 @@ class Privatizer:
         warnings = []
         if self.oov is OOVPolicy.KEEP and (c["oov_words_kept"] or c["numbers_kept"]):
             warnings.append(
-                f"{c['oov_words_kept'] + c['numbers_kept']} out-of-vocabulary words and numbers "
-                "were released unprotected (oov=keep)")
+                f"released unprotected by oov=keep: {c['oov_words_kept']} out-of-vocabulary "
+                f"word token(s), {c['numbers_kept']} number token(s)")
         if self.seed is not None:
             warnings.append("seeded run: " + _random.SEEDED_NOTE)
         seconds = self._seconds

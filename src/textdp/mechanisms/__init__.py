@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from textdp.mechanisms.base import WordMechanism
@@ -31,14 +32,17 @@ def get(name: str) -> type[WordMechanism]:
 
 
 def create(name: str, vocabulary=None, **params: Any) -> WordMechanism:
+    """Build mechanism ``name``; unknown or missing parameters are a ValueError naming them."""
     cls = get(name)
     try:
-        return cls(vocabulary, **params)
+        inspect.signature(cls).bind(vocabulary, **params)
     except TypeError as exc:
-        if "unexpected keyword" in str(exc) or "required keyword" in str(exc):
-            raise ValueError(f"mechanism {name!r}: {exc}") from None
-        raise
+        accepted = [p for p in inspect.signature(cls).parameters if p != "vocabulary"]
+        raise ValueError(
+            f"mechanism {name!r}: {exc}; it accepts: {', '.join(accepted)}") from None
+    return cls(vocabulary, **params)
 
 
 # Importing the families registers them.
+from textdp.mechanisms.word import diffractor as _diffractor  # noqa: E402,F401
 from textdp.mechanisms.word import mvc as _mvc  # noqa: E402,F401
