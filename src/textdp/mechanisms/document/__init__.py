@@ -1,0 +1,25 @@
+"""Document-level mechanisms: ε-SentDP document embeddings (Meehan, Mrini & Chaudhuri, ACL 2022).
+
+* :class:`DeepCandidate` — exponential mechanism over public candidates, utility = approximate
+  Tukey depth (two-sided, minimum over random projections).
+* :class:`Truncation` — clip to a public box, average, Laplace noise (the paper's baseline).
+* :class:`CandidateSet`, :func:`build_candidates` — the candidate set F, saved with a fingerprint.
+* :class:`Recoder`, :func:`train_recoder` — the cluster-preserving recoder H (training needs torch).
+
+Nothing here imports torch, scikit-learn or a sentence encoder at import time.
+"""
+
+from textdp.mechanisms.document.candidates import CandidateSet, build_candidates
+from textdp.mechanisms.document.deepcandidate import (
+    CandidateRelease,
+    DeepCandidate,
+    exponential_log_probabilities,
+    random_projections,
+    tukey_depth_utilities,
+)
+from textdp.mechanisms.document.recoder import Recoder, RecoderTraining, train_recoder
+from textdp.mechanisms.document.truncation import Truncation
+
+__all__ = ["CandidateRelease", "CandidateSet", "DeepCandidate", "Recoder", "RecoderTraining",
+           "Truncation", "build_candidates", "exponential_log_probabilities", "random_projections",
+           "train_recoder", "tukey_depth_utilities"]

@@ -1,0 +1,105 @@
+"""Truncation baseline (Meehan et al. 2022, App. A.3; SPEC §4): box, sensitivity, Laplace noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from textdp.mechanisms.document import Truncation
+
+ALPHA = 1e-6
+
+
+def _box(d: int = 5) -> Truncation:
+    lo = -np.linspace(0.5, 1.0, d)
+    return Truncation(2.0, lo, lo + np.linspace(1.0, 2.0, d))
+
+
+def test_box_is_the_central_75_percent_of_public_embeddings():
+    rng = np.random.default_rng(0)
+    public = rng.normal(0, [1.0, 3.0], size=(100_001, 2))
+    t = Truncation.from_public(1.0, public)
+    np.testing.assert_allclose(t.lower, np.quantile(public, 0.125, axis=0))
+    np.testing.assert_allclose(t.upper, np.quantile(public, 0.875, axis=0))
+    inside = ((public >= t.lower) & (public <= t.upper)).mean(axis=0)
+    np.testing.assert_allclose(inside, 0.75, atol=1e-3)
+
+
+def test_noise_scale_is_l1_width_over_k_epsilon():
+    t = _box()
+    width = float(np.sum(t.upper - t.lower))
+    for k in (1, 3, 40):
+        assert t.noise_scale(k) >= width / (k * t.epsilon)
+        assert t.noise_scale(k) == pytest.approx(width / (k * t.epsilon), rel=1e-15)
+
+
+def test_clipped_mean_clips_each_sentence_before_averaging():
+    t = Truncation(1.0, np.zeros(2), np.ones(2))
+    s = np.array([[5.0, -5.0], [0.5, 0.5]])
+    np.testing.assert_allclose(t.clipped_mean(s), [0.75, 0.25])
+
+
+def test_exact_privacy_neighbouring_documents():
+    """L1 distance of the clipped means of neighbours ≤ Σw/k: the Laplace density ratio ≤ e^ε."""
+    rng = np.random.default_rng(1)
+    t = _box(8)
+    worst = 0.0
+    for _ in range(500):
+        k = int(rng.integers(1, 20))
+        x = rng.normal(0, 2, (k, 8))
+        x2 = x.copy()
+        x2[rng.integers(k)] = rng.choice([-1e9, 1e9], size=8)
+        ratio = np.abs(t.clipped_mean(x) - t.clipped_mean(x2)).sum() / t.noise_scale(k)
+        worst = max(worst, ratio)
+    assert worst <= t.epsilon + 1e-12
+    assert worst > 0.9 * t.epsilon  # the box is used almost fully: the bound is not vacuous
+
+
+def _laplace_ks_pvalue(t: Truncation, s: np.ndarray, rng, scale_factor: float = 1.0,
+                       n: int = 40_000) -> float:
+    mean = t.clipped_mean(s)
+    scale = t.noise_scale(s.shape[0])
+    z = np.vstack([t.release(s, rng) for _ in range(n)]) - mean
+    return float(stats.kstest(z.ravel() / (scale * scale_factor), stats.laplace.cdf).pvalue)
+
+
+@pytest.mark.statistical
+def test_release_noise_is_laplace_with_the_right_scale():
+    rng = np.random.default_rng(2)
+    t = _box()
+    s = rng.normal(0, 1, (4, 5))
+    assert _laplace_ks_pvalue(t, s, rng) > ALPHA
+
+
+@pytest.mark.statistical
+def test_release_noise_power_wrong_scale():
+    rng = np.random.default_rng(3)
+    t = _box()
+    s = rng.normal(0, 1, (4, 5))
+    # The same test with the scale off by 5% either way must reject.
+    assert _laplace_ks_pvalue(t, s, rng, scale_factor=1.05) < ALPHA
+    assert _laplace_ks_pvalue(t, s, rng, scale_factor=1 / 1.05) < ALPHA
+
+
+def test_guarantee_and_bad_inputs():
+    t = _box()
+    g = t.guarantee
+    assert "SentDP" in g.notion and g.epsilon == 2.0
+    assert any("same number of sentences" in a for a in g.assumptions)
+    with pytest.raises(ValueError):
+        Truncation(1.0, np.ones(3), np.ones(3))
+    with pytest.raises(ValueError):
+        Truncation(1.0, np.zeros(3), np.ones(2))
+    with pytest.raises(ValueError):
+        Truncation(0.0, np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError):
+        Truncation.from_public(1.0, np.zeros((10, 3)), coverage=1.0)
+    with pytest.raises(ValueError):
+        t.release(np.zeros((0, 5)))
+    with pytest.raises(ValueError):
+        t.release(np.zeros(5))
+    with pytest.raises(ValueError):
+        t.release(np.full((2, 5), np.nan))
+    with pytest.raises(TypeError):
+        t.release(np.zeros((2, 5)), rng=0)
