@@ -15,6 +15,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 from textdp import mechanisms
+from textdp.mechanisms.document import DeepCandidate
 from textdp.pipeline import Privatizer, PrivatizeResult, privatize
 
-__all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult"]
+__all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult", "DeepCandidate"]
