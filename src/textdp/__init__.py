@@ -16,6 +16,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 from textdp import mechanisms
 from textdp.mechanisms.document import DeepCandidate
+from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
 from textdp.pipeline import Privatizer, PrivatizeResult, privatize
 
-__all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult", "DeepCandidate"]
+__all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult",
+           "PrivEmb", "LaplaceVector", "DeepCandidate"]
