@@ -24,7 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "get_encoder"]
+__all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "get_encoder",
+           "load_sbert"]
 
 #: Names accepted by :func:`get_encoder` and ``textdp embed --encode``.
 ENCODERS = ("glove-mean", "sbert")
@@ -199,3 +200,8 @@ def get_encoder(encoder: str | Encoder | Callable[[list[str]], Any]) -> Encoder:
     if isinstance(encoder, (GloveMean, SBERT, CallableEncoder)):
         return encoder
     return CallableEncoder(encoder)
+
+
+def load_sbert(batch_size: int = 64) -> SBERT:
+    """The SBERT encoder (all-MiniLM-L6-v2, offline); the model loads on first use."""
+    return SBERT(batch_size=batch_size)

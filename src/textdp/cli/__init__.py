@@ -54,11 +54,13 @@ def _root(
 
 
 # Subcommands: one module each, one registration line each.
+from textdp.cli import embed as _embed  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
 
 app.command("privatize")(_privatize.privatize)
 app.command("mechanisms")(_mechanisms.mechanisms)
+app.command("embed")(_embed.embed)
 
 
 def _error(message: object) -> int:

@@ -305,10 +305,10 @@ class AuditResult:
         return d
 
     def summary(self) -> str:
-        how = "all" if self.exhaustive else "sampled"
+        pairs = f"all {self.n_pairs:,} pairs" if self.exhaustive else f"{self.n_pairs:,} sampled pairs"
         verdict = "within" if self.passed else "ABOVE"
-        return (f"audit: max ‖Φ(x−x′)‖/‖x−x′‖ = {self.max_ratio:.4f} over {self.n_pairs:,} {how} "
-                f"pairs, {verdict} the bound {self.bound:.4f} "
+        return (f"audit: max ‖Φ(x−x′)‖/‖x−x′‖ = {self.max_ratio:.4f} over {pairs}, "
+                f"{verdict} the bound {self.bound:.4f} "
                 f"({self.count_above:,} pairs above, fraction {self.fraction_above:.2e}); "
                 f"‖Φ‖₂ = {self.spectral_norm:.4f}")
 
