@@ -1,0 +1,144 @@
+"""Gumbel, truncated Gumbel, Gumbel-max selection and inversion from weight rows.
+
+Distribution tests at α = 1e-6 (KS for continuous laws, χ² with merged bins for categorical ones),
+each with a power check: the same test must reject a deliberately wrong sampler.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from textdp.noise import choose_from_weights, gumbel, gumbel_max, truncated_gumbel
+from textdp.noise.gumbel import truncated_gumbel_cdf
+
+ALPHA = 1e-6
+N = 200_000
+
+
+def _chi2_p(counts, probs):
+    """χ² p-value with cells merged (in order) until every expected count is ≥ 5."""
+    expected = probs * counts.sum()
+    obs_m, exp_m, o, e = [], [], 0.0, 0.0
+    for c, x in zip(counts, expected, strict=True):
+        o, e = o + c, e + x
+        if e >= 5:
+            obs_m.append(o)
+            exp_m.append(e)
+            o = e = 0.0
+    if e > 0:
+        obs_m[-1] += o
+        exp_m[-1] += e
+    return stats.chisquare(obs_m, exp_m).pvalue
+
+
+def test_gumbel_is_gumbel():
+    x = gumbel(N, 1.7, np.random.default_rng(1))
+    assert stats.kstest(x, stats.gumbel_r(scale=1.7).cdf).pvalue > ALPHA
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("scale,bound", [(1.0, 2.0), (0.3, 5.0), (12.2, 5.66), (376.0, 5.66)])
+def test_truncated_gumbel_law(scale, bound):
+    x = truncated_gumbel(N, scale, bound, np.random.default_rng(int(scale * 10)))
+    assert np.abs(x).max() <= bound
+    assert stats.kstest(x, lambda t: truncated_gumbel_cdf(t, scale, bound)).pvalue > ALPHA
+
+
+@pytest.mark.statistical
+def test_truncated_gumbel_power():
+    """A 5% wrong scale, and clipping instead of conditioning, are both rejected."""
+    scale, bound = 1.0, 2.0
+    cdf = lambda t: truncated_gumbel_cdf(t, scale, bound)  # noqa: E731
+    wrong = truncated_gumbel(N, scale * 1.05, bound, np.random.default_rng(2))
+    assert stats.kstest(wrong, cdf).pvalue < ALPHA
+    clipped = np.clip(np.random.default_rng(3).gumbel(0, scale, N), -bound, bound)
+    assert stats.kstest(clipped, cdf).pvalue < ALPHA
+
+
+def test_truncated_gumbel_cdf_matches_scipy():
+    t = np.linspace(-3, 3, 13)
+    g = stats.gumbel_r(scale=0.8)
+    want = (g.cdf(np.clip(t, -2, 2)) - g.cdf(-2)) / (g.cdf(2) - g.cdf(-2))
+    np.testing.assert_allclose(truncated_gumbel_cdf(t, 0.8, 2.0), want, atol=1e-14)
+
+
+def test_truncated_gumbel_extreme_ratio_stays_finite():
+    # bound/scale far beyond exp's range: F(−B) underflows to 0, draws stay inside [−B, B].
+    x = truncated_gumbel(10_000, 0.01, 50.0, np.random.default_rng(4))
+    assert np.isfinite(x).all() and np.abs(x).max() <= 50.0
+
+
+@pytest.mark.statistical
+def test_gumbel_max_is_softmax():
+    scores = np.array([0.0, -0.5, -1.0, -3.0, -np.inf, 0.2])
+    scale = 0.8
+    probs = special.softmax(np.where(np.isinf(scores), -np.inf, scores / scale))
+    rng = np.random.default_rng(5)
+    choices = gumbel_max(np.tile(scores, (100_000, 1)), scale, rng)
+    counts = np.bincount(choices, minlength=6)
+    assert counts[4] == 0
+    keep = probs > 0
+    assert _chi2_p(counts[keep], probs[keep]) > ALPHA
+    # Power: the law of scale × 1.1 is rejected.
+    wrong = np.bincount(gumbel_max(np.tile(scores, (100_000, 1)), scale * 1.1, rng), minlength=6)
+    assert _chi2_p(wrong[keep], probs[keep]) < ALPHA
+
+
+def test_gumbel_max_numerics():
+    rng = np.random.default_rng(6)
+    out = gumbel_max(np.array([[1e300, -1e300, 0.0], [-1e300, 1e300, -np.inf]]), 1.0, rng)
+    np.testing.assert_array_equal(out, [0, 1])
+    with pytest.raises(ValueError, match="NaN"):
+        gumbel_max(np.array([0.0, np.nan]), 1.0, rng)
+    with pytest.raises(ValueError, match="finite"):
+        gumbel_max(np.array([-np.inf, -np.inf]), 1.0, rng)
+    with pytest.raises(ValueError, match="scale"):
+        gumbel_max(np.array([0.0]), 0.0, rng)
+
+
+@pytest.mark.statistical
+def test_choose_from_weights_law_and_power():
+    rng = np.random.default_rng(7)
+    n = 1000  # not a multiple of the tile: the partial last tile is exercised
+    w = np.exp(-rng.random((3, n)) * 8).astype(np.float32)
+    w[1, 100:400] = 0.0  # zero weights are never chosen
+    rows = np.repeat(np.arange(3), 100_000)
+    u = rng.random(rows.size)
+    got = choose_from_weights(w, rows, u, tile=64)
+    for r in range(3):
+        counts = np.bincount(got[rows == r], minlength=n)
+        p = w[r].astype(np.float64) / w[r].sum(dtype=np.float64)
+        if r == 1:
+            assert counts[100:400].sum() == 0
+        assert _chi2_p(counts[p > 0], p[p > 0]) > ALPHA
+    # Power: weights sharpened as if ε were 10% larger are rejected.
+    sharper = (w.astype(np.float64) ** 1.1).astype(np.float32)
+    got = choose_from_weights(sharper, rows, u, tile=64)
+    counts = np.bincount(got[rows == 0], minlength=n)
+    p = w[0].astype(np.float64) / w[0].sum(dtype=np.float64)
+    assert _chi2_p(counts, p) < ALPHA
+
+
+def test_choose_from_weights_inverts_the_cdf():
+    w = np.array([[0.0, 1.0, 0.0, 2.0, 1.0, 0.0]], dtype=np.float32)
+    cdf = np.cumsum(w[0]) / w.sum()  # 0, .25, .25, .75, 1, 1
+    u = np.array([0.0, 0.2, 0.26, 0.74, 0.76, 0.999999])
+    got = choose_from_weights(w, np.zeros(u.size, dtype=int), u, tile=2)
+    # target = 1 − u: the first column whose running share reaches it.
+    want = [int(np.argmax(cdf >= 1 - x)) for x in u]
+    np.testing.assert_array_equal(got, want)
+    assert not np.isin(got, [0, 2, 5]).any()
+    with pytest.raises(ValueError, match="positive"):
+        choose_from_weights(np.zeros((1, 4), np.float32), np.array([0]), np.array([0.5]))
+
+
+def test_argument_checks():
+    with pytest.raises(TypeError):
+        truncated_gumbel(1.5, 1.0, 1.0)
+    with pytest.raises(ValueError, match="bound"):
+        truncated_gumbel(3, 1.0, 0.0)
+    with pytest.raises(ValueError, match="scale"):
+        gumbel(3, -1.0)
+    assert math.isclose(truncated_gumbel_cdf(np.array([5.0]), 1.0, 2.0)[0], 1.0)
