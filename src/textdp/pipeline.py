@@ -1,10 +1,15 @@
 """Text in, text out: token policy, per-document randomness, case restoration and the report.
 
 :class:`Privatizer` drives a word mechanism over batches of documents. Per batch it splits every
-document once (C-level regex), looks every alphanumeric run up in the vocabulary with C-level maps,
-draws the mechanism's noise (per document when seeded), applies the mechanism to the whole batch
-in one vectorised call, restores case patterns and joins the documents back. No Python code runs
-per token.
+document once, looks every alphanumeric run up in the vocabulary, draws the mechanism's noise
+(per document when seeded), applies the mechanism to the whole batch in one vectorised call,
+restores case patterns and joins the documents back. No Python code runs per token.
+
+Two paths give the same output and the same report: the fast one treats the batch as one UTF-32
+code array (:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case
+variants, one gather to rebuild the text); the reference one (:meth:`Privatizer._run_strings`)
+splits with a C-level regular expression and uses C-level maps over Python strings. The reference
+path runs when a document contains NUL (the fast path's separator).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from textdp import _random
 from textdp._checks import check_seed
 from textdp.mechanisms import WordMechanism, create
 from textdp.text import TokenClass, count_structure, restore_case, split_batch
+from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
 
@@ -51,6 +57,21 @@ _COUNTERS = (
     "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
     "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
 )
+
+
+_TABLES: dict[int, tuple[Vocabulary, CodeTable]] = {}
+
+
+def _code_table(vocab: Vocabulary) -> CodeTable:
+    """The encoded lookup table of ``vocab`` (built once per vocabulary object)."""
+    hit = _TABLES.get(id(vocab))
+    if hit is not None and hit[0] is vocab:
+        return hit[1]
+    table = CodeTable(vocab.words, vocab.lookup)
+    if len(_TABLES) >= 8:
+        _TABLES.pop(next(iter(_TABLES)))
+    _TABLES[id(vocab)] = (vocab, table)
+    return table
 
 
 class Privatizer:
@@ -87,6 +108,13 @@ class Privatizer:
             np.array(sorted(vocab.lookup[w] for w in ENGLISH_STOPWORDS if w in vocab.lookup))
             if self.keep_stopwords else None
         )
+        self._table = _code_table(vocab)
+        self._fast = self._table.usable and "\x00" not in mask_token
+        mask_codes = np.frombuffer(mask_token.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        self._mask_off = self._table.pool.size
+        self._mask_len = mask_codes.size
+        self._static = np.concatenate([self._table.pool, mask_codes])
+        self._buffer = self._static
         self._counts = dict.fromkeys(_COUNTERS, 0)
         self._classes = dict.fromkeys(TokenClass, 0)
         self._documents = 0
@@ -103,15 +131,27 @@ class Privatizer:
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of strings, not a single string")
         texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"document {i} is {type(t).__name__}, expected str")
+        if set(map(type, texts)) - {str}:  # C-level screen; the loop names the culprit
+            for i, t in enumerate(texts):
+                if not isinstance(t, str):
+                    raise TypeError(f"document {i} is {type(t).__name__}, expected str")
         if start is None:
             start = self._next_position
         self._next_position = start + len(texts)
         if not texts:
             return []
+        code_batch = encode_batch(texts) if self._fast else None
+        if code_batch is not None:
+            result = self._run_codes(texts, code_batch, start)
+        else:
+            result = self._run_strings(texts, start)
+        self._documents += len(texts)
+        self._empty_documents += texts.count("")
+        self._seconds += time.perf_counter() - t0
+        return result
 
+    def _run_strings(self, texts: list[str], start: int) -> list[str]:
+        """The reference path: regular-expression split, one dict lookup per token."""
         batch = split_batch(texts)
         tokens = batch.words
         n = len(tokens)
@@ -140,7 +180,98 @@ class Privatizer:
         self._apply_oov(out, oov, random_oov, tokens)
         result = batch.join(out.tolist())
 
-        # Accounting.
+        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts),
+                      count_structure(batch.structure()))
+        return result
+
+    def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
+        """The fast path, same output as :meth:`_run_strings`: the batch as one code array."""
+        ids = self._table.find(batch)
+        in_vocab = ids >= 0
+        private = in_vocab.copy()
+        if self._stop_ids is not None:
+            stop = in_vocab & np.isin(ids, self._stop_ids)
+            private &= ~stop
+            self._counts["stopwords_kept"] += int(stop.sum())
+        oov = np.flatnonzero(~in_vocab)
+        is_number = batch.is_digit[oov]
+        priv_pos = np.flatnonzero(private)
+        doc_of = batch.doc_of
+
+        need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
+        noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
+                                       doc_of[oov] if need_random_oov else None, start, len(texts))
+        new_ids = self.mechanism.apply(ids[priv_pos], noise)
+
+        # Where each output token comes from: the original text (kept tokens), a pre-encoded
+        # vocabulary word in the right case, the mask, or a per-batch extra (mixed case).
+        static = self._static.size
+        src = batch.starts + static
+        length = batch.ends - batch.starts
+        extra: list[str] = []
+        self._place_words(batch, priv_pos, new_ids, src, length, extra)
+        if oov.size and self.oov is not OOVPolicy.KEEP:
+            if self.oov is OOVPolicy.MASK:
+                src[oov] = self._mask_off
+                length[oov] = self._mask_len
+            elif self.oov is OOVPolicy.DROP:
+                length[oov] = 0
+            else:
+                self._place_words(batch, oov, random_oov, src, length, extra)
+        if extra:
+            # Extras follow the codes in the buffer; _place_words stored their offsets negated.
+            extra_codes = np.frombuffer("".join(extra).encode("utf-32-le", "surrogatepass"),
+                                        dtype=np.uint32)
+            neg = src < 0
+            src[neg] = -src[neg] - 1 + static + batch.codes.size
+        else:
+            extra_codes = np.empty(0, dtype=np.uint32)
+        source = self._source(batch.codes, extra_codes)
+        result = batch.assemble(source, static, src, length)
+
+        structure = {TokenClass.WHITESPACE: batch.whitespace,
+                     TokenClass.PUNCTUATION: batch.punctuation, TokenClass.OTHER: batch.other}
+        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts), structure)
+        return result
+
+    def _source(self, codes: np.ndarray, extra: np.ndarray) -> np.ndarray:
+        """[vocabulary pools, mask, codes, extra] in one reused buffer."""
+        static = self._static.size
+        need = static + codes.size + extra.size
+        if self._buffer.size < need or self._buffer is self._static:
+            self._buffer = np.empty(max(need, 2 * self._buffer.size), dtype=np.uint32)
+            self._buffer[:static] = self._static
+        self._buffer[static:static + codes.size] = codes
+        self._buffer[static + codes.size:need] = extra
+        return self._buffer[:need]
+
+    def _place_words(self, batch: CodeBatch, tokens: np.ndarray, word_ids: np.ndarray,
+                     src: np.ndarray, length: np.ndarray, extra: list[str]) -> None:
+        """Point ``tokens`` at vocabulary words ``word_ids`` in the case pattern of each token."""
+        if tokens.size == 0:
+            return
+        pattern = batch.case_patterns(tokens)
+        table = self._table
+        flat = np.minimum(pattern, UPPER).astype(np.int64)
+        flat *= table.pool_off.shape[1]
+        flat += word_ids
+        src[tokens] = table.pool_off.ravel().take(flat)
+        length[tokens] = table.pool_len.ravel().take(flat)
+        mixed = np.flatnonzero(pattern == MIXED)
+        if mixed.size:
+            words = table.words
+            offset = sum(map(len, extra))
+            for i in mixed.tolist():
+                t = int(tokens[i])
+                rep = restore_case(words[int(word_ids[i])], batch.token(t))
+                src[t] = -(offset + 1)  # resolved once the extras are encoded
+                length[t] = len(rep)
+                offset += len(rep)
+                extra.append(rep)
+
+    def _account(self, ids: np.ndarray, new_ids: np.ndarray, priv_pos: np.ndarray,
+                 oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
+                 structure: dict[TokenClass, int]) -> None:
         self._counts["privatized"] += int(priv_pos.size)
         self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
         n_numbers = int(is_number.sum())
@@ -149,16 +280,12 @@ class Privatizer:
                 OOVPolicy.RANDOM: "randomized"}[self.oov]
         self._counts[f"oov_words_{verb}"] += n_oov_words
         self._counts[f"numbers_{verb}"] += n_numbers
-        self._classes[TokenClass.WORD] += n - n_numbers
+        self._classes[TokenClass.WORD] += ids.size - n_numbers
         self._classes[TokenClass.NUMBER] += n_numbers
-        for k, v in count_structure(batch.structure()).items():
+        for k, v in structure.items():
             self._classes[k] += v
-        per_doc = np.bincount(doc_of[priv_pos], minlength=len(texts))
-        self._documents += len(texts)
-        self._empty_documents += sum(1 for t in texts if not t)
+        per_doc = np.bincount(doc_of[priv_pos], minlength=n_docs)
         self._max_privatized = max(self._max_privatized, int(per_doc.max(initial=0)))
-        self._seconds += time.perf_counter() - t0
-        return result
 
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
               start: int, n_docs: int) -> tuple[Any, np.ndarray | None]:

@@ -1,0 +1,401 @@
+"""The fast view of a batch: documents as one array of Unicode code points, tokens found by numpy.
+
+:func:`textdp.text.split_batch` splits each document with a C-level regular expression, but it
+still creates two Python strings per token and the caller then lowercases, looks up and case-restores
+them one call per token. Here a whole batch is joined with NUL separators, encoded once to UTF-32
+and handled as a ``uint32`` array:
+
+* every code point gets its class (letter, digit, whitespace, punctuation, other — the same
+  definitions as the regular expressions in :mod:`textdp.text`, applied character by character),
+  and token runs are where the class changes;
+* a token is looked up in a vocabulary by a polynomial hash of its lowercase code points (prefix
+  sums, mod 2^64) and then **verified** code point by code point against the vocabulary word, so
+  the lookup is exact (a hash collision only costs a failed match, never a wrong one);
+* replacements are copied from pre-encoded pools of the vocabulary words (lower, Title, UPPER),
+  the output is assembled by one gather and decoded once.
+
+Only tokens containing non-ASCII code points take a Python call each (lowercasing and case
+patterns follow ``str.lower`` / :func:`textdp.text.case_pattern` exactly); everything else is
+array work. A batch whose text contains NUL, or a vocabulary/mask that contains NUL, uses the
+regular-expression path instead (the pipeline decides).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+LETTER, DIGIT, WHITESPACE, PUNCTUATION, OTHER, SEPARATOR, NON_ASCII = range(7)
+SEP = "\x00"
+_ENC = "utf-32-le"
+_ERR = "surrogatepass"
+
+# Case patterns, as in textdp.text.CasePattern.
+LOWER, TITLE, UPPER, MIXED = range(4)
+
+# Base of the polynomial key Σ c_i·129^i (mod 2^64). 129 is odd (invertible mod 2^64, so keys of
+# substrings come from prefix sums) and larger than every ASCII code, so for ASCII strings of at
+# most _EXACT_LEN code points the key is the exact base-129 number: no two such strings share it.
+_P = 129
+_P_INV = pow(_P, -1, 2**64)
+_EXACT_LEN = 9  # 129^9 · 128 < 2^64
+_MASK64 = 2**64 - 1
+
+
+def _char_class(ch: str) -> int:
+    """The class of one character, from the very regular expressions of :mod:`textdp.text`."""
+    from textdp.text import _NUMBER, _OTHER_RE, _PUNCT_RE, _WORD, _WS_RE
+
+    if re.fullmatch(_WORD, ch):
+        return LETTER
+    if re.fullmatch(_NUMBER, ch):
+        return DIGIT
+    if _WS_RE.fullmatch(ch):
+        return WHITESPACE
+    if _PUNCT_RE.fullmatch(ch):
+        return PUNCTUATION
+    if _OTHER_RE.fullmatch(ch):
+        return OTHER
+    raise AssertionError(f"character {ch!r} has no token class")  # pragma: no cover
+
+
+def _ascii_table() -> np.ndarray:
+    table = np.empty(129, dtype=np.uint8)
+    for c in range(128):
+        table[c] = _char_class(chr(c))
+    table[0] = SEPARATOR
+    table[128] = NON_ASCII
+    return table
+
+
+_TABLE = _ascii_table()
+_NON_ASCII_CLASS: dict[int, int] = {}
+
+
+def _classes(codes: np.ndarray) -> np.ndarray:
+    cls = _TABLE.take(codes, mode="clip")
+    odd = np.flatnonzero(cls == NON_ASCII) if codes.size and int(codes.max()) >= 128 else None
+    if odd is not None and odd.size:
+        values = codes[odd]
+        uniq, inverse = np.unique(values, return_inverse=True)
+        lut = np.empty(uniq.size, dtype=np.uint8)
+        for i, c in enumerate(uniq.tolist()):
+            k = _NON_ASCII_CLASS.get(c)
+            if k is None:
+                k = _char_class(chr(c))
+                if len(_NON_ASCII_CLASS) < 1_000_000:
+                    _NON_ASCII_CLASS[c] = k
+            lut[i] = k
+        cls[odd] = lut[inverse]
+    return cls
+
+
+class _Powers:
+    """P^i and P^{−i} mod 2^64 for i < size, grown on demand."""
+
+    def __init__(self) -> None:
+        self.pow = np.ones(1, dtype=np.uint64)
+        self.inv = np.ones(1, dtype=np.uint64)
+
+    def get(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.pow.size < size:
+            n = max(size, 2 * self.pow.size, 1 << 16)
+            with np.errstate(over="ignore"):
+                p = np.full(n, _P, dtype=np.uint64)
+                p[0] = 1
+                q = np.full(n, _P_INV, dtype=np.uint64)
+                q[0] = 1
+                self.pow = np.cumprod(p, dtype=np.uint64)
+                self.inv = np.cumprod(q, dtype=np.uint64)
+        return self.pow, self.inv
+
+
+_POWERS = _Powers()
+
+
+def _prefix_hash(lower: np.ndarray) -> np.ndarray:
+    """H with H[0] = 0 and H[i+1] = Σ_{j≤i} lower[j]·129^j (mod 2^64)."""
+    pw, _ = _POWERS.get(lower.size + 1)
+    h = np.empty(lower.size + 1, dtype=np.uint64)
+    h[0] = 0
+    prod = lower.astype(np.uint64)
+    prod *= pw[: lower.size]
+    np.cumsum(prod, out=h[1:])
+    return h
+
+
+def _segment_hash(prefix: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    _, inv = _POWERS.get(int(starts.max(initial=0)) + 1)
+    h = prefix[ends] - prefix[starts]
+    h *= inv[starts]
+    return h
+
+
+def _lower_ascii(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ASCII-lowercased codes, is-ASCII-uppercase mask); non-ASCII codes pass unchanged."""
+    upper = (codes - np.uint32(65)) < np.uint32(26)
+    lower = codes + (upper.view(np.uint8) * np.uint32(32))
+    return lower, upper
+
+
+@dataclass(slots=True)
+class CodeBatch:
+    """A batch of documents as one code array; see the module docstring.
+
+    Runs partition the joined text into maximal same-class stretches; token runs are the
+    letter and digit runs (exactly the alphanumeric tokens of :func:`split_batch`).
+    """
+
+    text: str  # the documents joined by NUL
+    codes: np.ndarray  # uint32 code points of ``text``
+    run_starts: np.ndarray  # int64, one per run
+    run_lengths: np.ndarray  # int64
+    token_runs: np.ndarray  # int64 indices of the token runs, in order
+    starts: np.ndarray  # int64 token starts in ``codes``
+    ends: np.ndarray  # int64 token ends
+    is_digit: np.ndarray  # bool: the token is a number (run of \d)
+    doc_of: np.ndarray  # int64 document of each token
+    n_docs: int
+    whitespace: int  # structure counts, as textdp.text.count_structure
+    punctuation: int
+    other: int
+    _lower: np.ndarray | None = None
+    _upper_mask: np.ndarray | None = None
+    _non_ascii: np.ndarray | None = None
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.starts.size)
+
+    def token(self, i: int) -> str:
+        return self.text[int(self.starts[i]):int(self.ends[i])]
+
+    def _lowercase(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._lower is None:
+            self._lower, self._upper_mask = _lower_ascii(self.codes)
+        return self._lower, self._upper_mask
+
+    def non_ascii(self) -> np.ndarray:
+        """Bool per token: the token has a code point ≥ 128."""
+        if self._non_ascii is None:
+            if self.codes.size and int(self.codes.max()) >= 128:
+                c = np.zeros(self.codes.size + 1, dtype=np.int64)
+                np.cumsum(self.codes >= 128, out=c[1:])
+                self._non_ascii = (c[self.ends] - c[self.starts]) > 0
+            else:
+                self._non_ascii = np.zeros(self.n_tokens, dtype=bool)
+        return self._non_ascii
+
+    def case_patterns(self, tokens: np.ndarray) -> np.ndarray:
+        """case_pattern() of the given tokens as LOWER/TITLE/UPPER/MIXED codes (uint8)."""
+        _, upper = self._lowercase()
+        s, e = self.starts[tokens], self.ends[tokens]
+        cu = np.zeros(self.codes.size + 1, dtype=np.int64)
+        np.cumsum(upper, out=cu[1:])
+        n_up = cu[e] - cu[s]
+        length = e - s
+        first = upper[s]
+        out = np.full(tokens.size, MIXED, dtype=np.uint8)
+        out[n_up == 0] = LOWER
+        out[(length > 1) & (n_up == length)] = UPPER
+        out[first & (n_up == 1)] = TITLE
+        # ASCII tokens are all letters or all digits, so the above is exact for them; the others
+        # take textdp.text.case_pattern.
+        odd = np.flatnonzero(self.non_ascii()[tokens])
+        if odd.size:
+            from textdp.text import CasePattern, case_pattern
+
+            code = {CasePattern.LOWER: LOWER, CasePattern.TITLE: TITLE,
+                    CasePattern.UPPER: UPPER, CasePattern.MIXED: MIXED}
+            out[odd] = [code[case_pattern(self.token(int(t)))] for t in tokens[odd].tolist()]
+        return out
+
+    def assemble(self, source: np.ndarray, base: int, token_src: np.ndarray,
+                 token_len: np.ndarray) -> list[str]:
+        """Rebuild the documents with token i replaced by ``source[token_src[i]:][:token_len[i]]``.
+
+        ``source[base : base + len(codes)]`` must hold ``codes``: structure runs are copied from
+        there as they are.
+        """
+        src = self.run_starts + base
+        length = self.run_lengths.copy()
+        src[self.token_runs] = token_src
+        length[self.token_runs] = token_len
+        out_start = np.cumsum(length)
+        total = int(out_start[-1]) if out_start.size else 0
+        out_start -= length
+        shift = np.repeat(src - out_start, length)
+        shift += np.arange(total, dtype=np.int64)
+        out = source.take(shift)
+        return out.tobytes().decode(_ENC, _ERR).split(SEP)
+
+
+def encode_batch(texts: Sequence[str]) -> CodeBatch | None:
+    """The batch as a :class:`CodeBatch`, or None if a document contains NUL (the separator)."""
+    text = SEP.join(texts)
+    if text.count(SEP) != len(texts) - 1:
+        return None
+    codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
+    n = codes.size
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return CodeBatch(text, codes, empty, empty, empty, empty, empty, np.empty(0, bool),
+                         empty, len(texts), 0, 0, 0)
+    cls = _classes(codes)
+    change = np.flatnonzero(cls[1:] != cls[:-1])
+    change += 1
+    run_starts = np.empty(change.size + 1, dtype=np.int64)
+    run_starts[0] = 0
+    run_starts[1:] = change
+    run_ends = np.empty_like(run_starts)
+    run_ends[:-1] = change
+    run_ends[-1] = n
+    run_cls = cls.take(run_starts)
+    run_lengths = run_ends - run_starts
+    counts = np.bincount(run_cls, minlength=7)
+    token_runs = np.flatnonzero(run_cls <= DIGIT)
+    sep_before = np.cumsum(np.where(run_cls == SEPARATOR, run_lengths, 0))
+    return CodeBatch(
+        text=text, codes=codes, run_starts=run_starts, run_lengths=run_lengths,
+        token_runs=token_runs, starts=run_starts[token_runs], ends=run_ends[token_runs],
+        is_digit=run_cls[token_runs] == DIGIT, doc_of=sep_before[token_runs], n_docs=len(texts),
+        whitespace=int(counts[WHITESPACE]), punctuation=int(counts[PUNCTUATION]),
+        other=int(counts[OTHER]))
+
+
+class CodeTable:
+    """Exact vocabulary lookup of a :class:`CodeBatch`'s tokens, and encoded replacement pools.
+
+    Args:
+        words: the vocabulary words (lowercase, distinct, as :class:`textdp.vocab.Vocabulary`).
+        lookup: word → row (the vocabulary's dict), used for tokens with non-ASCII code points.
+    """
+
+    def __init__(self, words: Sequence[str], lookup: dict[str, int]) -> None:
+        self.lookup = lookup
+        self.usable = not any(SEP in w for w in words)
+        lower = self._encode(words)
+        self.lower_codes, self.lower_off, self.lower_len = lower
+        # Sorted hash table of the words' code sequences (ASCII-lowercase of a lowercase word is
+        # itself). Distinct words with equal hashes would make the verified lookup miss: rare,
+        # and then those words go to the dict.
+        prefix = _prefix_hash(self.lower_codes)
+        h = _segment_hash(prefix, self.lower_off, self.lower_off + self.lower_len)
+        # Only ASCII words enter the table: a token with a non-ASCII code point goes to the dict,
+        # and an ASCII token lowercases to ASCII, so it can only equal an ASCII word.
+        c = np.zeros(self.lower_codes.size + 1, dtype=np.int64)
+        np.cumsum(self.lower_codes >= 128, out=c[1:])
+        ascii_rows = np.flatnonzero(c[self.lower_off + self.lower_len] == c[self.lower_off])
+        hk = h[ascii_rows]
+        order = np.argsort(hk, kind="stable")
+        dup = np.flatnonzero(hk[order][1:] == hk[order][:-1])
+        self.collided = (set(ascii_rows[order[dup]].tolist())
+                         | set(ascii_rows[order[dup + 1]].tolist()))
+        self._build_slots(hk, ascii_rows)
+        # Replacement pools: lower, Title (first letter upper) and UPPER, as restore_case().
+        title = [w[:1].upper() + w[1:] for w in words]
+        upper = [w.upper() for w in words]
+        pools = [lower, self._encode(title), self._encode(upper)]
+        base = 0
+        parts, self.pool_off, self.pool_len = [], [], []
+        for codes, off, length in pools:
+            parts.append(codes)
+            self.pool_off.append(off + base)
+            self.pool_len.append(length)
+            base += codes.size
+        self.pool = np.concatenate(parts)
+        self.pool_off = np.stack(self.pool_off)  # (3, |V|) by LOWER, TITLE, UPPER
+        self.pool_len = np.stack(self.pool_len)
+        self.words = words
+
+    def _build_slots(self, h: np.ndarray, row_of: np.ndarray) -> None:
+        """Open addressing with linear probing, load ≤ 1/4: slot = top bits of a mixed key."""
+        bits = max(4, int(np.ceil(np.log2(4 * max(h.size, 1)))))
+        size = 1 << bits
+        self._shift = np.uint64(64 - bits)
+        self._mask = np.int64(size - 1)
+        keys = np.zeros(size + 1, dtype=np.uint64)
+        rows = np.full(size + 1, -1, dtype=np.int64)  # the last slot stays empty: a sentinel
+        home = self._slot(h)
+        for row in range(h.size):  # once per vocabulary
+            slot = int(home[row])
+            while rows[slot] >= 0:
+                slot = (slot + 1) & int(self._mask)
+            keys[slot] = h[row]
+            rows[slot] = row_of[row]
+        self._keys = keys
+        self._rows = rows
+
+    def _slot(self, h: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            mixed = h * np.uint64(0xD6E8FEB86659FD93)
+        mixed ^= mixed >> np.uint64(32)
+        with np.errstate(over="ignore"):
+            mixed *= np.uint64(0xD6E8FEB86659FD93)
+        return (mixed >> self._shift).astype(np.int64)
+
+    def _probe(self, h: np.ndarray) -> np.ndarray:
+        """Row whose hash equals h (−1 if none), by vectorised linear probing."""
+        slot = self._slot(h)
+        out = np.full(h.size, -1, dtype=np.int64)
+        todo = np.arange(h.size)
+        while todo.size:
+            rows = self._rows[slot]
+            found = self._keys[slot] == h[todo]
+            occupied = rows >= 0
+            done = found & occupied
+            out[todo[done]] = rows[done]
+            more = occupied & ~found
+            todo = todo[more]
+            slot = (slot[more] + 1) & self._mask
+        return out
+
+    @staticmethod
+    def _encode(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        codes = np.frombuffer("".join(words).encode(_ENC, _ERR), dtype=np.uint32)
+        length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        off = np.cumsum(length) - length
+        return codes, off, length
+
+    def find(self, batch: CodeBatch) -> np.ndarray:
+        """Vocabulary row of every token (−1 when absent): ``lookup.get(token.lower(), -1)``."""
+        n_tok = batch.n_tokens
+        if n_tok == 0:
+            return np.empty(0, dtype=np.int64)
+        lower, _ = batch._lowercase()
+        prefix = _prefix_hash(lower)
+        s, e = batch.starts, batch.ends
+        h = _segment_hash(prefix, s, e)
+        ids = self._probe(h)
+        found = ids >= 0
+        length = e - s
+        ok = found.copy()
+        ok[found] = self.lower_len[ids[found]] == length[found]
+        # Keys of ASCII strings up to _EXACT_LEN code points are exact; longer matches are
+        # verified code point by code point.
+        long = np.flatnonzero(ok & (length > _EXACT_LEN))
+        if long.size:
+            n_long = length[long]
+            first = np.cumsum(n_long) - n_long
+            step = np.arange(int(n_long.sum()), dtype=np.int64)
+            step -= np.repeat(first, n_long)
+            tok = np.repeat(s[long], n_long) + step
+            word = np.repeat(self.lower_off[ids[long]], n_long) + step
+            same = lower.take(tok) == self.lower_codes.take(word)
+            ok[long] = np.logical_and.reduceat(same, first)
+        out = np.where(ok, ids, -1)
+        # Tokens with non-ASCII code points (and the rare colliding words) go through the dict.
+        slow = np.flatnonzero(batch.non_ascii() | (~ok & self._maybe_collided(ids, found)))
+        if slow.size:
+            get = self.lookup.get
+            out[slow] = [get(batch.token(int(t)).lower(), -1) for t in slow.tolist()]
+        return out
+
+    def _maybe_collided(self, ids: np.ndarray, found: np.ndarray) -> np.ndarray:
+        """Tokens whose hash matched a word that shares its hash with another word."""
+        if not self.collided:
+            return np.zeros(ids.size, dtype=bool)
+        return found & np.isin(ids, np.fromiter(self.collided, dtype=np.int64))
