@@ -326,8 +326,8 @@ class CodeTable:
                 slot = (slot + 1) & int(self._mask)
             keys[slot] = h[row]
             rows[slot] = row_of[row]
-        self._keys = keys
-        self._rows = rows
+        # Key and row side by side: one cache line per probe.
+        self._slots = np.stack([keys, rows.view(np.uint64)], axis=1)
 
     def _slot(self, h: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):
@@ -340,17 +340,20 @@ class CodeTable:
     def _probe(self, h: np.ndarray) -> np.ndarray:
         """Row whose hash equals h (−1 if none), by vectorised linear probing."""
         slot = self._slot(h)
-        out = np.full(h.size, -1, dtype=np.int64)
-        todo = np.arange(h.size)
+        pairs = self._slots.take(slot, axis=0)
+        rows = pairs[:, 1].view(np.int64)
+        occupied = rows >= 0
+        out = np.where((pairs[:, 0] == h) & occupied, rows, -1)
+        # Keep probing where the home slot held another key (rare at load ≤ 1/4).
+        todo = np.flatnonzero(occupied & (out < 0))
         while todo.size:
-            rows = self._rows[slot]
-            found = self._keys[slot] == h[todo]
+            slot[todo] = (slot[todo] + 1) & self._mask
+            pairs = self._slots.take(slot[todo], axis=0)
+            rows = pairs[:, 1].view(np.int64)
             occupied = rows >= 0
-            done = found & occupied
-            out[todo[done]] = rows[done]
-            more = occupied & ~found
-            todo = todo[more]
-            slot = (slot[more] + 1) & self._mask
+            hit = (pairs[:, 0] == h[todo]) & occupied
+            out[todo[hit]] = rows[hit]
+            todo = todo[occupied & ~hit]
         return out
 
     @staticmethod
