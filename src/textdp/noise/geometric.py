@@ -60,9 +60,11 @@ def two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator | No
     Diffractor 2024, Eq. (4) with b = 1/ε. Values of magnitude above 2^62 (possible only for
     ε < 1e-17) are clipped, which is post-processing for any position range.
     """
-    size = _check_size(size)
-    epsilon = check_epsilon(epsilon)
-    rng = check_rng(rng)
+    return _two_sided_geometric(_check_size(size), check_epsilon(epsilon), check_rng(rng))
+
+
+def _two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """:func:`two_sided_geometric` without argument checks (hot loops of checked callers)."""
     scale = 1.0 / epsilon
     e = rng.standard_exponential(2 * size)
     e *= scale
@@ -70,7 +72,7 @@ def two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator | No
     if scale * 1000.0 > _MAX_OFFSET:  # only reachable for absurdly small ε
         np.minimum(e, _MAX_OFFSET, out=e)
     g = e.astype(np.int64)
-    return g[:size] - g[size:]
+    return np.subtract(g[:size], g[size:], out=g[:size])
 
 
 def clamped_geometric(positions: np.ndarray | int, epsilon: float, lo: int, hi: int,

@@ -37,7 +37,7 @@ from textdp._checks import check_probability
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.mechanisms.word._lists import ALGORITHM_VERSION, build_lists
-from textdp.noise.geometric import clamped_geometric_log_pmf, two_sided_geometric
+from textdp.noise.geometric import _two_sided_geometric, clamped_geometric_log_pmf
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 
@@ -244,7 +244,7 @@ class Diffractor(WordMechanism):
         m = int(ids.size)
         k = self.n_lists
         if self._method == "geometric":
-            offsets = two_sided_geometric(m, self.epsilon, rng)
+            offsets = _two_sided_geometric(m, self.epsilon, rng)
             lists = rng.integers(k, size=m) if k > 1 else np.zeros(m, dtype=np.int64)
             return lists, offsets
         u = rng.random(2 * m)
