@@ -60,7 +60,7 @@ METRIC = "Euclidean distance ‖x − x′‖ between input vectors"
 NUMERICS = ("idealised real arithmetic: the bound is proven for exact Φx and exact noise; "
             "float64 rounding in Φx and in the sampler is not covered by the proof")
 _EPS64 = 2.0 ** -52
-_BLOCK = 2048  # rows per block in release(): keeps the noise buffer in cache
+_BLOCK_FLOATS = 1 << 17  # float64s per block in release() (1 MiB): keeps the noise buffer in cache
 
 
 # --- parameter and data checks ------------------------------------------------------------------
@@ -405,10 +405,11 @@ class EmbeddingMechanism(ABC):
         n = X.shape[0]
         k = self.output_dim(X.shape[1])
         out = np.empty((n, k), dtype=np.float64)
-        buffer = np.empty((min(n, _BLOCK), k), dtype=np.float64)
+        rows = max(64, _BLOCK_FLOATS // max(k, 1))
+        buffer = np.empty((min(n, rows), k), dtype=np.float64)
         scale = self.noise_scale
-        for start in range(0, n, _BLOCK):
-            stop = min(n, start + _BLOCK)
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
             block = out[start:stop]
             self._transform_into(X[start:stop], block)
             _add_metric_noise(block, buffer[: stop - start], scale, rng)
