@@ -77,19 +77,24 @@ def test_neighbor_graph_and_extremes(n):
     assert full[g.max_pair] == pytest.approx(g.max_distance, abs=1e-12)
 
 
-def test_squared_distance_blocks():
-    v, q, _ = _data(1500, 10, 100)
+def test_squared_distance_blocks_and_their_error_bound():
+    v, q, _ = _data(1500, 10, 100, scale=4.0)
     nn = ExactNeighbors(v)
     got = np.empty((q.shape[0], v.shape[0]))
+    bound = np.empty(q.shape[0])
     seen = []
 
-    def fn(a, b, block):
+    def fn(a, b, block, err):
         seen.append(block.shape[0])
         got[a:b] = block
+        bound[a:b] = err
 
     nn.map_squared_distances(q, fn, scale=1.5, block_size=17)
-    want = 2.25 * ((v[None].astype(np.float64) - q[:, None].astype(np.float64)) ** 2).sum(-1)
-    np.testing.assert_allclose(got, want, atol=1e-3, rtol=1e-5)
+    x = v.astype(np.float64)
+    y = q.astype(np.float64)
+    want = 2.25 * ((x[None] - y[:, None]) ** 2).sum(-1)
+    assert (np.abs(got - want) <= bound[:, None]).all()
+    assert bound.max() < 1e-9 * want.max()
     assert max(seen) <= 17 and sum(seen) == q.shape[0]
 
 

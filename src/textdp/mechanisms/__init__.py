@@ -45,4 +45,9 @@ def create(name: str, vocabulary=None, **params: Any) -> WordMechanism:
 
 # Importing the families registers them.
 from textdp.mechanisms.word import diffractor as _diffractor  # noqa: E402,F401
+from textdp.mechanisms.word import gumbel as _gumbel  # noqa: E402,F401
+from textdp.mechanisms.word import mahalanobis as _mahalanobis  # noqa: E402,F401
 from textdp.mechanisms.word import mvc as _mvc  # noqa: E402,F401
+from textdp.mechanisms.word import santext as _santext  # noqa: E402,F401
+from textdp.mechanisms.word import tem as _tem  # noqa: E402,F401
+from textdp.mechanisms.word import vickrey as _vickrey  # noqa: E402,F401

@@ -134,6 +134,11 @@ class ExactNeighbors:
     def dim(self) -> int:
         return int(self._v32.shape[1])
 
+    @property
+    def vectors64(self) -> np.ndarray:
+        """The rows as float64 (the float32 values, widened; read it, do not modify it)."""
+        return self._v64
+
     # -- shared pieces ---------------------------------------------------------------------------
     def _check_queries(self, queries: np.ndarray) -> np.ndarray:
         q = np.asarray(queries)
@@ -162,9 +167,9 @@ class ExactNeighbors:
         diff = self._v64[cols] - q32[rows].astype(np.float64)
         return np.einsum("ij,ij->i", diff, diff)
 
-    def _blocks(self, n: int, fn) -> None:
+    def _blocks(self, n: int, fn, block_size: int | None = None) -> None:
         """Run ``fn(start, stop)`` over query blocks, one thread per core (single-threaded BLAS)."""
-        b = self.block_size
+        b = block_size or self.block_size
         starts = list(range(0, n, b))
         jobs = min(self.n_jobs, len(starts))
         if jobs <= 1:
@@ -308,42 +313,43 @@ class ExactNeighbors:
     # -- dense distance rows, block by block -----------------------------------------------------
     def map_squared_distances(self, queries: np.ndarray, fn, *, scale: float = 1.0,
                               block_size: int | None = None) -> None:
-        """Call ``fn(start, stop, block)`` for consecutive blocks of queries, where ``block`` is
-        the float32 (stop − start, |V|) array of scale²·‖v − q‖² from one GEMM.
+        """Call ``fn(start, stop, block, error)`` for consecutive blocks of queries.
 
-        The GEMM of [−2c²q, c², c²‖q‖²]·[v, ‖v‖², 1]ᵀ (c = ``scale``) yields the scaled squared
-        distances directly, with no extra pass; they are within the float32 error bound of the
-        exact values (tiny negative values are possible and left to ``fn``) and are not
-        certified — meant for samplers that weight every row. ``fn`` may overwrite ``block`` and
-        must only write to disjoint outputs: blocks run on up to ``n_jobs`` threads, with at most
-        one block per thread in memory.
+        ``block`` is the float64 (stop − start, |V|) array of c²·‖v − q‖² (c = ``scale``) from one
+        float64 GEMM of [−2c²q, c², c²‖q‖²]·[v, ‖v‖², 1]ᵀ — no extra pass — and ``error`` a
+        rigorous per-query bound on |block − exact| (Higham §3.1 for the dot product of d + 2
+        terms, plus the rounding of the inputs, ×1.01). Values can be slightly negative. Blocks
+        run on up to ``n_jobs`` threads; ``fn`` may overwrite ``block`` and must only write to
+        disjoint outputs. At most one block per thread is in memory (about 12 MiB).
         """
         q32 = self._check_queries(queries)
         c2 = float(scale) ** 2
         if not np.isfinite(c2) or c2 <= 0:
             raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+        d = self.dim
         if self._aug_ones is None:
-            d = self.dim
-            ones = np.ones((self._n, d + 2), dtype=np.float32)
-            ones[:, :d + 1] = self._aug[:self._n]
+            ones = np.ones((self._n, d + 2), dtype=np.float64)
+            ones[:, :d] = self._v64
+            ones[:, d] = np.einsum("ij,ij->i", self._v64, self._v64)
             self._aug_ones = ones
         q64 = q32.astype(np.float64)
-        qa = np.empty((q32.shape[0], self.dim + 2), dtype=np.float32)
-        qa[:, :self.dim] = q64 * (-2.0 * c2)
-        qa[:, self.dim] = c2
-        qa[:, self.dim + 1] = c2 * np.einsum("ij,ij->i", q64, q64)
-        saved = self.block_size
-        if block_size is not None:
-            self.block_size = int(block_size)
+        qsq = np.einsum("ij,ij->i", q64, q64)
+        qa = np.empty((q32.shape[0], d + 2), dtype=np.float64)
+        np.multiply(q64, -2.0 * c2, out=qa[:, :d])
+        qa[:, d] = c2
+        qa[:, d + 1] = c2 * qsq
+        # Σ|terms| ≤ c²(‖v‖ + ‖q‖)²; d + 2 products summed, inputs (‖v‖², ‖q‖², c²·x) each
+        # carrying a few more unit roundoffs: (2d + 64)·u covers all of it generously.
+        u = 2.0**-53
+        error = 1.01 * (2 * d + 64) * u * c2 * (self._max_norm + np.sqrt(qsq)) ** 2
+        rows = int(block_size or np.clip((12 << 20) // (8 * self._n), 8, 8192))
 
         def block(start: int, stop: int) -> None:
-            out = np.empty((stop - start, self._n), np.float32)
-            fn(start, stop, np.matmul(qa[start:stop], self._aug_ones.T, out=out))
+            out = np.empty((stop - start, self._n), np.float64)
+            np.matmul(qa[start:stop], self._aug_ones.T, out=out)
+            fn(start, stop, out, error[start:stop])
 
-        try:
-            self._blocks(q32.shape[0], block)
-        finally:
-            self.block_size = saved
+        self._blocks(q32.shape[0], block, rows)
 
     # -- the rows against themselves -------------------------------------------------------------
     def neighbor_graph(self, k: int) -> NeighborGraph:

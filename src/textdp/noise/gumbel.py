@@ -111,38 +111,42 @@ def gumbel_max(scores: np.ndarray, scale: float,
 
 
 def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
-                        tile: int = 64) -> np.ndarray:
+                        tile: int = 64, margin: np.ndarray | None = None):
     """For each draw i, a column of ``weights[rows[i]]`` with probability ∝ its weight.
 
-    Inversion from the uniform ``u[i]`` ∈ [0, 1): the target (1 − u)·total lies in (0, total], the
-    column is the first whose running sum reaches it. Columns are summed tile by tile so that each
-    draw only accumulates one tile (O(|V|/tile + tile) per draw after an O(|V|) pass per row).
-    A column of weight 0 is never returned.
+    Inversion from the uniform ``u[i]`` ∈ [0, 1): with running sums C_j of the row and total Z,
+    the column is the first j with C_j ≥ (1 − u)·Z (a target in (0, Z]). Columns are summed tile
+    by tile, so a draw only accumulates one tile: O(|V|/tile + tile) per draw after an O(|V|)
+    pass per row. A column of weight 0 is never returned.
 
     Args:
-        weights: (R, n) non-negative finite weights; every row must have a positive total.
+        weights: (R, n) non-negative finite weights (float64); every row needs a positive total.
         rows: (N,) row of each draw.
         u: (N,) uniforms in [0, 1).
         tile: columns per tile.
+        margin: optional (R,) bound κ_r on the relative error of every running sum and total of
+            row r against exact arithmetic on the exact weights. Given it, the function also
+            returns which choices are *certain*: the target lies farther than the error from
+            both ends of the chosen column's interval, so inversion of the exact weights picks
+            the same column. Uncertain draws (rare: probability ≈ 4·n·κ) should be redone
+            exactly by the caller.
 
     Returns:
-        (N,) int64 column indices.
+        (N,) int64 column indices, or ``(columns, certain)`` when ``margin`` is given.
     """
-    w = np.asarray(weights)
+    w = np.asarray(weights, dtype=np.float64)
     r_count, n = w.shape
     rows = np.asarray(rows, dtype=np.int64)
     u = np.asarray(u, dtype=np.float64)
     if rows.size == 0:
-        return np.empty(0, dtype=np.int64)
+        empty = np.empty(0, dtype=np.int64)
+        return empty if margin is None else (empty, np.empty(0, dtype=bool))
     tile = max(1, min(int(tile), n))
     full = n // tile
-    # Tile sums in the weights' own precision (float32: relative error ~1e-7 per tile, far
-    # below anything a privacy bound or a test can see), running sums over tiles in float64.
     # The weights are only viewed, never copied: a last partial tile is summed on its own.
     sums = w[:, :full * tile].reshape(r_count, full, tile).sum(axis=2)
     if full * tile < n:
         sums = np.concatenate([sums, w[:, full * tile:].sum(axis=1, keepdims=True)], axis=1)
-    sums = sums.astype(np.float64)
     n_tiles = sums.shape[1]
     cum = np.cumsum(sums, axis=1)
     total = cum[:, -1]
@@ -159,18 +163,25 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
         t[i] = positive[np.argmin(np.abs(positive - t[i]))]
     before = np.where(t > 0, cum[rows, np.maximum(t - 1, 0)], 0.0)
     cols = t[:, None] * tile + np.arange(tile)
-    inside = w[rows[:, None], np.minimum(cols, n - 1)].astype(np.float64)  # (N, tile)
+    inside = w[rows[:, None], np.minimum(cols, n - 1)]                 # (N, tile) copy
     inside[cols >= n] = 0.0
     running = np.cumsum(inside, axis=1)
-    # Inside the tile, invert the tile's own running sum at the same fraction of its mass, so
-    # the choice is ∝ the weights whatever the rounding of the tile sums. A positive fraction
-    # never selects a zero-weight column (the running sum must grow to reach it).
-    frac = np.clip((target - before) / sums[rows, t], np.finfo(np.float64).tiny, 1.0)
-    j = (running < (frac * running[:, -1])[:, None]).sum(axis=1)
-    # Rounding can leave the target a hair above the last running sum: take the tile's last
-    # positive column (it has one: it was chosen with positive mass).
-    over = j >= tile
-    if over.any():
-        positive = inside[over] > 0
-        j[over] = tile - 1 - np.argmax(positive[:, ::-1], axis=1)
-    return t * tile + j
+    residual = target - before
+    j = (running < residual[:, None]).sum(axis=1)
+    # Rounding can put the residual outside the tile's running sums: take the tile's last (or
+    # first) positive column — never a zero-weight one — and call the draw uncertain.
+    odd = (j >= tile) | (residual <= 0)
+    if odd.any():
+        positive = inside[odd] > 0
+        last = tile - 1 - np.argmax(positive[:, ::-1], axis=1)
+        first = np.argmax(positive, axis=1)
+        j[odd] = np.where(residual[odd] <= 0, first, last)
+    out = t * tile + j
+    if margin is None:
+        return out
+    k = np.arange(rows.size)
+    lower = before + np.where(j > 0, running[k, np.maximum(j - 1, 0)], 0.0)
+    upper = before + running[k, j]
+    m = 2.02 * np.asarray(margin, dtype=np.float64)[rows] * total[rows]
+    certain = (target - lower > m) & (upper - target > m) & ~odd
+    return out, certain
