@@ -413,3 +413,42 @@ def test_guarantee_states_sentdp_and_the_same_count_assumption():
     info = mech.describe()
     assert info["candidates"]["fingerprint"] == mech.candidates.fingerprint
     assert len(info["projections_fingerprint"]) == 64
+
+
+def test_release_many_equals_sequential_releases():
+    rng = np.random.default_rng(14)
+    d = 6
+    h = _random_recoder(rng, d)
+    public = [rng.normal(0, 1, (int(rng.integers(1, 5)), d)) for _ in range(50)]
+    mech = DeepCandidate(8.0, build_candidates(public, recoder=h), recoder=h, n_projections=9)
+    docs = [rng.normal(0, 1, (int(rng.integers(1, 9)), d)) for _ in range(20)]
+    emb, idx = mech.release_many(docs, np.random.default_rng(99))
+    seq_rng = np.random.default_rng(99)
+    assert idx.tolist() == [mech.release(doc, seq_rng).index for doc in docs]
+    np.testing.assert_array_equal(emb, mech.candidates.embeddings[idx])
+
+
+def test_cli_docembed_user_errors_exit_2_before_loading_an_encoder(tmp_path, capsys):
+    from textdp.cli import main
+
+    rng = np.random.default_rng(15)
+    h = _random_recoder(rng, 4)
+    cands = build_candidates([rng.normal(size=(2, 4)) for _ in range(5)], recoder=h)
+    cpath, hpath = cands.save(tmp_path / "f.npz"), h.save(tmp_path / "h.npz")
+    doc = tmp_path / "in.txt"
+    doc.write_text("One sentence. Two sentences.\n", encoding="utf-8")
+    out = tmp_path / "out.npy"
+    cases = [
+        (["--candidates", str(cpath), "--epsilon", "1"], "recoder"),          # H missing
+        (["--candidates", str(tmp_path / "none.npz"), "--epsilon", "1"], "no such file"),
+        (["--candidates", str(doc), "--epsilon", "1", "--recoder", str(hpath)], "candidate file"),
+        (["--candidates", str(cpath), "--epsilon", "0", "--recoder", str(hpath)], "epsilon"),
+    ]
+    for args, message in cases:
+        assert main(["docembed", str(doc), "-o", str(out), *args]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("textdp: error:") and "\n" not in err and message in err
+        assert not out.exists()
+    assert main(["docembed", str(doc), "-o", str(tmp_path / "out.txt"), "--candidates",
+                 str(cpath), "--epsilon", "1"]) == 2
+    assert ".npy" in capsys.readouterr().err

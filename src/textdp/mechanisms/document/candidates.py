@@ -147,15 +147,21 @@ def build_candidates(sentence_embeddings: Sequence[np.ndarray], ids: Sequence[st
         ids = [str(i) for i in range(len(sentence_embeddings))]
     if len(ids) != len(sentence_embeddings):
         raise ValueError(f"{len(ids)} ids for {len(sentence_embeddings)} documents")
-    rows = []
+    docs = []
     for i, s in enumerate(sentence_embeddings):
         s = np.asarray(s, dtype=np.float64)
         if s.ndim != 2 or s.shape[0] == 0:
             raise ValueError(f"document {ids[i]!r}: expected a non-empty (k, d) array of sentence "
                              f"embeddings, got shape {s.shape}")
-        if recoder is not None:
-            s = np.asarray(recoder(s), dtype=np.float64)
-        rows.append(s.mean(axis=0))
+        docs.append(s)
+    if not docs:
+        raise ValueError("no public documents to build candidates from")
+    counts = np.array([s.shape[0] for s in docs])
+    flat = np.vstack(docs)
+    if recoder is not None:  # H on every sentence (one batched pass), then the mean
+        flat = np.asarray(recoder(flat), dtype=np.float64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rows = np.add.reduceat(flat, starts, axis=0) / counts[:, None]
     fp = getattr(recoder, "fingerprint", None) if recoder is not None else None
     if recoder is not None and fp is None:
         fp = "unfingerprinted:" + getattr(recoder, "__qualname__", type(recoder).__qualname__)

@@ -267,6 +267,19 @@ class DeepCandidate:
 
     # -- the mechanism ---------------------------------------------------------------------
     def _sentences(self, document: Any) -> np.ndarray:
+        return self._recode(self._raw_sentences(document))
+
+    def _recode(self, s: np.ndarray) -> np.ndarray:
+        if self._recoder is not None:
+            s = np.asarray(self._recoder(s), dtype=np.float64)
+            if s.ndim != 2 or not np.isfinite(s).all():
+                raise ValueError("the recoder returned a non-finite or malformed array")
+        if s.shape[1] != self._candidates.dim:
+            raise ValueError(f"sentence embeddings have dimension {s.shape[1]}, the candidates "
+                             f"{self._candidates.dim}")
+        return s
+
+    def _raw_sentences(self, document: Any) -> np.ndarray:
         if isinstance(document, str) or (isinstance(document, Sequence) and document
                                          and all(isinstance(s, str) for s in document)):
             if self._encoder is None:
@@ -287,11 +300,7 @@ class DeepCandidate:
             raise ValueError("the document has no sentences")
         if not np.isfinite(s).all():
             raise ValueError("sentence embeddings contain a non-finite value")
-        if self._recoder is not None:
-            s = np.asarray(self._recoder(s), dtype=np.float64)
-            if s.ndim != 2 or not np.isfinite(s).all():
-                raise ValueError("the recoder returned a non-finite or malformed array")
-        if s.shape[1] != self._candidates.dim:
+        if self._recoder is None and s.shape[1] != self._candidates.dim:
             raise ValueError(f"sentence embeddings have dimension {s.shape[1]}, the candidates "
                              f"{self._candidates.dim}")
         return s
@@ -335,9 +344,18 @@ class DeepCandidate:
                      ) -> tuple[np.ndarray, np.ndarray]:
         """Release one candidate per document: ((n, d) embeddings, (n,) candidate indices)."""
         rng = check_rng(rng)
-        idx = np.empty(len(documents), dtype=np.int64)
-        for n, doc in enumerate(documents):
-            idx[n] = _gumbel_max(self.log_probabilities(doc), rng, 1)[0]
+        docs = [self._raw_sentences(doc) for doc in documents]
+        idx = np.empty(len(docs), dtype=np.int64)
+        if not docs:
+            return np.zeros((0, self._candidates.dim)), idx
+        # One recoder pass and one projection GEMM for the whole batch (BLAS is inefficient on
+        # many tiny products); the depth and the draw stay per document, in document order.
+        flat = self._recode(np.vstack(docs))
+        proj = flat @ self._projections
+        bounds = np.cumsum([d.shape[0] for d in docs])[:-1]
+        for n, sp in enumerate(np.split(proj, bounds)):
+            u = tukey_depth_utilities(sp, self._candidate_projections)
+            idx[n] = _gumbel_max(exponential_log_probabilities(u, self._epsilon), rng, 1)[0]
         return self._candidates.embeddings[idx], idx
 
     def __repr__(self) -> str:
