@@ -119,11 +119,12 @@ class Mahalanobis(WordMechanism):
         n = self.vocabulary.dim
         u = uniform_sphere(ids.size, n, rng, dtype=np.float64)
         r = rng.gamma(shape=float(n), scale=1.0 / self.epsilon, size=ids.size)
-        # S is symmetric, so the rows of u @ S are S·u; scaled by r and deliberately not
-        # re-normalised (the norm of S·u carries the ellipse's shape).
-        z = u @ self._sqrt
+        # Columns of S·uᵀ are S·u, scaled by r and deliberately not re-normalised (the norm of
+        # S·u carries the ellipse's shape). (S·uᵀ)ᵀ rather than u·S: BLAS handles the wide
+        # product far better than the tall-and-skinny one.
+        z = (self._sqrt @ u.T).T
         z *= r[:, None]
-        return z.astype(np.float32)
+        return z.astype(np.float32, order="C")
 
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         noisy = self.vocabulary.vectors[ids]
