@@ -86,10 +86,13 @@ class _CandidateGraph:
     def __init__(self, vectors: np.ndarray, *, block: int = 1024) -> None:
         v32 = np.ascontiguousarray(vectors, dtype=np.float32)
         n, d = v32.shape
+        if n == 0:
+            raise ValueError("no vectors")
         self.n = n
         self.v32 = v32
         self.v64 = v32.astype(np.float64)
         sq = np.einsum("ij,ij->i", self.v64, self.v64)
+        block = min(block, -(-n // 8) * 8)  # a multiple of 8: mask rows are whole uint64 words
         n_pad = -(-n // block) * block
         left = np.zeros((n_pad, d + 2), dtype=np.float32)
         right = np.zeros((n_pad, d + 2), dtype=np.float32)
