@@ -55,14 +55,20 @@ def _root(
 
 # Subcommands: one module each, one registration line each.
 from textdp.cli import docembed as _docembed  # noqa: E402
+from textdp.cli import calibrate as _calibrate  # noqa: E402
 from textdp.cli import embed as _embed  # noqa: E402
+from textdp.cli import evaluate as _evaluate  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
+from textdp.cli import report as _report  # noqa: E402
 
 app.command("privatize")(_privatize.privatize)
 app.command("mechanisms")(_mechanisms.mechanisms)
 app.command("embed")(_embed.embed)
 app.command("docembed")(_docembed.docembed)
+app.command("calibrate")(_calibrate.calibrate)
+app.command("evaluate")(_evaluate.evaluate)
+app.command("report")(_report.report)
 
 
 def _error(message: object) -> int:

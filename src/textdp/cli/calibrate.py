@@ -1,0 +1,207 @@
+"""``textdp calibrate``: the ε range meeting worst-case plausible deniability targets."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from textdp.cli._common import CLIError, one_line, say, warn
+from textdp.io import FileError
+
+__all__ = ["calibrate", "parse_floats"]
+
+HELP = """Find the ε values at which a mechanism meets worst-case plausible deniability targets.
+
+\b
+The method of Feyisetan et al. (WSDM 2020, §3-4): sample --words vocabulary words,
+measure N_w = Pr[M(w) = w] and S_w (distinct outputs in --draws draws) for each, at
+every ε of a log-spaced grid, and keep the ε where
+    max over words of N_w <= --max-nw   and   min over words of S_w >= --min-sw.
+Mechanisms with an exact output law (1-Diffractor, TEM, SanText) are measured exactly;
+the others (MVC, ...) by Monte Carlo, with every ε seeing the same random numbers, and a
+target then counts as met only with a margin of --margin standard errors. Monotonicity is
+not assumed: every ε interval meeting the targets is reported, and each boundary is
+refined by bisection.
+
+\b
+Output: a table of the measured ε on stdout, then the range(s) and the recommended ε
+(the largest one meeting the targets: the least noise with the privacy asked for);
+with --json a JSON object instead (schema in docs/evaluation.md). --plot PATH writes a
+PNG of N_w and S_w against ε with the targets. Exit status 0 when some ε meets the
+targets, 1 when none in the grid does, 2 on a user error.
+
+\b
+Example:
+  textdp calibrate --mechanism mvc --max-nw 0.5 --min-sw 50 --words 200
+  textdp calibrate --mechanism diffractor --method tem --max-nw 0.2 --json
+"""
+
+
+def parse_floats(text: str, what: str) -> list[float]:
+    """``"0.1,1,10"`` → [0.1, 1.0, 10.0]; every value finite and > 0."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            value = float(item)
+        except ValueError:
+            raise CLIError(f"{what}: {item!r} is not a number") from None
+        if not (math.isfinite(value) and value > 0):
+            raise CLIError(f"{what}: every value must be a finite number > 0, got {item}")
+        out.append(value)
+    if not out:
+        raise CLIError(f"{what}: give at least one number")
+    return out
+
+
+def calibrate(
+    mechanism: Annotated[str, typer.Option(
+        "--mechanism", "-m", help="Mechanism name (see `textdp mechanisms`).")] = "mvc",
+    max_nw: Annotated[float | None, typer.Option(
+        "--max-nw", show_default=False,
+        help="Target: max over words of N_w = Pr[M(w)=w] must be at most this (1 disables "
+             "it).")] = 0.5,
+    min_sw: Annotated[float | None, typer.Option(
+        "--min-sw", show_default=False,
+        help="Target: min over words of S_w must be at least this (1 disables it).")] = 50.0,
+    words: Annotated[int, typer.Option(
+        "--words", min=1, help="Vocabulary words sampled uniformly (worst case over them).")] = 200,
+    draws: Annotated[int, typer.Option(
+        "--draws", min=1, help="Draws per word per ε (the MVC paper uses 1000).")] = 1000,
+    grid: Annotated[str | None, typer.Option(
+        "--grid", metavar="E1,E2,...", show_default=False,
+        help="The ε values to search (default: 4 per decade from --grid-min to --grid-max).")]
+        = None,
+    grid_min: Annotated[float, typer.Option("--grid-min", help="Smallest ε of the default grid.")]
+        = 0.01,
+    grid_max: Annotated[float, typer.Option("--grid-max", help="Largest ε of the default grid.")]
+        = 100.0,
+    refine: Annotated[int, typer.Option(
+        "--refine", min=0, help="Bisection steps per boundary (each halves it in log ε).")] = 5,
+    margin: Annotated[float | None, typer.Option(
+        "--margin", min=0, show_default=False,
+        help="Monte Carlo only: standard errors an estimate must beat a target by (default "
+             "3; 0 = plain point estimates, as in the paper).")] = None,
+    support: Annotated[str, typer.Option(
+        "--support", help="S_w statistic: 'distinct' (outputs seen in --draws draws, the "
+                          "paper's) or 'mass' (smallest set holding 1-η of the mass; exact "
+                          "laws only).")] = "distinct",
+    eta: Annotated[float, typer.Option("--eta", help="η of --support mass.")] = 0.01,
+    vocabulary_size: Annotated[int | None, typer.Option(
+        "--vocabulary-size", min=2, show_default=False,
+        help="Use the default GloVe vocabulary restricted to wordfreq's top N words "
+             "(default: the same vocabulary as `textdp privatize`).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, show_default=False,
+        help="Seed for the word sample and the draws (default: OS entropy).")] = None,
+    method: Annotated[str | None, typer.Option(
+        "--method", show_default=False,
+        help="Mechanism parameter `method` (only for mechanisms that take it).")] = None,
+    n_lists: Annotated[int | None, typer.Option(
+        "--n-lists", show_default=False,
+        help="Mechanism parameter `n_lists` (only for mechanisms that take it).")] = None,
+    beta: Annotated[float | None, typer.Option(
+        "--beta", show_default=False,
+        help="Mechanism parameter `beta` (only for mechanisms that take it).")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", metavar="NAME=VALUE", show_default=False,
+        help="Any other mechanism parameter; repeatable.")] = None,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print the result as JSON on stdout.")] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", metavar="PATH.png", show_default=False,
+        help="Write a PNG of N_w and S_w against ε with the targets.")] = None,
+) -> int:
+    import numpy as np
+
+    from textdp import mechanisms as registry
+    from textdp.cli._common import progress_bar
+    from textdp.cli.privatize import mechanism_params
+    from textdp.evaluation.calibration import calibrate as run_calibration
+    from textdp.evaluation.calibration import default_grid
+
+    # 1. Everything the user gave, checked before any work.
+    if max_nw is not None and not 0 < max_nw <= 1:
+        raise CLIError(f"--max-nw must lie in (0, 1], got {max_nw:g}")
+    if min_sw is not None and min_sw < 1:
+        raise CLIError(f"--min-sw must be ≥ 1, got {min_sw:g}")
+    if support not in ("distinct", "mass"):
+        raise CLIError(f"--support must be 'distinct' or 'mass', got {support!r}")
+    if not 0 < eta < 1:
+        raise CLIError(f"--eta must lie in (0, 1), got {eta:g}")
+    if plot is not None:
+        if plot.suffix.lower() != ".png":
+            raise FileError(plot, None, "--plot must name a .png file")
+        if not plot.absolute().parent.is_dir():
+            raise FileError(plot, None, f"directory {str(plot.parent)!r} does not exist")
+    if grid is not None:
+        eps_grid = parse_floats(grid, "--grid")
+    else:
+        if not (0 < grid_min < grid_max and math.isfinite(grid_max)):
+            raise CLIError("--grid-min and --grid-max must satisfy 0 < min < max")
+        eps_grid = default_grid(grid_min, grid_max)
+    params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
+                              param or [])
+    from textdp.vocab import load_default
+
+    vocab = load_default(vocabulary_size) if vocabulary_size else load_default()
+    if words > len(vocab):
+        warn(f"--words {words} exceeds the vocabulary ({len(vocab)} words): using all of them")
+
+    def factory(eps: float):  # noqa: ANN202 - a WordMechanism
+        return registry.create(mechanism, vocab, epsilon=eps, **params)
+
+    try:
+        factory(eps_grid[0])
+    except (TypeError, ValueError) as exc:
+        raise CLIError(one_line(exc)) from None
+
+    # 2. The search.
+    bar = progress_bar("calibrate")(len(eps_grid), "ε")
+    try:
+        result = run_calibration(
+            factory, max_n_w=max_nw, min_s_w=min_sw, words=min(words, len(vocab)),
+            n_draws=draws, grid=eps_grid, refine_steps=refine, support=support,  # type: ignore[arg-type]
+            margin=margin, eta=eta, rng=np.random.default_rng(seed), progress=bar.update)
+    except ValueError as exc:
+        raise CLIError(one_line(exc)) from None
+    finally:
+        bar.close()
+
+    # 3. Output.
+    data = result.to_dict()
+    data["vocabulary"] = vocab.describe()
+    data["seed"] = seed
+    if plot is not None:
+        from textdp.evaluation.plots import calibration_plot
+        from textdp.io import AtomicFiles
+
+        with AtomicFiles() as files:
+            calibration_plot(data, files.path_for(plot))
+        say(f"plot: {plot}")
+    if json_output:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(f"{result.mechanism} on {vocab.name} ({len(vocab):,} words), "
+                   f"{len(result.words)} words × {draws} draws, "
+                   f"{result.method.replace('_', ' ')}"
+                   + (f", margin {result.margin:g} s.e." if result.method == "monte_carlo" else ""))
+        typer.echo(result.table())
+        typer.echo(result.describe())
+        if not (result.monotone.get("max_n_w_nondecreasing", True)
+                and result.monotone.get("min_s_w_nonincreasing", True)):
+            typer.echo("note: N_w or S_w is not monotone in ε on this grid (see the table)")
+    if result.epsilon is None:
+        warn("no ε in the searched grid meets the targets")
+        return 1
+    return 0
+
+
+calibrate.__doc__ = HELP

@@ -1,0 +1,79 @@
+"""``textdp report``: render a privatisation run's privacy report as Markdown and HTML."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from textdp.cli._common import CLIError, say
+from textdp.io import FileError
+
+__all__ = ["report"]
+
+HELP = """Render RUN.json, the privacy report of `textdp privatize --report`, for people.
+
+\b
+Writes into --out (default: a directory RUN-report next to RUN.json):
+  report.md    Markdown: the guarantee, the mechanism and its parameters, the vocabulary,
+               token accounting, what was released unprotected and why, warnings,
+               randomness and timing
+  report.html  the same page, self-contained (PNG figures embedded), no scripts
+  tokens.png   tokens by class and by policy
+With --deniability N the mechanism is rebuilt from the report (when its vocabulary is one
+of textdp's default GloVe vocabularies and its parameters are plain values) and N_w / S_w
+are measured on N random words (deniability.png). The report holds no text, so neither
+does the rendering.
+
+\b
+Example:
+  textdp privatize reviews.txt -o private.txt --epsilon 10 --report run.json
+  textdp report run.json --deniability 200
+"""
+
+
+def report(
+    run: Annotated[Path, typer.Argument(metavar="RUN.json", show_default=False,
+                                        help="A report written by `textdp privatize --report`.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="DIR", show_default=False,
+        help="Output directory (created if missing; its parent must exist).")] = None,
+    deniability: Annotated[int | None, typer.Option(
+        "--deniability", metavar="N", min=1, show_default=False,
+        help="Also measure N_w / S_w of the run's mechanism on N random words.")] = None,
+    draws: Annotated[int, typer.Option("--draws", min=1, help="Draws per word for --deniability.")]
+        = 1000,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, show_default=False, help="Seed for --deniability.")] = None,
+) -> None:
+    import numpy as np
+
+    from textdp.evaluation.render import run_report_document, write_report
+
+    if not run.is_file():
+        raise FileError(run, None, "no such file" if not run.exists() else "is not a file")
+    try:
+        data = json.loads(run.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FileError(run, None, f"not a JSON file ({exc})") from None
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("textdp.report/"):
+        raise CLIError(f"{run}: not a textdp privacy report (no \"schema\": \"textdp.report/1\"); "
+                       "write one with `textdp privatize ... --report RUN.json`")
+    for key in ("mechanism", "guarantee"):
+        if not isinstance(data.get(key), dict):
+            raise CLIError(f"{run}: the report has no {key!r} section")
+    out = out if out is not None else run.with_name(f"{run.stem}-report")
+    if out.exists() and not out.is_dir():
+        raise FileError(out, None, "exists and is not a directory")
+    if not out.absolute().parent.is_dir():
+        raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
+    out.mkdir(exist_ok=True)
+    doc = run_report_document(data, out, deniability_words=deniability, draws=draws,
+                              rng=np.random.default_rng(seed))
+    paths = write_report(doc, out)
+    say(f"wrote {paths['markdown']} and {paths['html']}")
+
+
+report.__doc__ = HELP
