@@ -54,8 +54,8 @@ def _root(
 
 
 # Subcommands: one module each, one registration line each.
-from textdp.cli import docembed as _docembed  # noqa: E402
 from textdp.cli import calibrate as _calibrate  # noqa: E402
+from textdp.cli import docembed as _docembed  # noqa: E402
 from textdp.cli import embed as _embed  # noqa: E402
 from textdp.cli import evaluate as _evaluate  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
