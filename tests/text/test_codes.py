@@ -109,3 +109,19 @@ def test_nul_in_text_falls_back(vocab):
     p = Privatizer(mech)
     assert p.run(["Good\x00day", "fine"]) == ["Good\x00day", "fine"]
     assert p.report()["tokens"]["by_class"]["other"] == 1
+
+
+def test_document_generators_equal_reference():
+    """The vectorised per-document generators are default_rng(SeedSequence(seed, spawn_key=(i,)))."""
+    from textdp import _random
+    from textdp.pipeline import _DocumentGenerators
+
+    rng = random.Random(3)
+    for seed in (0, 1, 12345, 2**32 + 1, 2**64 + 5, 2**130 + 9):
+        gens = _DocumentGenerators(seed)
+        assert gens._exact
+        positions = [0, 1, 2, 2**32 - 1] + [rng.randrange(2**32) for _ in range(100)] + [2**33]
+        for p, g in zip(positions, gens.many(np.array(positions)), strict=True):
+            ref = _random.document_generator(seed, p)
+            assert g.bit_generator.state == ref.bit_generator.state
+            assert g.standard_exponential(3).tolist() == ref.standard_exponential(3).tolist()
