@@ -86,9 +86,21 @@ def test_shapes_and_types():
     assert x.shape == (0,) and x.dtype == np.int64
     y = clamped_geometric(np.zeros((3, 4), dtype=np.int64), 1.0, 0, 9, rng)
     assert y.shape == (3, 4) and y.min() >= 0 and y.max() <= 9
-    # Tiny ε: huge offsets never overflow, the clamp puts them on the endpoints.
-    z = clamped_geometric(np.full(1000, 5), 1e-15, 0, 10, rng)
-    assert set(np.unique(z).tolist()) <= {0, 10}
+    # Tiny ε: huge offsets never overflow or saturate, the clamp puts them on either endpoint.
+    for eps in (1e-8, 1e-15, 1e-300):
+        z = clamped_geometric(np.full(10_000, 5), eps, 0, 10, rng)
+        assert set(np.unique(z).tolist()) <= {0, 10}
+        assert stats.binomtest(int((z == 0).sum()), z.size, 0.5).pvalue > ALPHA
+
+
+@pytest.mark.statistical
+def test_small_epsilon_branch_has_the_same_law(monkeypatch):
+    """The branch used for ε < 1e-9 (⌊E₁/ε⌋ − ⌊E₂/ε⌋), forced at ε = 0.8, against the exact pmf."""
+    import textdp.noise.geometric as geo
+
+    monkeypatch.setattr(geo, "_SMALL_EPSILON", 10.0)
+    assert _plain_p(two_sided_geometric(N, 0.8, np.random.default_rng(17)), 0.8) > ALPHA
+    assert _plain_p(two_sided_geometric(N, 0.84, np.random.default_rng(18)), 0.8) < ALPHA
 
 
 # --- distribution -----------------------------------------------------------------------------

@@ -8,10 +8,13 @@ and Theorem 1: adding X to a position Φ(w) gives ε·|Φ(w) − Φ(w′)| metri
 position to [lo, hi] (Eq. (5)) is post-processing and keeps ε; the endpoints then carry the whole
 tail mass. Renormalising the pmf on [lo, hi] instead would *not* keep ε (TESTING.md §2).
 
-Sampling: if E ~ Exp(1) then ⌊E/ε⌋ is geometric on {0, 1, …} with P[⌊E/ε⌋ ≥ k] = a^k, and the
-difference of two independent such variables has exactly the pmf above. Numerics are idealised
-(the exponential variates are floating point), as for every floating-point sampler; the output is
-an integer, so the low-order-bit leak of a floating-point Laplace release does not arise.
+Sampling: X = G₁ − G₂ with G₁, G₂ independent geometric on {1, 2, …} with success probability
+p = 1 − a (numpy's ``Generator.geometric``): P[G₁ − G₂ = x] = Σ_k p²a^{k−1}a^{k+|x|−1}
+= p·a^{|x|}/(2 − p) = ((1 − a)/(1 + a))·a^{|x|}. For ε < 1e-9, where numpy's sampler nears its
+int64 saturation, X = ⌊E₁/ε⌋ − ⌊E₂/ε⌋ with E exponential (⌊E/ε⌋ is geometric on {0, 1, …} with
+P[≥ k] = a^k: the same law). Numerics are idealised (floating point inside the samplers), as for
+every floating-point sampler; the output is an integer, so the low-order-bit leak of a
+floating-point Laplace release does not arise.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ __all__ = [
     "clamped_geometric_log_pmf",
 ]
 
-# Offsets beyond this are clipped before the integer cast (post-processing; no position range
-# used with this module comes anywhere near it).
+# Offsets beyond ±2^62 are clipped (post-processing; no position range comes anywhere near it),
+# so that adding a position never overflows int64.
 _MAX_OFFSET = 2.0**62
+# Below this ε numpy's geometric sampler could approach its int64 saturation.
+_SMALL_EPSILON = 1e-9
 
 
 def _check_size(size: object) -> int:
@@ -58,21 +63,24 @@ def two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator | No
     """``size`` draws of X with P[X = x] = ((1 − a)/(1 + a))·a^{|x|}, a = e^{−ε} (int64).
 
     Diffractor 2024, Eq. (4) with b = 1/ε. Values of magnitude above 2^62 (possible only for
-    ε < 1e-17) are clipped, which is post-processing for any position range.
+    ε < 1e-9) are clipped, which is post-processing for any position range.
     """
     return _two_sided_geometric(_check_size(size), check_epsilon(epsilon), check_rng(rng))
 
 
 def _two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """:func:`two_sided_geometric` without argument checks (hot loops of checked callers)."""
-    scale = 1.0 / epsilon
+    if epsilon >= _SMALL_EPSILON:
+        g = rng.geometric(-math.expm1(-epsilon), size=2 * size)
+        return np.subtract(g[:size], g[size:], out=g[:size])
+    # Tiny ε: numpy's geometric saturates at 2^63 − 1 (both draws equal, X = 0). Use
+    # ⌊E₁/ε⌋ − ⌊E₂/ε⌋ (E exponential; same law) in float64 and clip before the integer cast.
     e = rng.standard_exponential(2 * size)
-    e *= scale
+    e /= epsilon
     np.floor(e, out=e)
-    if scale * 1000.0 > _MAX_OFFSET:  # only reachable for absurdly small ε
-        np.minimum(e, _MAX_OFFSET, out=e)
-    g = e.astype(np.int64)
-    return np.subtract(g[:size], g[size:], out=g[:size])
+    x = np.subtract(e[:size], e[size:], out=e[:size])
+    np.clip(x, -_MAX_OFFSET, _MAX_OFFSET, out=x)
+    return x.astype(np.int64)
 
 
 def clamped_geometric(positions: np.ndarray | int, epsilon: float, lo: int, hi: int,

@@ -239,20 +239,25 @@ class Diffractor(WordMechanism):
         return int(np.abs(self._positions[:, a] - self._positions[:, b]).max())
 
     # --- sampling -------------------------------------------------------------------------
-    def draw(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-        """(list choice, geometric offset) or (list choice, u₁, u₂) for TEM, per token."""
-        m = int(ids.size)
-        k = self.n_lists
+    def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Per token: the geometric offset (one list), (list choice, offset) (several lists), or
+        (list choice, u₁, u₂) for TEM. Offsets first, then list choices."""
+        m = ids.size
+        k = self._lists.shape[0]
         if self._method == "geometric":
-            offsets = _two_sided_geometric(m, self.epsilon, rng)
-            lists = rng.integers(k, size=m) if k > 1 else np.zeros(m, dtype=np.int64)
-            return lists, offsets
+            offsets = _two_sided_geometric(m, self._epsilon, rng)
+            return (rng.integers(k, size=m), offsets) if k > 1 else offsets
         u = rng.random(2 * m)
         lists = rng.integers(k, size=m) if k > 1 else np.zeros(m, dtype=np.int64)
         return lists, u[:m], u[m:]
 
-    def apply(self, ids: np.ndarray, noise: tuple[np.ndarray, ...]) -> np.ndarray:
+    def apply(self, ids: np.ndarray, noise: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray:
         n = self._n
+        if isinstance(noise, np.ndarray):  # geometric, one list
+            pos = self._pos0.take(ids)
+            pos += noise
+            np.clip(pos, 0, n - 1, out=pos)
+            return self._list0.take(pos)
         if self.n_lists == 1:
             pos = self._pos0.take(ids)
             flat_base = None
