@@ -11,7 +11,7 @@ import pytest
 from scipy import special, stats
 
 from textdp.noise import choose_from_weights, gumbel, gumbel_max, truncated_gumbel
-from textdp.noise.gumbel import truncated_gumbel_cdf
+from textdp.noise.gumbel import halving_levels, truncated_gumbel_cdf
 
 ALPHA = 1e-6
 N = 200_000
@@ -105,7 +105,7 @@ def test_choose_from_weights_law_and_power():
     w = np.exp(-rng.random((3, n)) * 8).astype(np.float32)
     w[1, 100:400] = 0.0  # zero weights are never chosen
     rows = np.repeat(np.arange(3), 100_000)
-    u = rng.random(rows.size)
+    u = rng.random((rows.size, halving_levels(n, 64)))
     got = choose_from_weights(w, rows, u, tile=64)
     for r in range(3):
         counts = np.bincount(got[rows == r], minlength=n)
@@ -121,17 +121,44 @@ def test_choose_from_weights_law_and_power():
     assert _chi2_p(counts, p) < ALPHA
 
 
-def test_choose_from_weights_inverts_the_cdf():
+def test_halving_decisions_and_their_certificate():
+    # Two columns, weights 1 and 3: left with probability 1/4, decided by the single uniform.
+    w = np.array([[1.0, 3.0]])
+    u = np.array([[0.0], [0.2499], [0.2501], [0.9]])
+    rows = np.zeros(4, dtype=int)
+    np.testing.assert_array_equal(choose_from_weights(w, rows, u, tile=2), [0, 0, 1, 1])
+    cols, certain = choose_from_weights(w, rows, u, tile=2, rel_error=np.array([1e-3]))
+    np.testing.assert_array_equal(cols, [0, 0, 1, 1])
+    # With weights off by up to 0.1%, the threshold 1/4 could lie in [0.2496, 0.2504].
+    np.testing.assert_array_equal(certain, [True, False, False, True])
+    # Exact weights (no error) certify everything, and a column of weight 0 is never taken.
     w = np.array([[0.0, 1.0, 0.0, 2.0, 1.0, 0.0]], dtype=np.float32)
-    cdf = np.cumsum(w[0]) / w.sum()  # 0, .25, .25, .75, 1, 1
-    u = np.array([0.0, 0.2, 0.26, 0.74, 0.76, 0.999999])
-    got = choose_from_weights(w, np.zeros(u.size, dtype=int), u, tile=2)
-    # target = 1 − u: the first column whose running share reaches it.
-    want = [int(np.argmax(cdf >= 1 - x)) for x in u]
-    np.testing.assert_array_equal(got, want)
-    assert not np.isin(got, [0, 2, 5]).any()
+    u = np.random.default_rng(1).random((500, halving_levels(6, 2)))
+    cols, certain = choose_from_weights(w, np.zeros(500, dtype=int), u, tile=2,
+                                        rel_error=np.zeros(1))
+    assert certain.all() and not np.isin(cols, [0, 2, 5]).any()
     with pytest.raises(ValueError, match="positive"):
-        choose_from_weights(np.zeros((1, 4), np.float32), np.array([0]), np.array([0.5]))
+        choose_from_weights(np.zeros((1, 4), np.float32), np.array([0]), np.zeros((1, 2)), tile=2)
+    with pytest.raises(ValueError, match="power of two"):
+        choose_from_weights(np.ones((1, 8)), np.array([0]), np.zeros((1, 3)), tile=3)
+    with pytest.raises(ValueError, match="shape"):
+        choose_from_weights(np.ones((1, 8)), np.array([0]), np.zeros((1, 2)), tile=2)
+
+
+@pytest.mark.statistical
+def test_certified_choices_match_exact_weights():
+    """Perturb weights within the stated error: certified draws never change column."""
+    rng = np.random.default_rng(8)
+    n = 3000
+    w = np.exp(-rng.random((2, n)) * 6)
+    rho = 1e-3
+    noisy = w * (1 + rng.uniform(-rho, rho, w.shape))
+    rows = rng.integers(0, 2, 50_000)
+    u = rng.random((rows.size, halving_levels(n, 64)))
+    exact = choose_from_weights(w, rows, u)
+    got, certain = choose_from_weights(noisy, rows, u, rel_error=np.full(2, rho))
+    assert (got[certain] == exact[certain]).all()
+    assert 0.9 < certain.mean() < 1.0  # the certificate is neither vacuous nor all-rejecting
 
 
 def test_argument_checks():

@@ -111,7 +111,7 @@ class ExactNeighbors:
         self._n = n
         self._v32 = v
         self._v64 = v.astype(np.float64)
-        self._aug_ones: np.ndarray | None = None
+        self._aug_ones: dict[str, np.ndarray] = {}
         self._max_sq = float(sq.max())
         self._max_norm = float(np.sqrt(self._max_sq))
         k = d + 1
@@ -133,6 +133,11 @@ class ExactNeighbors:
     @property
     def dim(self) -> int:
         return int(self._v32.shape[1])
+
+    @property
+    def max_norm(self) -> float:
+        """The largest Euclidean norm of a row."""
+        return self._max_norm
 
     @property
     def vectors64(self) -> np.ndarray:
@@ -312,41 +317,49 @@ class ExactNeighbors:
 
     # -- dense distance rows, block by block -----------------------------------------------------
     def map_squared_distances(self, queries: np.ndarray, fn, *, scale: float = 1.0,
-                              block_size: int | None = None) -> None:
+                              dtype=np.float64, block_size: int | None = None) -> None:
         """Call ``fn(start, stop, block, error)`` for consecutive blocks of queries.
 
-        ``block`` is the float64 (stop − start, |V|) array of c²·‖v − q‖² (c = ``scale``) from one
-        float64 GEMM of [−2c²q, c², c²‖q‖²]·[v, ‖v‖², 1]ᵀ — no extra pass — and ``error`` a
-        rigorous per-query bound on |block − exact| (Higham §3.1 for the dot product of d + 2
-        terms, plus the rounding of the inputs, ×1.01). Values can be slightly negative. Blocks
-        run on up to ``n_jobs`` threads; ``fn`` may overwrite ``block`` and must only write to
-        disjoint outputs. At most one block per thread is in memory (about 12 MiB).
+        ``block`` is the (stop − start, |V|) array of c²·‖v − q‖² (c = ``scale``) from one GEMM
+        of [−2c²q, c², c²‖q‖²]·[v, ‖v‖², 1]ᵀ in ``dtype`` (float32 or float64) — no extra pass —
+        and ``error`` a rigorous per-query bound on |block − exact| (Higham §3.1 for a dot product
+        of d + 2 terms, plus the rounding of the inputs, with room to spare). Values can be
+        slightly negative. Blocks run on up to ``n_jobs`` threads; ``fn`` may overwrite ``block``
+        and must only write to disjoint outputs. At most one block per thread is in memory
+        (about 12 MiB).
         """
         q32 = self._check_queries(queries)
         c2 = float(scale) ** 2
         if not np.isfinite(c2) or c2 <= 0:
             raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}")
         d = self.dim
-        if self._aug_ones is None:
-            ones = np.ones((self._n, d + 2), dtype=np.float64)
-            ones[:, :d] = self._v64
-            ones[:, d] = np.einsum("ij,ij->i", self._v64, self._v64)
-            self._aug_ones = ones
+        aug = self._aug_ones.get(dtype.char)
+        if aug is None:
+            aug = np.ones((self._n, d + 2), dtype=np.float64)
+            aug[:, :d] = self._v64
+            aug[:, d] = np.einsum("ij,ij->i", self._v64, self._v64)
+            aug = self._aug_ones[dtype.char] = aug.astype(dtype)
         q64 = q32.astype(np.float64)
         qsq = np.einsum("ij,ij->i", q64, q64)
         qa = np.empty((q32.shape[0], d + 2), dtype=np.float64)
         np.multiply(q64, -2.0 * c2, out=qa[:, :d])
         qa[:, d] = c2
         qa[:, d + 1] = c2 * qsq
-        # Σ|terms| ≤ c²(‖v‖ + ‖q‖)²; d + 2 products summed, inputs (‖v‖², ‖q‖², c²·x) each
-        # carrying a few more unit roundoffs: (2d + 64)·u covers all of it generously.
-        u = 2.0**-53
-        error = 1.01 * (2 * d + 64) * u * c2 * (self._max_norm + np.sqrt(qsq)) ** 2
-        rows = int(block_size or np.clip((12 << 20) // (8 * self._n), 8, 8192))
+        qa = qa.astype(dtype)
+        # Every product term carries at most 2u of input rounding (−2c²q, c², c²‖q‖² and ‖v‖²
+        # are rounded once to dtype; v is exact), and summing d + 2 terms in any order adds
+        # γ_{d+2} = (d+2)u/(1 − (d+2)u) of Σ|terms| ≤ c²(‖v‖ + ‖q‖)² (Higham, Lemma 3.1 and
+        # §3.1; FMA only helps). (d + 5)·u·1.01 bounds both with room to spare.
+        u = float(np.finfo(dtype).eps) / 2
+        error = 1.01 * (d + 5) * u * c2 * (self._max_norm + np.sqrt(qsq)) ** 2
+        rows = int(block_size or np.clip((12 << 20) // (dtype.itemsize * self._n), 8, 8192))
 
         def block(start: int, stop: int) -> None:
-            out = np.empty((stop - start, self._n), np.float64)
-            np.matmul(qa[start:stop], self._aug_ones.T, out=out)
+            out = np.empty((stop - start, self._n), dtype)
+            np.matmul(qa[start:stop], aug.T, out=out)
             fn(start, stop, out, error[start:stop])
 
         self._blocks(q32.shape[0], block, rows)

@@ -7,10 +7,11 @@
   wasted and none is clipped (clipping would put mass on ±B, a different law).
 * ``gumbel_max``: the exponential mechanism by the Gumbel-max trick (argmax of score + Gumbel(0, b)
   has law softmax(score / b); McSherry & Talwar 2007, with b = 2Δ/ε).
-* ``choose_from_weights``: the same categorical law sampled by inversion from one uniform per
-  draw, for rows of weights shared by many draws (TEM and SanText precompute one row per distinct
-  input word and reuse it for every token of that word). The randomness (the uniform) is drawn
-  before the weights are known, which keeps a mechanism's ``draw``/``apply`` split.
+* ``choose_from_weights``: the same categorical law sampled by sequential halving from a few
+  uniforms per draw, for rows of weights shared by many draws (TEM and SanText precompute one row
+  per distinct input word and reuse it for every token of that word). The randomness (the
+  uniforms) is drawn before the weights are known, which keeps a mechanism's ``draw``/``apply``
+  split, and each decision can be certified against a bound on the weights' errors.
 
 Numerics are idealised, as for every floating-point sampler: an outcome whose probability is
 below about 2⁻⁵³ relative to the row total may be sampled with a probability off by that much.
@@ -31,6 +32,7 @@ __all__ = [
     "truncated_gumbel_cdf",
     "gumbel_max",
     "choose_from_weights",
+    "halving_levels",
 ]
 
 
@@ -110,78 +112,124 @@ def gumbel_max(scores: np.ndarray, scale: float,
     return noisy.argmax(axis=-1)
 
 
+def _tile_for(n: int, tile: int) -> int:
+    """The tile actually used: ``tile``, or the smallest power of two ≥ n when n is smaller."""
+    tile = int(tile)
+    if tile < 1 or tile & (tile - 1):
+        raise ValueError(f"tile must be a power of two, got {tile}")
+    return min(tile, 1 << max(0, int(n) - 1).bit_length())
+
+
+def halving_levels(n: int, tile: int = 64) -> int:
+    """How many uniforms :func:`choose_from_weights` needs per draw for rows of ``n`` weights."""
+    tile = _tile_for(n, tile)
+    n_tiles = -(-int(n) // tile)
+    return (n_tiles - 1).bit_length() + (tile - 1).bit_length()
+
+
 def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
-                        tile: int = 64, margin: np.ndarray | None = None):
+                        tile: int = 64, rel_error: np.ndarray | None = None,
+                        abs_error: float = 0.0):
     """For each draw i, a column of ``weights[rows[i]]`` with probability ∝ its weight.
 
-    Inversion from the uniform ``u[i]`` ∈ [0, 1): with running sums C_j of the row and total Z,
-    the column is the first j with C_j ≥ (1 − u)·Z (a target in (0, Z]). Columns are summed tile
-    by tile, so a draw only accumulates one tile: O(|V|/tile + tile) per draw after an O(|V|)
-    pass per row. A column of weight 0 is never returned.
+    Sequential halving: the columns form a binary tree (tiles of ``tile`` columns, then the
+    columns inside a tile); at each node the draw goes left when its own uniform for that level
+    is below left mass / (left + right mass). The product of those choices is exactly
+    weight / total, and each choice reads only the two masses at hand — so errors in the weights
+    move each decision's threshold by a *relative* amount, instead of moving the ends of a whole
+    cumulative sum, which is what lets :func:`textdp.mechanisms.word.tem.sample_by_distinct_word`
+    certify choices made from float32 weights. Cost: one O(|V|) pass per row, then
+    O(log|V| + tile) per draw. A column of weight 0 is never returned.
 
     Args:
-        weights: (R, n) non-negative finite weights (float64); every row needs a positive total.
+        weights: (R, n) non-negative finite weights (float32 or float64), positive row totals.
         rows: (N,) row of each draw.
-        u: (N,) uniforms in [0, 1).
-        tile: columns per tile.
-        margin: optional (R,) bound κ_r on the relative error of every running sum and total of
-            row r against exact arithmetic on the exact weights. Given it, the function also
-            returns which choices are *certain*: the target lies farther than the error from
-            both ends of the chosen column's interval, so inversion of the exact weights picks
-            the same column. Uncertain draws (rare: probability ≈ 4·n·κ) should be redone
-            exactly by the caller.
+        u: (N, L) uniforms in [0, 1), L = :func:`halving_levels` (n, tile).
+        tile: columns per tile (a power of two).
+        rel_error: optional (R,) bound ρ_r: every weight of row r is within ρ_r·w + ``abs_error``
+            of its exact value. Given it, the function also returns which draws are *certain*:
+            at every decision the uniform lies outside the range the threshold could take under
+            those errors, so exact weights give the same column.
+        abs_error: absolute error allowed per weight (underflow), with ``rel_error``.
 
     Returns:
-        (N,) int64 column indices, or ``(columns, certain)`` when ``margin`` is given.
+        (N,) int64 column indices, or ``(columns, certain)`` when ``rel_error`` is given.
     """
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(weights)
     r_count, n = w.shape
     rows = np.asarray(rows, dtype=np.int64)
     u = np.asarray(u, dtype=np.float64)
+    tile = _tile_for(n, tile)
+    levels = halving_levels(n, tile)
+    if u.shape != (rows.size, levels):
+        raise ValueError(f"u must have shape ({rows.size}, {levels}), got {u.shape}")
+    certify = rel_error is not None
     if rows.size == 0:
         empty = np.empty(0, dtype=np.int64)
-        return empty if margin is None else (empty, np.empty(0, dtype=bool))
-    tile = max(1, min(int(tile), n))
+        return (empty, np.empty(0, dtype=bool)) if certify else empty
     full = n // tile
-    # The weights are only viewed, never copied: a last partial tile is summed on its own.
-    sums = w[:, :full * tile].reshape(r_count, full, tile).sum(axis=2)
+    sums = w[:, :full * tile].reshape(r_count, full, tile).sum(axis=2).astype(np.float64)
     if full * tile < n:
-        sums = np.concatenate([sums, w[:, full * tile:].sum(axis=1, keepdims=True)], axis=1)
+        last = w[:, full * tile:].sum(axis=1, keepdims=True, dtype=np.float64)
+        sums = np.concatenate([sums, last], axis=1)
     n_tiles = sums.shape[1]
-    cum = np.cumsum(sums, axis=1)
-    total = cum[:, -1]
-    if not (total > 0).all() or not np.isfinite(total).all():
+    if not ((sums.sum(axis=1) > 0).all() and np.isfinite(sums).all()):
         raise ValueError("every row of weights needs a positive finite total")
-    target = (1.0 - u) * total[rows]                                   # (0, total]
-    # One searchsorted over all rows: row r's running sums, divided by the total, shifted by r.
-    flat = (cum / total[:, None] + np.arange(r_count)[:, None]).ravel()
-    pos = np.searchsorted(flat, rows + target / total[rows], side="left")
-    t = np.minimum(pos - rows * n_tiles, n_tiles - 1)
-    empty = np.flatnonzero(sums[rows, t] <= 0)
-    for i in empty.tolist():  # rounding landed on a tile without mass: take the nearest with mass
-        positive = np.flatnonzero(sums[rows[i]] > 0)
-        t[i] = positive[np.argmin(np.abs(positive - t[i]))]
-    before = np.where(t > 0, cum[rows, np.maximum(t - 1, 0)], 0.0)
-    cols = t[:, None] * tile + np.arange(tile)
-    inside = w[rows[:, None], np.minimum(cols, n - 1)]                 # (N, tile) copy
+    tile_levels = levels - (tile - 1).bit_length()
+    width = 1 << tile_levels
+    tree = [np.zeros((r_count, width))]
+    tree[0][:, :n_tiles] = sums
+    counts = [np.zeros(width)]  # columns under each node (for the absolute error term)
+    counts[0][:n_tiles] = tile
+    counts[0][n_tiles - 1] = n - (n_tiles - 1) * tile
+    while tree[-1].shape[1] > 1:
+        tree.append(tree[-1].reshape(r_count, -1, 2).sum(axis=2))
+        counts.append(counts[-1].reshape(-1, 2).sum(axis=1))
+    tree.reverse()
+    counts.reverse()
+    rel = None if not certify else np.asarray(rel_error, dtype=np.float64)[rows]
+    certain = np.ones(rows.size, dtype=bool)
+    node = np.zeros(rows.size, dtype=np.int64)
+    for level in range(1, len(tree)):
+        left = tree[level][rows, 2 * node]
+        right = tree[level][rows, 2 * node + 1]
+        go_right = _decide(left, right, u[:, level - 1], rel, counts[level][2 * node],
+                           counts[level][2 * node + 1], abs_error, certain)
+        node = 2 * node + go_right
+    # Inside the chosen tile: the same halving over its columns, masses in float64.
+    cols = node[:, None] * tile + np.arange(tile)
+    inside = w[rows[:, None], np.minimum(cols, n - 1)].astype(np.float64)
     inside[cols >= n] = 0.0
-    running = np.cumsum(inside, axis=1)
-    residual = target - before
-    j = (running < residual[:, None]).sum(axis=1)
-    # Rounding can put the residual outside the tile's running sums: take the tile's last (or
-    # first) positive column — never a zero-weight one — and call the draw uncertain.
-    odd = (j >= tile) | (residual <= 0)
-    if odd.any():
-        positive = inside[odd] > 0
-        last = tile - 1 - np.argmax(positive[:, ::-1], axis=1)
-        first = np.argmax(positive, axis=1)
-        j[odd] = np.where(residual[odd] <= 0, first, last)
-    out = t * tile + j
-    if margin is None:
-        return out
+    nodes = [inside]
+    while nodes[-1].shape[1] > 1:
+        nodes.append(nodes[-1].reshape(rows.size, -1, 2).sum(axis=2))
+    nodes.reverse()
+    j = np.zeros(rows.size, dtype=np.int64)
     k = np.arange(rows.size)
-    lower = before + np.where(j > 0, running[k, np.maximum(j - 1, 0)], 0.0)
-    upper = before + running[k, j]
-    m = 2.02 * np.asarray(margin, dtype=np.float64)[rows] * total[rows]
-    certain = (target - lower > m) & (upper - target > m) & ~odd
-    return out, certain
+    for level in range(1, len(nodes)):
+        size = float(tile >> level)
+        go_right = _decide(nodes[level][k, 2 * j], nodes[level][k, 2 * j + 1],
+                           u[:, tile_levels + level - 1], rel, size, size, abs_error, certain)
+        j = 2 * j + go_right
+    out = node * tile + j
+    return (out, certain) if certify else out
+
+
+def _decide(left, right, u, rel, n_left, n_right, abs_error, certain):
+    """Go right where u ≥ left/(left + right); clear ``certain`` where the errors could flip it."""
+    total = left + right
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = np.where(total > 0, left / np.where(total > 0, total, 1.0), 0.5)
+    # A side without mass is never entered (rounding in the parent cannot force it).
+    go_right = np.where(left <= 0, True, np.where(right <= 0, False, u >= f))
+    if rel is not None:
+        e_left = rel * left + n_left * abs_error
+        e_right = rel * right + n_right * abs_error
+        lo_l, hi_l = np.maximum(left - e_left, 0.0), left + e_left
+        lo_r, hi_r = np.maximum(right - e_right, 0.0), right + e_right
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f_lo = np.where(lo_l + hi_r > 0, lo_l / (lo_l + hi_r), 0.0)
+            f_hi = np.where(hi_l + lo_r > 0, hi_l / (hi_l + lo_r), 1.0)
+        # f computed in float64 carries a few units of rounding: widen by 1e-14.
+        certain &= (u < f_lo - 1e-14) | (u >= f_hi + 1e-14)
+    return go_right.astype(np.int64)

@@ -18,9 +18,9 @@ sanitised; the reference code counts them in the task's own corpus (and takes on
 
 Sampling never builds the |V|×|V_S| probability matrix (8.9 GiB at 34.5k words in float64, as the
 reference code does): one row of distances per distinct input word, in blocks (one GEMM each),
-and every token of that word draws from the shared row by certified inversion
+and every token of that word draws from the shared row by certified sequential halving
 (:func:`textdp.mechanisms.word.tem.sample_by_distinct_word`) — the same law as a Gumbel-max over
-the row, at O(log|V|) per token, and a function of the word and its uniform alone.
+the row, at O(log|V|) per token, and a function of the word and its uniforms alone.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ import numpy as np
 from textdp._checks import check_probability
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.mechanisms.word.tem import distances_from, sample_by_distinct_word
+from textdp.mechanisms.word.tem import TILE, distances_from, sample_by_distinct_word
 from textdp.neighbors.knn import ExactNeighbors
+from textdp.noise.gumbel import halving_levels
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 
@@ -78,6 +79,7 @@ class _ExponentialOverVocabulary(WordMechanism):
         # Column of each vocabulary word among the outputs (−1 when it is not one).
         self._column = np.full(len(self.vocabulary), -1, dtype=np.int64)
         self._column[self._outputs] = np.arange(self._outputs.size)
+        self._levels = halving_levels(self._outputs.size, TILE)
 
     def _word_id(self, word: str | int) -> int:
         if isinstance(word, str):
@@ -132,7 +134,7 @@ class SanText(_ExponentialOverVocabulary):
         return logp if log else np.exp(logp)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return rng.random(ids.size)
+        return rng.random((ids.size, self._levels))
 
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         return self._replace(ids, noise)
@@ -217,8 +219,8 @@ class SanTextPlus(_ExponentialOverVocabulary):
         return logp if log else np.exp(logp)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        # Column 0: keep-or-replace coin of non-sensitive words; column 1: the replacement.
-        return rng.random((ids.size, 2))
+        # Column 0: keep-or-replace coin of non-sensitive words; then the replacement's uniforms.
+        return rng.random((ids.size, 1 + self._levels))
 
     def concat_noise(self, parts: Sequence[np.ndarray]) -> np.ndarray:
         return np.concatenate(parts, axis=0)
@@ -227,6 +229,6 @@ class SanTextPlus(_ExponentialOverVocabulary):
         out = ids.copy()
         replace = self._is_sensitive[ids] | (noise[:, 0] < self._p)
         pos = np.flatnonzero(replace)
-        out[pos] = self._replace(ids[pos], noise[pos, 1])
+        out[pos] = self._replace(ids[pos], noise[pos, 1:])
         return out
 

@@ -20,12 +20,12 @@ e^{εd/2}: ε·d(w, w′) metric DP (the paper's theorem). The public reference 
 ln(|V|/|L_w|) instead of ln|V∖L_w| — a different, wrong law.
 
 Sampling: for each *distinct* input word of a batch, one row of distances to every word (one
-blocked float64 GEMM for all of them, never a |V|×|V| matrix), L_w and the weights above; every
-token of that word then draws its output from the shared row by inversion from one uniform
+blocked GEMM for all of them, never a |V|×|V| matrix), L_w and the weights above; every token of
+that word then draws its output from the shared row by sequential halving with its own uniforms
 (:func:`textdp.noise.choose_from_weights`) — the same law as the per-token Gumbel-max over
-L_w ∪ {⊥} followed by the uniform draw, at O(log|V|) per token instead of O(|L_w|). Every choice is
-certified against the GEMM's rounding error (see :func:`sample_by_distinct_word`), so a token's
-output depends only on its word and its uniform, not on the rest of the batch.
+L_w ∪ {⊥} followed by the uniform draw, at O(log|V|) per token instead of O(|L_w|). Every decision
+is certified against the arithmetic's rounding error (see :func:`sample_by_distinct_word`), so a
+token's output depends only on its word and its uniforms, not on the rest of the batch.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from textdp._checks import check_probability
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors.knn import ExactNeighbors
-from textdp.noise import choose_from_weights
+from textdp.noise.gumbel import choose_from_weights, halving_levels
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 
@@ -54,24 +54,29 @@ def distances_from(vectors: np.ndarray, word: int, columns: np.ndarray | None = 
     return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
 
+TILE = 64
+
+
 def sample_by_distinct_word(neighbors: ExactNeighbors, vectors: np.ndarray, ids: np.ndarray,
                             u: np.ndarray, *, scale: float, cap: float | None,
                             self_column: np.ndarray) -> np.ndarray:
     """Per token, a row v of ``neighbors`` drawn ∝ exp(−scale·min(‖φ(v) − φ(w)‖, cap)).
 
-    One row of weights per *distinct* input word w (one float64 GEMM per block of words, never
-    a |V|×|V| array), shared by every token of w, which inverts it at its uniform ``u``
-    (:func:`textdp.noise.choose_from_weights`). Each choice is *certified*: the GEMM's rigorous
-    error bound, carried through sqrt and exp, bounds the error of every running sum, and a
-    token whose target falls within that bound of its column's ends (probability ≈ 1e-6) is
-    redone on exactly computed distances. The output is therefore a function of (w, u) alone —
-    the same whatever else is in the batch, as a seeded run requires — and equals inversion of
-    the exact float64 law.
+    One row of weights per *distinct* input word w (a blocked GEMM over all of them, never a
+    |V|×|V| array), shared by every token of w, which descends it by sequential halving with its
+    own uniforms ``u`` (:func:`textdp.noise.choose_from_weights`). Every decision is
+    *certified*: the GEMM's rigorous error bound, carried through sqrt and exp, bounds each
+    weight's error, and a decision whose uniform falls within the resulting uncertainty of its
+    threshold is not trusted. Uncertain tokens are redone from a float64 GEMM, and the few still
+    uncertain from exactly computed distances. The output is therefore a function of (w, u) alone
+    — the same whatever else is in the batch, as a seeded run requires — and follows the exact
+    law; float32 does the bulk of the work.
 
     Args:
-        neighbors: exact search over the candidate rows (the vocabulary, or SanText+'s V_S).
+        neighbors: search structure over the candidate rows (the vocabulary, or SanText+'s V_S).
         vectors: the vocabulary's vectors (the queries are ``vectors[ids]``).
-        ids, u: the tokens' word ids and uniforms.
+        ids: the tokens' word ids.
+        u: (N, L) uniforms, L = :func:`textdp.noise.halving_levels` (number of candidates, TILE).
         scale: c in the weights (ε/2Δ).
         cap: the truncation of the distance (TEM's γ) or None.
         self_column: for every vocabulary id, its column among the candidate rows (−1: none);
@@ -80,56 +85,77 @@ def sample_by_distinct_word(neighbors: ExactNeighbors, vectors: np.ndarray, ids:
     out = np.empty(ids.size, dtype=np.int64)
     if ids.size == 0:
         return out
-    uniq, inverse = np.unique(ids, return_inverse=True)
+    tokens = np.arange(ids.size)
+    for dtype in (np.float32, np.float64):
+        tokens = _certified_pass(neighbors, vectors, ids, u, tokens, out, scale, cap,
+                                 self_column, dtype)
+        if tokens.size == 0:
+            return out
+    for w in np.unique(ids[tokens]).tolist():
+        tok = tokens[ids[tokens] == w]
+        out[tok] = _exact_choice(neighbors, vectors[w], u[tok], scale, cap)
+    return out
+
+
+def _certified_pass(neighbors, vectors, ids, u, tokens, out, scale, cap, self_column, dtype):
+    """Sample ``tokens`` from ``dtype`` weights; return the tokens whose choice is not certain."""
+    words = ids[tokens]
+    uniq, inverse = np.unique(words, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     starts = np.zeros(uniq.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(inverse, minlength=uniq.size), out=starts[1:])
     cap2 = np.inf if cap is None else (scale * cap) ** 2
-    unit = 2.0**-53
-    n_cols = neighbors.n_vectors
+    unit = float(np.finfo(dtype).eps) / 2
+    tiny = float(np.finfo(dtype).tiny)
+    q = vectors[uniq].astype(np.float64)
+    # Largest possible scaled distance per word: rounding of sqrt and the shift scale with it.
+    x_max = scale * (neighbors.max_norm + np.sqrt(np.einsum("ij,ij->i", q, q)))
+    if cap is not None:
+        x_max = np.minimum(x_max, scale * cap)
     uncertain: list[np.ndarray] = []
 
     def block(a: int, b: int, sq: np.ndarray, err: np.ndarray) -> None:
         own = self_column[uniq[a:b]]
         has = np.flatnonzero(own >= 0)
         sq[has, own[has]] = np.inf
-        nearest = sq.min(axis=1)  # smallest (c·d)² to another row
+        nearest = sq.min(axis=1)  # smallest (c·d)² to another candidate
         sq[has, own[has]] = 0.0
-        # |√x̂ − √x| ≤ min(√E, E/√x̂): the worst case over a row is at its smallest value.
+        # |√ŝ − √s| ≤ min(√E, E/√ŝ): the worst case over a row is at its smallest value.
         with np.errstate(divide="ignore"):
             dx = np.minimum(np.sqrt(err), err / np.sqrt(np.maximum(nearest, 0.0)))
-        # Relative error of each weight (sqrt, exp rounding: a few units) and of the sums.
-        kappa = np.expm1(dx + 16 * unit) + (n_cols + 256) * unit
         np.clip(sq, 0.0, cap2, out=sq)
         np.sqrt(sq, out=sq)
+        # Shift each row so that its largest weight is 1 (rows that hold the word itself
+        # already have distance 0); a common factor does not change the law.
+        shift = np.sqrt(np.clip(nearest, 0.0, cap2)).astype(dtype)
+        shift[has] = 0
+        if shift.any():
+            sq -= shift[:, None]
         np.negative(sq, out=sq)
         np.exp(sq, out=sq)
-        tokens = order[starts[a]:starts[b]]
-        cols, certain = choose_from_weights(sq, inverse[tokens] - a, u[tokens], margin=kappa)
-        out[tokens] = cols
+        # Each weight is within ρ·w + tiny of exp(−(x − shift)) for the exact x: the error of x,
+        # sqrt/shift/exp rounding (a few units of x_max), and the tile sums' rounding.
+        rho = np.expm1(np.minimum(dx + 8 * unit * (x_max[a:b] + 1.0), 50.0)) + (TILE + 64) * unit
+        tok = tokens[order[starts[a]:starts[b]]]
+        cols, certain = choose_from_weights(sq, inverse[order[starts[a]:starts[b]]] - a, u[tok],
+                                            tile=TILE, rel_error=rho, abs_error=4 * tiny)
+        out[tok] = cols
         if not certain.all():
-            uncertain.append(tokens[~certain])
+            uncertain.append(tok[~certain])
 
-    neighbors.map_squared_distances(vectors[uniq], block, scale=scale)
-    if uncertain:
-        redo = np.concatenate(uncertain)
-        for w in np.unique(ids[redo]).tolist():
-            tok = redo[ids[redo] == w]
-            out[tok] = _exact_choice(neighbors, vectors[w], u[tok], scale, cap)
-    return out
+    neighbors.map_squared_distances(vectors[uniq], block, scale=scale, dtype=dtype)
+    return np.sort(np.concatenate(uncertain)) if uncertain else np.empty(0, dtype=np.int64)
 
 
 def _exact_choice(neighbors: ExactNeighbors, query: np.ndarray, u: np.ndarray, scale: float,
                   cap: float | None) -> np.ndarray:
-    """Inversion of the float64 law computed directly (differences, not a GEMM) for one word."""
-    rows = neighbors.vectors64
-    diff = rows - np.asarray(query, dtype=np.float32).astype(np.float64)
-    d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    """The same halving on float64 weights from directly computed distances (for one word)."""
+    diff = neighbors.vectors64 - np.asarray(query, dtype=np.float32).astype(np.float64)
+    x = scale * np.sqrt(np.einsum("ij,ij->i", diff, diff))
     if cap is not None:
-        np.minimum(d, cap, out=d)
-    running = np.cumsum(np.exp(-scale * d))
-    j = np.searchsorted(running, (1.0 - u) * running[-1], side="left")
-    return np.minimum(j, d.size - 1)
+        np.minimum(x, scale * cap, out=x)
+    w = np.exp(-(x - x.min()))[None, :]
+    return choose_from_weights(w, np.zeros(u.shape[0], dtype=np.int64), u, tile=TILE)
 
 
 @register
@@ -205,7 +231,8 @@ class TEM(WordMechanism):
         return w
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return rng.random(ids.size)
+        # One uniform per halving decision (see sample_by_distinct_word).
+        return rng.random((ids.size, halving_levels(len(self.vocabulary), TILE)))
 
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         return sample_by_distinct_word(
