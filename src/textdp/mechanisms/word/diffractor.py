@@ -36,12 +36,12 @@ import numpy as np
 from textdp._checks import check_probability
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.mechanisms.word._lists import ALGORITHM_VERSION, build_lists
+from textdp.mechanisms.word._lists import ALGORITHM_VERSION, build_list, build_lists
 from textdp.noise.geometric import _two_sided_geometric, clamped_geometric_log_pmf
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 
-__all__ = ["Diffractor", "tem_gamma"]
+__all__ = ["Diffractor", "build_list", "build_lists", "tem_gamma"]
 
 METHODS = ("geometric", "tem")
 DEFAULT_BETA = 0.001
