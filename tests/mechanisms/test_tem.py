@@ -214,3 +214,20 @@ def test_uncertain_choices_are_redone_exactly(monkeypatch):
     for i in range(0, 3000, 97):
         law = m.output_distribution(ids[i])[None, :]
         assert fast[i] == choose_from_weights(law, np.zeros(1, dtype=int), u[i:i + 1])[0]
+
+
+def test_default_vocabulary_outputs_do_not_depend_on_the_batch():
+    """Real rows: float32 decisions certified, the uncertain ones redone in float64 — the same
+    outputs whichever other words share the GEMM blocks."""
+    vocab = load_default()
+    m = TEM(vocab, epsilon=3.0)
+    rng = np.random.default_rng(16)
+    ids = np.minimum(rng.zipf(1.3, 2500), len(vocab)) - 1  # frequent words repeat, as in text
+    u = m.draw(ids, rng)
+    whole = m.apply(ids, u)
+    order = rng.permutation(ids.size)
+    shuffled = np.empty_like(whole)
+    shuffled[order] = m.apply(ids[order], u[order])
+    np.testing.assert_array_equal(whole, shuffled)
+    parts = np.concatenate([m.apply(ids[s:s + 700], u[s:s + 700]) for s in range(0, 2500, 700)])
+    np.testing.assert_array_equal(whole, parts)

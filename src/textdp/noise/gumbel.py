@@ -146,10 +146,11 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
         rows: (N,) row of each draw.
         u: (N, L) uniforms in [0, 1), L = :func:`halving_levels` (n, tile).
         tile: columns per tile (a power of two).
-        rel_error: optional (R,) bound ρ_r: every weight of row r is within ρ_r·w + ``abs_error``
-            of its exact value. Given it, the function also returns which draws are *certain*:
-            at every decision the uniform lies outside the range the threshold could take under
-            those errors, so exact weights give the same column.
+        rel_error: optional (R,) bound ρ_r < 1: every weight of row r is within
+            ρ_r·w + ``abs_error`` of its exact value w (masses summed from the given weights may
+            carry their own rounding inside ρ_r). Given it, the function also returns which
+            draws are *certain*: at every decision the uniform lies outside the range the
+            threshold could take under those errors, so exact weights give the same column.
         abs_error: absolute error allowed per weight (underflow), with ``rel_error``.
 
     Returns:
@@ -227,8 +228,10 @@ def _decide(left, right, u, rel, n_left, n_right, abs_error, certain):
     # A side without mass is never entered (rounding in the parent cannot force it).
     go_right = np.where(left <= 0, True, np.where(right <= 0, False, u >= f))
     if rel is not None:
-        e_left = rel * left + n_left * abs_error
-        e_right = rel * right + n_right * abs_error
+        # |ŵ − w| ≤ ρw + τ for the exact w gives |ŵ − w| ≤ (ρŵ + τ)/(1 − ρ) in computed terms.
+        grow = 1.0 / np.maximum(1.0 - rel, 1e-12)
+        e_left = (rel * left + n_left * abs_error) * grow
+        e_right = (rel * right + n_right * abs_error) * grow
         lo_l, hi_l = np.maximum(left - e_left, 0.0), left + e_left
         lo_r, hi_r = np.maximum(right - e_right, 0.0), right + e_right
         with np.errstate(invalid="ignore", divide="ignore"):

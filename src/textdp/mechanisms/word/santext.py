@@ -222,9 +222,6 @@ class SanTextPlus(_ExponentialOverVocabulary):
         # Column 0: keep-or-replace coin of non-sensitive words; then the replacement's uniforms.
         return rng.random((ids.size, 1 + self._levels))
 
-    def concat_noise(self, parts: Sequence[np.ndarray]) -> np.ndarray:
-        return np.concatenate(parts, axis=0)
-
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         out = ids.copy()
         replace = self._is_sensitive[ids] | (noise[:, 0] < self._p)

@@ -120,9 +120,10 @@ def _certified_pass(neighbors, vectors, ids, u, tokens, out, scale, cap, self_co
         sq[has, own[has]] = np.inf
         nearest = sq.min(axis=1)  # smallest (c·d)² to another candidate
         sq[has, own[has]] = 0.0
-        # |√ŝ − √s| ≤ min(√E, E/√ŝ): the worst case over a row is at its smallest value.
+        # After clipping to [0, cap²] (1-Lipschitz), |√ŝ − √s| ≤ min(√E, E/√ŝ); over a row's
+        # non-self entries the worst case is at the smallest clipped value.
         with np.errstate(divide="ignore"):
-            dx = np.minimum(np.sqrt(err), err / np.sqrt(np.maximum(nearest, 0.0)))
+            dx = np.minimum(np.sqrt(err), err / np.sqrt(np.clip(nearest, 0.0, cap2)))
         np.clip(sq, 0.0, cap2, out=sq)
         np.sqrt(sq, out=sq)
         # Shift each row so that its largest weight is 1 (rows that hold the word itself
@@ -133,9 +134,11 @@ def _certified_pass(neighbors, vectors, ids, u, tokens, out, scale, cap, self_co
             sq -= shift[:, None]
         np.negative(sq, out=sq)
         np.exp(sq, out=sq)
-        # Each weight is within ρ·w + tiny of exp(−(x − shift)) for the exact x: the error of x,
-        # sqrt/shift/exp rounding (a few units of x_max), and the tile sums' rounding.
-        rho = np.expm1(np.minimum(dx + 8 * unit * (x_max[a:b] + 1.0), 50.0)) + (TILE + 64) * unit
+        # Each weight is within ρ·w + tiny of exp(−(x − shift)) for the exact x: the error of x
+        # plus the rounding of sqrt and of the shift (a unit of x_max each, doubled), exp's own
+        # error (≤ 8 ulp = 16 units), and the rounding of the tile sums (≤ TILE units).
+        exponent = np.minimum(dx + 4 * unit * x_max[a:b], 50.0)
+        rho = np.expm1(exponent) + (16 + TILE + 64) * unit
         tok = tokens[order[starts[a]:starts[b]]]
         cols, certain = choose_from_weights(sq, inverse[order[starts[a]:starts[b]]] - a, u[tok],
                                             tile=TILE, rel_error=rho, abs_error=4 * tiny)
