@@ -44,7 +44,7 @@ def test_identity_gives_clean_baseline(known, toy_vocab, task, features):
                               np.random.default_rng(1), oov="keep")
     assert private == list(task.texts)
     r = ev.evaluate(private)
-    assert r["train_private"] == r["clean"] == r["test_private"]
+    assert r["train_private"] == r["clean"] == r["test_private"] == r["both_private"]
     assert r["clean"]["accuracy"] > 0.6 and r["chance_accuracy"] == pytest.approx(0.25)
 
 

@@ -3,7 +3,8 @@
 * **Downstream classification** (Feyisetan et al., WSDM 2020, §5.2): a scikit-learn logistic
   regression on sentence features (mean GloVe, SBERT, or TF-IDF), in the paper's two settings —
   *train on private, test on clean* ("training time") and *train on clean, test on private*
-  ("test time") — next to the clean baseline (train and test clean) and the chance level.
+  ("test time") — plus 1-Diffractor's (§4.1.1) *train and test on private*, next to the clean
+  baseline (train and test clean) and the chance level.
 * **Semantic similarity** (Meisenbacher et al., IWSPA 2024, Table 2): mean SBERT cosine
   similarity between each original sentence and its privatised version.
 
@@ -314,8 +315,9 @@ class UtilityEvaluator:
     def evaluate(self, private_texts: Sequence[str]) -> dict[str, Any]:
         """Scores for private versions of *all* the task's texts (aligned with ``task.texts``).
 
-        Returns ``{"clean", "train_private", "test_private", "chance_accuracy"}``; each setting has
-        accuracy and macro-F1.
+        Returns ``{"clean", "train_private", "test_private", "both_private", "chance_accuracy"}``;
+        each setting has accuracy and macro-F1. ``both_private`` (train and test on private text)
+        is the 1-Diffractor paper's protocol (§4.1.1); the other two are the MVC paper's.
         """
         if len(private_texts) != len(self.task):
             raise ValueError(f"{len(private_texts)} private texts for a task of {len(self.task)}")
@@ -328,6 +330,7 @@ class UtilityEvaluator:
                                                    private_model.predict(self._test_clean)),
             "test_private": classification_scores(self.y_test,
                                                   self._clean_model.predict(test_private)),
+            "both_private": classification_scores(self.y_test, private_model.predict(test_private)),
             "chance_accuracy": self.chance,
         }
 
