@@ -79,6 +79,7 @@ class Mahalanobis(WordMechanism):
         # Symmetric square root and inverse square root, once: z = S u and ‖x‖_R = ‖S⁻¹x‖.
         self._sqrt = (vecs * np.sqrt(values)) @ vecs.T
         self._inv_sqrt = (vecs / np.sqrt(values)) @ vecs.T
+        self._sqrt32 = self._sqrt.astype(np.float32)
         self._nn = NearestNeighbors(self.vocabulary.vectors)
 
     @property
@@ -117,14 +118,15 @@ class Mahalanobis(WordMechanism):
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         n = self.vocabulary.dim
-        u = uniform_sphere(ids.size, n, rng, dtype=np.float64)
+        # float32 like MVC's noise: the noisy vector is float32 anyway.
+        u = uniform_sphere(ids.size, n, rng, dtype=np.float32)
         r = rng.gamma(shape=float(n), scale=1.0 / self.epsilon, size=ids.size)
         # Columns of S·uᵀ are S·u, scaled by r and deliberately not re-normalised (the norm of
         # S·u carries the ellipse's shape). (S·uᵀ)ᵀ rather than u·S: BLAS handles the wide
         # product far better than the tall-and-skinny one.
-        z = (self._sqrt @ u.T).T
-        z *= r[:, None]
-        return z.astype(np.float32, order="C")
+        z = np.ascontiguousarray((self._sqrt32 @ u.T).T)
+        z *= r.astype(np.float32)[:, None]
+        return z
 
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         noisy = self.vocabulary.vectors[ids]
