@@ -258,7 +258,9 @@ def run() -> str:
     lines += notes
     load1 = os.getloadavg()
     lines += ["", f"Machine load (1-min average) before / after: {load0[0]:.1f} / {load1[0]:.1f} on "
-              f"{os.cpu_count()} cores — CPU-time columns are less sensitive to other processes.",
+              f"{os.cpu_count()} cores; this process ran at nice {os.nice(0)}. Wall-clock rates "
+              "drop when other processes share the cores; the CPU-time columns (process CPU "
+              "seconds) are what a quiet core gives.",
               f"Python {sys.version.split()[0]}."]
     return "\n".join(lines)
 
