@@ -258,9 +258,10 @@ def run() -> str:
     lines += notes
     load1 = os.getloadavg()
     lines += ["", f"Machine load (1-min average) before / after: {load0[0]:.1f} / {load1[0]:.1f} on "
-              f"{os.cpu_count()} cores; this process ran at nice {os.nice(0)}. Wall-clock rates "
-              "drop when other processes share the cores; the CPU-time columns (process CPU "
-              "seconds) are what a quiet core gives.",
+              f"{os.cpu_count()} cores; this process ran at nice {os.nice(0)}. The kernel "
+              "shares the cores fairly between sessions (autogroup scheduling), so while other "
+              "sessions are busy a wall-clock rate is roughly the CPU-time rate × cores ÷ busy "
+              "sessions; the CPU-time columns (process CPU seconds) are what a quiet core gives.",
               f"Python {sys.version.split()[0]}."]
     return "\n".join(lines)
 
