@@ -250,10 +250,13 @@ def run() -> str:
         "unknown tokens unchanged (a silent leak); ours privatises every in-vocabulary word, masks "
         "unknown ones and writes the privacy report. Words/s counts the same `\\w+` runs of the "
         "same input texts for both.",
-        "- It needs NLTK data that cannot be downloaded here: we write the English stop-word list "
-        "and an empty punkt_tab model (sentence splitting does not matter for speed). It only "
-        "accepts its own five model names (a custom name raises ValueError in its downloader), so "
-        "our vectors are written under those names.",
+        "- Where it crashes: without NLTK data it raises LookupError (its constructor reads the "
+        "stop-word corpus; `nltk.word_tokenize` needs punkt_tab), and NLTK data cannot be "
+        "downloaded here, so we write the English stop-word list and an empty punkt_tab model "
+        "(sentence splitting does not matter for speed). A model name of one's own, as its "
+        "README shows for custom embeddings, raises `ValueError: Unknown model` in its "
+        "downloader, and its `prepare_custom_embeddings` / `diffractor-clean` raises "
+        "UnboundLocalError (`output_name`); so our vectors are written under its own model names.",
     ]
     lines += notes
     load1 = os.getloadavg()
