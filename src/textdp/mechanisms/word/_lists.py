@@ -11,16 +11,17 @@ about 7% of a list's tail wrong; we never do.
 
 How it is fast (well under the paper's ~20 s per list on a 48k vocabulary):
 
-1. **Candidate graph.** One blocked float32 GEMM scores every word c against every word v
-   (s = ‖v‖² − 2⟨v, c⟩, the squared distance minus ‖c‖²). Per row a threshold t_c (an order
-   statistic of a fixed column sample, ≈ the 64th neighbour) keeps the candidates s32 ≤ t_c,
-   sorted by score. With a rigorous bound e_c on the float32 rounding error, *every* word whose
-   true score is ≤ t_c − e_c is a candidate: the graph certifies a radius, not just a count.
-2. **Walk.** At the current word c the first unused candidate (lowest s32) is the answer when
-   its score is below the certified radius and no other unused candidate lies within 2·e_c of it;
+1. **Candidate graph.** Blocked float32 GEMMs give every squared distance D_ij (the matrix is
+   symmetric, so only blocks I ≤ J are computed). Per row a threshold t_i (an order statistic of
+   the distances to a fixed sample of 2,048 words, ≈ the 64th neighbour) keeps the candidates
+   D32 ≤ t_i, sorted by D32. With a rigorous bound e_i on the float32 rounding error, *every*
+   word whose true distance is ≤ t_i − e_i is a candidate: the graph certifies a radius, not
+   just a count.
+2. **Walk.** At the current word c the first unused candidate (lowest D32) is the answer when
+   it lies inside the certified radius and no other unused candidate lies within 2·e_c of it;
    otherwise the few ambiguous candidates are re-scored in float64 (``squared_distances64``).
-3. **Fallback.** When no candidate of c is left (≈8% of steps, mostly near the end), an exact
-   search over the remaining unused words, with the same certificate.
+3. **Fallback.** When no candidate of c is left (a few percent of the steps, mostly near the
+   end), an exact search over the remaining unused words, with the same certificate.
 
 The graph depends only on the vectors, so several seeds of one model share it. Lists are cached
 under ``cache_dir()/diffractor`` keyed by the vocabulary fingerprint, the seed and
