@@ -6,8 +6,10 @@ a permutation of the vocabulary, and a word's position in it is its 1-D embeddin
 
 What "exact" means here: every step appends argmin over unused v of the float64 squared distance
 ``squared_distances64`` (Σ_i (v_i − c_i)² over the float64 copies of the float32 vectors), ties
-broken by the lowest vocabulary row. The reference code uses an approximate (IVF) index and gets
-about 7% of a list's tail wrong; we never do.
+broken by the lowest vocabulary row. The reference code is approximate (SPEC §2.7: an IVF index;
+PyPI dp-diffractor 0.2.1: a top-50 search with an arbitrary fallback, which on the default
+vocabulary takes a word other than the nearest unused one in about 8% of the steps, see
+BENCHMARKS.md); we never do.
 
 How it is fast (well under the paper's ~20 s per list on a 48k vocabulary):
 
