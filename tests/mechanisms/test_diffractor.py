@@ -390,3 +390,22 @@ def test_vectorised_over_lists_and_tokens(small, second_model):
 
 def test_tem_gamma_formula():
     assert tem_gamma(1.0, 0.001, 47_883) == pytest.approx(2 * math.log(0.999 * 47_882 / 0.001))
+
+
+def test_models_without_vocabulary_and_bad_list_arguments(small, second_model):
+    m = Diffractor(epsilon=1.0, models=[second_model, small], cache=False)
+    assert m.vocabulary is second_model and m.n_lists == 2
+    with pytest.raises(TypeError):
+        _lists.build_lists("not a vocabulary", [0])
+    with pytest.raises(ValueError):
+        _lists.build_lists(small, [])
+    with pytest.raises(ValueError):
+        _lists.build_lists(small, [True])
+    with pytest.raises(ValueError):
+        _lists.greedy_chain(small.vectors[:10], 10)
+    with pytest.raises(TypeError):
+        m.output_distribution(1.5)
+    with pytest.raises(ValueError):
+        m.output_distribution(len(small))
+    with pytest.raises(KeyError):
+        m.output_distribution("notaword")
