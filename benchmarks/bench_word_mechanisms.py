@@ -59,15 +59,19 @@ for name, cls, kwargs in json.loads(configs):
     with contextlib.redirect_stdout(io.StringIO()):
         mech = getattr(M, cls)(embedding_matrix=kv, vocab=vocab, dim=vectors.shape[1], **kwargs)
     build = time.perf_counter() - t0
-    done, t0 = 0, time.perf_counter()
+    done, errors, first_error, t0 = 0, 0, "", time.perf_counter()
     for tok in tokens:
-        mech.replace_word(tok)
+        try:
+            mech.replace_word(tok)
+        except Exception as exc:  # e.g. its faiss path asserts k > 0 when Poisson draws 0
+            errors += 1
+            first_error = first_error or f"{type(exc).__name__}: {exc}"[:120]
         done += 1
         if time.perf_counter() - t0 > float(budget):
             break
     took = time.perf_counter() - t0
-    print(json.dumps({"name": name, "build_s": build, "tokens": done, "seconds": took}),
-          flush=True)
+    print(json.dumps({"name": name, "build_s": build, "tokens": done, "seconds": took,
+                      "errors": errors, "first_error": first_error}), flush=True)
 """
 
 
@@ -103,6 +107,14 @@ def _run_mldp(vocab, tokens: list[str], eps: dict[str, float]) -> tuple[str | No
         return None, {}, f"mldp-text failed: {proc.stderr.strip()[-500:]}"
     version = lines[0]["version"]
     return version, {x["name"]: x for x in lines[1:]}, ""
+
+
+def _mldp_cell(key: str, r: dict) -> str:
+    path = key.split(" ", 1)[1].strip("()") if " " in key else "brute force"
+    cell = f"{path}: {r['tokens'] / r['seconds']:,.0f} ({r['tokens']:,})"
+    if r.get("errors"):
+        cell += f", {r['errors']:,} crashed words ({r['first_error']})"
+    return cell
 
 
 def run() -> str:
@@ -182,9 +194,7 @@ def run() -> str:
             build_note = f"{build:.2f} (graph cold {graph_cold:.1f}, from disk {graph_warm:.2f})"
         else:
             build_note = f"{build:.2f}"
-        cell = "; ".join(f"{k.split(' ', 1)[1] if ' ' in k else 'brute force'}: "
-                         f"{theirs[k]['tokens'] / theirs[k]['seconds']:,.0f} "
-                         f"({theirs[k]['tokens']:,})" for k in mine) or "—"
+        cell = "; ".join(_mldp_cell(k, theirs[k]) for k in mine) or "—"
         label = name + ("" if not params else " (" + ", ".join(f"{k}={v}" for k, v in
                                                               params.items()) + ")")
         lines.append(f"| {label} | {build_note} | {rate:,.0f} | {api:,.0f} | {goal} | {cell} |")
