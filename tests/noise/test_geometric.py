@@ -94,13 +94,15 @@ def test_shapes_and_types():
 
 
 @pytest.mark.statistical
-def test_small_epsilon_branch_has_the_same_law(monkeypatch):
-    """The branch used for ε < 1e-9 (⌊E₁/ε⌋ − ⌊E₂/ε⌋), forced at ε = 0.8, against the exact pmf."""
-    import textdp.noise.geometric as geo
+def test_small_draws_have_the_same_law():
+    """Draws of fewer than 64 values use numpy's geometric sampler instead of inversion."""
+    def many_small(eps, seed):
+        rng = np.random.default_rng(seed)
+        return np.concatenate([two_sided_geometric(16, eps, rng) for _ in range(N // 16)])
 
-    monkeypatch.setattr(geo, "_SMALL_EPSILON", 10.0)
-    assert _plain_p(two_sided_geometric(N, 0.8, np.random.default_rng(17)), 0.8) > ALPHA
-    assert _plain_p(two_sided_geometric(N, 0.84, np.random.default_rng(18)), 0.8) < ALPHA
+    assert _plain_p(many_small(0.8, 17), 0.8) > ALPHA
+    assert _plain_p(many_small(0.2, 19), 0.2) > ALPHA  # numpy's inversion branch (p < 1/3)
+    assert _plain_p(many_small(0.84, 18), 0.8) < ALPHA
 
 
 # --- distribution -----------------------------------------------------------------------------

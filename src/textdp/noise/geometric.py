@@ -8,13 +8,16 @@ and Theorem 1: adding X to a position Φ(w) gives ε·|Φ(w) − Φ(w′)| metri
 position to [lo, hi] (Eq. (5)) is post-processing and keeps ε; the endpoints then carry the whole
 tail mass. Renormalising the pmf on [lo, hi] instead would *not* keep ε (TESTING.md §2).
 
-Sampling: X = G₁ − G₂ with G₁, G₂ independent geometric on {1, 2, …} with success probability
-p = 1 − a (numpy's ``Generator.geometric``): P[G₁ − G₂ = x] = Σ_k p²a^{k−1}a^{k+|x|−1}
-= p·a^{|x|}/(2 − p) = ((1 − a)/(1 + a))·a^{|x|}. For ε < 1e-9, where numpy's sampler nears its
-int64 saturation, X = ⌊E₁/ε⌋ − ⌊E₂/ε⌋ with E exponential (⌊E/ε⌋ is geometric on {0, 1, …} with
-P[≥ k] = a^k: the same law). Numerics are idealised (floating point inside the samplers), as for
-every floating-point sampler; the output is an integer, so the low-order-bit leak of a
-floating-point Laplace release does not arise.
+Sampling (both exact in law; numerics idealised, as for every floating-point sampler — the output
+is an integer, so the low-order-bit leak of a floating-point Laplace release does not arise):
+
+* small draws: X = G₁ − G₂ with G₁, G₂ independent geometric on {1, 2, …} with success
+  probability p = 1 − a (numpy's ``Generator.geometric``): P[G₁ − G₂ = x] = Σ_k p²a^{k−1}a^{k+|x|−1}
+  = p·a^{|x|}/(2 − p) = ((1 − a)/(1 + a))·a^{|x|};
+* large draws, and any draw with ε < 1e-9 (where numpy's geometric sampler nears its int64
+  saturation and two saturated draws would give X = 0): inversion, X = sign(v)·⌊T⌋ with v uniform
+  on [−1, 1) and T = (ln(1 − |v|) + ln((1 + a)/2))/(−ε), because P[|X| ≥ k] = 2a^k/(1 + a) for
+  k ≥ 1 and the sign is independent of |X|.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ __all__ = [
 _MAX_OFFSET = 2.0**62
 # Below this ε numpy's geometric sampler could approach its int64 saturation.
 _SMALL_EPSILON = 1e-9
+# From this many draws on, inversion (one uniform and one log per draw) beats numpy's geometric.
+_INVERSION_SIZE = 64
 
 
 def _check_size(size: object) -> int:
@@ -70,17 +75,23 @@ def two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator | No
 
 def _two_sided_geometric(size: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """:func:`two_sided_geometric` without argument checks (hot loops of checked callers)."""
-    if epsilon >= _SMALL_EPSILON:
+    if size < _INVERSION_SIZE and epsilon >= _SMALL_EPSILON:
+        # Two calls: cheapest for the small per-document draws of a seeded run.
         g = rng.geometric(-math.expm1(-epsilon), size=2 * size)
         return np.subtract(g[:size], g[size:], out=g[:size])
-    # Tiny ε: numpy's geometric saturates at 2^63 − 1 (both draws equal, X = 0). Use
-    # ⌊E₁/ε⌋ − ⌊E₂/ε⌋ (E exponential; same law) in float64 and clip before the integer cast.
-    e = rng.standard_exponential(2 * size)
-    e /= epsilon
-    np.floor(e, out=e)
-    x = np.subtract(e[:size], e[size:], out=e[:size])
-    np.clip(x, -_MAX_OFFSET, _MAX_OFFSET, out=x)
-    return x.astype(np.int64)
+    # Inversion from one uniform v on [−1, 1): sign(v) is the sign, and |X| = ⌊T⌋ with
+    # T = (ln(1 − |v|) + ln((1 + a)/2))/(−ε), since P[|X| ≥ k] = 2a^k/(1 + a) for k ≥ 1.
+    v = rng.uniform(-1.0, 1.0, size)
+    t = np.abs(v)
+    np.negative(t, out=t)
+    with np.errstate(divide="ignore"):  # |v| = 1 gives ln 0 = −∞, clipped below
+        np.log1p(t, out=t)
+    t += math.log1p(math.expm1(-epsilon) / 2.0)
+    t *= -1.0 / epsilon
+    np.floor(t, out=t)
+    np.minimum(t, _MAX_OFFSET, out=t)  # also maps the |v| = 1 endpoint (T = ∞) to a finite value
+    np.copysign(t, v, out=t)
+    return t.astype(np.int64)
 
 
 def clamped_geometric(positions: np.ndarray | int, epsilon: float, lo: int, hi: int,
