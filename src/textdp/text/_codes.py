@@ -22,6 +22,7 @@ regular-expression path instead (the pipeline decides).
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -230,7 +231,7 @@ class CodeBatch:
         shift = np.repeat(src - out_start, length)
         shift += np.arange(total, dtype=np.int64)
         out = source.take(shift)
-        return out.tobytes().decode(_ENC, _ERR).split(SEP)
+        return codecs.utf_32_le_decode(out, _ERR, True)[0].split(SEP)  # no bytes copy
 
 
 def encode_batch(texts: Sequence[str]) -> CodeBatch | None:
