@@ -168,6 +168,11 @@ class CodeBatch:
     _non_ascii: np.ndarray | None = None
 
     @property
+    def _count_dtype(self) -> type:
+        """Prefix counts over the code points fit int32 unless the batch has ≥ 2^31 of them."""
+        return np.int32 if self.codes.size < 2**31 - 1 else np.int64
+
+    @property
     def n_tokens(self) -> int:
         return int(self.starts.size)
 
@@ -183,7 +188,7 @@ class CodeBatch:
         """Bool per token: the token has a code point ≥ 128."""
         if self._non_ascii is None:
             if self.codes.size and int(self.codes.max()) >= 128:
-                c = np.zeros(self.codes.size + 1, dtype=np.int64)
+                c = np.zeros(self.codes.size + 1, dtype=self._count_dtype)
                 np.cumsum(self.codes >= 128, out=c[1:])
                 self._non_ascii = (c[self.ends] - c[self.starts]) > 0
             else:
@@ -194,7 +199,7 @@ class CodeBatch:
         """case_pattern() of the given tokens as LOWER/TITLE/UPPER/MIXED codes (uint8)."""
         _, upper = self._lowercase()
         s, e = self.starts[tokens], self.ends[tokens]
-        cu = np.zeros(self.codes.size + 1, dtype=np.int64)
+        cu = np.zeros(self.codes.size + 1, dtype=self._count_dtype)
         np.cumsum(upper, out=cu[1:])
         n_up = cu[e] - cu[s]
         length = e - s
