@@ -285,6 +285,7 @@ class CodeTable:
         self.usable = not any(SEP in w for w in words)
         lower = self._encode(words)
         self.lower_codes, self.lower_off, self.lower_len = lower
+        self._len_or_minus1 = np.append(self.lower_len, -1)
         # Sorted hash table of the words' code sequences (ASCII-lowercase of a lowercase word is
         # itself). Distinct words with equal hashes would make the verified lookup miss: rare,
         # and then those words go to the dict.
@@ -381,8 +382,7 @@ class CodeTable:
         ids = self._probe(h)
         found = ids >= 0
         length = e - s
-        ok = found.copy()
-        ok[found] = self.lower_len[ids[found]] == length[found]
+        ok = self._len_or_minus1.take(ids) == length  # ids = −1 reads −1: never a length
         # Keys of ASCII strings up to _EXACT_LEN code points are exact; longer matches are
         # verified code point by code point.
         long = np.flatnonzero(ok & (length > _EXACT_LEN))
