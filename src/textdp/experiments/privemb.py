@@ -625,6 +625,29 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _paired(res: ScoreResult, eps: float, method: str, metric: str) -> int:
+    """+1 / −1 when ``method`` beats / trails M1 in a two-sided paired t-test at the 5% level over
+    the runs (both use the same split in each run), else 0."""
+    from scipy import stats
+
+    diff = np.array(res.scores[(eps, method)][metric]) - np.array(res.scores[(eps, M1)][metric])
+    if diff.size < 2:
+        return 0
+    se = float(diff.std(ddof=1)) / math.sqrt(diff.size)
+    mean = float(diff.mean())
+    if abs(mean) <= stats.t.ppf(0.975, diff.size - 1) * se:
+        return 0
+    return 1 if mean > 0 else -1
+
+
+def _at_chance(res: ScoreResult, eps: float, methods: Sequence[str], metric: str) -> bool:
+    return all(abs(res.mean(eps, m, metric) - 0.5) < 0.03 for m in methods)
+
+
+def _eps_list(values: Sequence[float]) -> str:
+    return ", ".join(f"{v:g}" for v in values) if values else "none"
+
+
 def _summary(pairs: list[PairResult], svms: list[ScoreResult],
              sentences: dict[tuple[str, str], ScoreResult]) -> list[str]:
     """Statements computed from the results (so that a regenerated page stays true)."""
@@ -643,33 +666,42 @@ def _summary(pairs: list[PairResult], svms: list[ScoreResult],
         out.append(f"- **Experiments 1–2, {res.space} d = {res.dim}** — " + "; ".join(parts) + ".")
     for res in svms:
         cells = [(e, b) for e in SVM_EPSILONS for b in BETAS]
-        better = [(e, b) for e, b in cells
-                  if res.mean(e, m2(b), "accuracy") > res.mean(e, M1, "accuracy")
-                  + res.std(e, M1, "accuracy") / math.sqrt(len(res.scores[(e, M1)]["accuracy"]))]
-        worse = [(e, b) for e, b in cells
-                 if res.mean(e, m2(b), "accuracy") < res.mean(e, M1, "accuracy")
-                 - res.std(e, M1, "accuracy") / math.sqrt(len(res.scores[(e, M1)]["accuracy"]))]
+        verdicts = {c: _paired(res, c[0], m2(c[1]), "accuracy") for c in cells}
+        better = [c for c, v in verdicts.items() if v > 0]
+        worse = [c for c, v in verdicts.items() if v < 0]
+        chance = [e for e in SVM_EPSILONS if _at_chance(res, e, METHOD_ORDER, "accuracy")]
+        won = sorted({e for e, _ in better})
+        lost = sorted({e for e, _ in worse})
         best_gain = max(res.mean(e, m2(b), "accuracy") - res.mean(e, M1, "accuracy")
                         for e, b in cells)
         out.append(f"- **Experiment 3, {res.space} d = {res.dim}** — M2 is more accurate than M1 "
-                   f"(by more than one standard error of M1's mean) "
-                   f"{_compare(len(better), len(cells), '(ε, β) cells')} and less accurate "
-                   f"{_compare(len(worse), len(cells), 'cells')}; largest accuracy difference "
-                   f"M2 − M1 {100 * best_gain:+.1f} points.")
-    by_space: dict[str, list[tuple[str, float]]] = {}
-    for (space, name), res in sentences.items():
-        diff = (res.mean(SENTENCE_EPSILON, m2(SENTENCE_BETA), "test")
-                - res.mean(SENTENCE_EPSILON, M1, "test"))
-        by_space.setdefault(f"{space} d = {res.dim}", []).append((SENTENCE_SETS[name], diff))
-    for space, diffs in by_space.items():
-        shown = ", ".join(f"{n} {100 * d:+.1f}" for n, d in diffs)
-        sweep = [(e, r) for (sp, _), r in sentences.items() if f"{sp} d = {r.dim}" == space
-                 for e in SENTENCE_EPSILONS]
-        wins = [(e, r) for e, r in sweep
-                if r.mean(e, m2(SENTENCE_BETA), "test") > r.mean(e, M1, "test")]
-        out.append(f"- **Experiment 4, {space}** — test accuracy M2 − M1 at ε = "
-                   f"{SENTENCE_EPSILON:g}, in points: {shown}. Over the ε sweep M2 is ahead "
-                   f"{_compare(len(wins), len(sweep), '(data set, ε) cells')}.")
+                   f"{_compare(len(better), len(cells), '(ε, β) cells')} (ε = {_eps_list(won)}) "
+                   f"and less accurate {_compare(len(worse), len(cells), 'cells')} "
+                   f"(ε = {_eps_list(lost)}), counting differences significant in a paired t-test "
+                   f"at the 5% level; largest gain of M2 {100 * best_gain:+.1f} "
+                   f"points. Every mechanism is within 3 points of chance at ε = "
+                   f"{_eps_list(chance)}.")
+    spaces = sorted({(sp, r.dim) for (sp, _), r in sentences.items()}, key=lambda t: t[1])
+    for space, dim in spaces:
+        results = [(name, r) for (sp, name), r in sentences.items() if sp == space]
+        mech = m2(SENTENCE_BETA)
+        eps10 = SENTENCE_EPSILON
+        at10 = ", ".join(
+            f"{SENTENCE_SETS[name]} {100 * (r.mean(eps10, mech, 'test') - r.mean(eps10, M1, 'test')):+.1f}"
+            + ("" if _paired(r, eps10, mech, "test") else " (within noise)")
+            for name, r in results)
+        half = (len(results) + 1) // 2
+        m2_eps = [e for e in SENTENCE_EPSILONS
+                  if sum(_paired(r, e, mech, "test") > 0 for _, r in results) >= half]
+        m1_eps = [e for e in SENTENCE_EPSILONS
+                  if sum(_paired(r, e, mech, "test") < 0 for _, r in results) >= half]
+        chance = [e for e in SENTENCE_EPSILONS
+                  if all(_at_chance(r, e, (M1, mech), "test") for _, r in results)]
+        out.append(f"- **Experiment 4, {space} d = {dim}** — test accuracy M2 − M1 at ε = "
+                   f"{SENTENCE_EPSILON:g}, in points: {at10}. Over the ε sweep M2 is ahead (paired "
+                   f"t-test, 5%) on at least half of the {len(results)} data sets at "
+                   f"ε = {_eps_list(m2_eps)}, M1 at ε = {_eps_list(m1_eps)}; both are within 3 "
+                   f"points of chance on every set at ε = {_eps_list(chance)}.")
     return out
 
 
