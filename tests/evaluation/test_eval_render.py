@@ -33,3 +33,15 @@ def test_fmt():
     assert fmt(None) == "–" and fmt(float("nan")) == "–" and fmt(True) == "yes"
     assert fmt(1234567.0) == "1.23e+06" and fmt(0.0001234) == "1.23e-04" and fmt(12) == "12"
     assert fmt(2500.4) == "2,500"
+
+
+def test_rebuild_mechanism_from_a_run_report():
+    import textdp
+    from textdp.evaluation.render import rebuild_mechanism
+
+    report = textdp.privatize(["The food was great."], mechanism="mvc", epsilon=5, seed=1).report
+    mech, why = rebuild_mechanism(report)
+    assert why is None and mech.name == "mvc" and mech.epsilon == 5
+    report["vocabulary"] = {**report["vocabulary"], "fingerprint": "0" * 64, "name": "custom"}
+    mech, why = rebuild_mechanism(report)
+    assert mech is None and "vocabulary" in why

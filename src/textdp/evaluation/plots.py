@@ -74,7 +74,7 @@ def deniability_histograms(entries: Sequence[Mapping[str, Any]], path: str | Pat
     """
     plt = _plt()
     k = len(entries)
-    fig, axes = plt.subplots(2, k, figsize=(2.3 * k + 0.6, 4.4), squeeze=False)
+    fig, axes = plt.subplots(2, k, figsize=(2.6 * k + 0.6, 4.4), squeeze=False)
     for j, e in enumerate(entries):
         pw = e["per_word"]
         s = np.asarray(pw["distinct"], float)
@@ -85,12 +85,12 @@ def deniability_histograms(entries: Sequence[Mapping[str, Any]], path: str | Pat
             lo, hi = lo - 0.5, hi + 0.5
         ax.hist(s, bins=20, range=(lo, hi), color="#4c72b0")
         ax.set_title(f"ε = {e['epsilon']:g}")
-        how = "observed" if e.get("method") == "monte_carlo" else "expected"
-        ax.set_xlabel(f"S_w: distinct in {e['n_draws']} draws ({how})")
+        how = "" if e.get("method") == "monte_carlo" else ", expected"
+        ax.set_xlabel(f"S_w (distinct of {e['n_draws']}{how})")
         ax.axvline(s.min(), color="#d62728", lw=1, ls="--")
         ax = axes[1, j]
         ax.hist(n, bins=20, range=(0, 1), color="#55a868")
-        ax.set_xlabel("N_w = Pr[M(w) = w]")
+        ax.set_xlabel("N_w")
         ax.axvline(n.max(), color="#d62728", lw=1, ls="--")
     axes[0, 0].set_ylabel("words")
     axes[1, 0].set_ylabel("words")
@@ -102,7 +102,7 @@ def deniability_histograms(entries: Sequence[Mapping[str, Any]], path: str | Pat
 
 def deniability_curves(series: Mapping[str, Sequence[Mapping[str, Any]]], path: str | Path, *,
                        title: str = "") -> Path:
-    """Worst-case and mean N_w and S_w against ε, one line per mechanism.
+    """Worst-case (solid) and mean (dotted) N_w and S_w against ε, one colour per mechanism.
 
     ``series``: mechanism → deniability summaries (``Deniability.summary()``), any order.
     """
@@ -113,24 +113,23 @@ def deniability_curves(series: Mapping[str, Sequence[Mapping[str, Any]]], path: 
         rows = sorted(rows, key=lambda r: r["epsilon"])
         eps = [r["epsilon"] for r in rows]
         c = colors[name]
-        a1.plot(eps, [r["max_n_w"] for r in rows], "-o", color=c, ms=3, label=f"{name} max")
-        a1.plot(eps, [r["n_w"]["mean"] for r in rows], ":", color=c, label=f"{name} mean")
-        sk = "distinct"
-        a2.plot(eps, [r[sk]["min"] for r in rows], "-o", color=c, ms=3, label=f"{name} min")
-        a2.plot(eps, [r[sk]["mean"] for r in rows], ":", color=c, label=f"{name} mean")
+        a1.plot(eps, [r["max_n_w"] for r in rows], "-o", color=c, ms=3, label=name)
+        a1.plot(eps, [r["n_w"]["mean"] for r in rows], ":", color=c)
+        a2.plot(eps, [r["distinct"]["min"] for r in rows], "-o", color=c, ms=3)
+        a2.plot(eps, [r["distinct"]["mean"] for r in rows], ":", color=c)
     all_eps = [r["epsilon"] for rows in series.values() for r in rows]
     _eps_axis(a1, all_eps)
     a1.set_ylim(-0.02, 1.02)
     a1.set_ylabel("N_w")
-    a1.set_title("N_w: probability of returning the word unchanged")
+    a1.set_title("N_w = Pr[M(w) = w]")
     _eps_axis(a2, all_eps)
     a2.set_yscale("log")
     a2.set_ylabel("S_w (distinct outputs)")
     a2.set_title("S_w: distinct outputs per word")
-    a1.legend(loc="best")
-    if title:
-        fig.suptitle(title)
+    fig.suptitle((title + "\n" if title else "") + "solid: worst case over words, dotted: mean")
     fig.tight_layout()
+    fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, max(1, len(series))),
+               frameon=False)
     return _save(fig, path)
 
 
