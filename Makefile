@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch is only needed by the optional `sbert` extra; pin the CPU build so pip never pulls CUDA.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench experiments clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,7 @@ $(VENV)/.textdp-base: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.textdp-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@ $(VENV)/.textdp-base
 
@@ -36,6 +37,12 @@ lint: $(VENV)/.textdp-dev
 
 bench: $(VENV)/.textdp-dev
 	$(BIN)/python -m benchmarks.run
+
+# The papers' experiments (long: minutes to tens of minutes on 2 cores; results under docs/results/).
+experiments: $(VENV)/.textdp-dev
+	$(BIN)/python -m textdp.experiments.privemb
+	$(BIN)/python -m textdp.experiments.deepcandidate
+	$(BIN)/python -m textdp.experiments.word_mechanisms
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache
