@@ -198,13 +198,15 @@ def run() -> str:
         wall, cpu = _timed(go, repeat)
         rep = result["r"].report
         rows.append((label, n_words / wall, n_words / cpu, rep["tokens"]["total"] / wall))
-    ours = rows[0][1]
+    ours, ours_cpu = rows[0][1], rows[0][2]
     lines += ["### `textdp.privatize` end to end (split → lookup → noise → case → join → report)",
               "", "| configuration | words/s (wall) | words/s (CPU) | all tokens/s |",
               "|---|---:|---:|---:|"]
     lines += [f"| {r[0]} | {r[1]:,.0f} | {r[2]:,.0f} | {r[3]:,.0f} |" for r in rows]
-    lines += ["", f"Goal ≥ 3,000,000 words/s (unseeded, one core): "
-              f"{'met' if ours >= 3e6 else 'NOT met'} ({ours:,.0f}).", ""]
+    lines += ["", f"Goal ≥ 3,000,000 words/s (unseeded, one core): wall clock {ours:,.0f} "
+              f"({'met' if ours >= 3e6 else 'not met'} in this run), CPU time {ours_cpu:,.0f} "
+              f"({'met' if ours_cpu >= 3e6 else 'not met'} on a core of its own; see the load "
+              "note at the end).", ""]
 
     # --- dp-diffractor ------------------------------------------------------------------------
     lines += ["### PyPI dp-diffractor 0.2.1 on the same texts and GloVe vectors", ""]
