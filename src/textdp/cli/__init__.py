@@ -58,6 +58,7 @@ from textdp.cli import calibrate as _calibrate  # noqa: E402
 from textdp.cli import docembed as _docembed  # noqa: E402
 from textdp.cli import embed as _embed  # noqa: E402
 from textdp.cli import evaluate as _evaluate  # noqa: E402
+from textdp.cli import experiment as _experiment  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
 from textdp.cli import report as _report  # noqa: E402
@@ -69,6 +70,9 @@ app.command("docembed")(_docembed.docembed)
 app.command("calibrate")(_calibrate.calibrate)
 app.command("evaluate")(_evaluate.evaluate)
 app.command("report")(_report.report)
+app.command(
+    "experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)(_experiment.experiment)
 
 
 def _error(message: object) -> int:
