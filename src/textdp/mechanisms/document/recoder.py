@@ -173,7 +173,7 @@ def train_recoder(sentence_embeddings: Sequence[np.ndarray], *, n_clusters: int 
         from sklearn.cluster import KMeans
     except ImportError as exc:  # pragma: no cover - depends on optional extras
         raise ImportError("training the recoder needs torch and scikit-learn (extras 'sbert' and "
-                          f"'docembed'): {exc}") from None
+                          f"'experiments'): {exc}") from None
     rng = check_rng(rng)
     docs = [np.asarray(s, dtype=np.float32) for s in sentence_embeddings]
     if len(docs) < 2:
