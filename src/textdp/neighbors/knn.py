@@ -22,6 +22,7 @@ Distances are float64 sqrt(Σ(v − q)²) of the float32 values.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -172,6 +173,15 @@ class ExactNeighbors:
         diff = self._v64[cols] - q32[rows].astype(np.float64)
         return np.einsum("ij,ij->i", diff, diff)
 
+    @staticmethod
+    def _buffer(pool: dict, rows: int, cols: int, dtype) -> np.ndarray:
+        """A (rows, cols) scratch array reused by the calling thread (fresh pages cost faults)."""
+        key = threading.get_ident()
+        buf = pool.get(key)
+        if buf is None or buf.shape[0] < rows:
+            buf = pool[key] = np.empty((rows, cols), dtype=dtype)
+        return buf[:rows]
+
     def _blocks(self, n: int, fn, block_size: int | None = None) -> None:
         """Run ``fn(start, stop)`` over query blocks, one thread per core (single-threaded BLAS)."""
         b = block_size or self.block_size
@@ -218,10 +228,11 @@ class ExactNeighbors:
             raise ValueError(f"k must lie in [1, {limit}], got {k}")
         idx = np.empty((n, k), dtype=np.int64)
         dist = np.empty((n, k), dtype=np.float64)
+        pool: dict = {}
 
         def block(start: int, stop: int) -> None:
-            sc = self._scores(q32[start:stop],
-                              np.empty((stop - start, self._aug.shape[0]), np.float32))
+            sc = self._scores(q32[start:stop], self._buffer(pool, stop - start,
+                                                           self._aug.shape[0], np.float32))
             ex = None if exclude is None else exclude[start:stop]
             idx[start:stop], dist[start:stop] = self._topk(q32[start:stop], sc, k, ex)
 
@@ -358,8 +369,10 @@ class ExactNeighbors:
         error = 1.01 * (d + 5) * u * c2 * (self._max_norm + np.sqrt(qsq)) ** 2
         rows = int(block_size or np.clip((12 << 20) // (dtype.itemsize * self._n), 8, 8192))
 
+        pool: dict = {}
+
         def block(start: int, stop: int) -> None:
-            out = np.empty((stop - start, self._n), dtype)
+            out = self._buffer(pool, stop - start, self._n, dtype)
             np.matmul(qa[start:stop], aug.T, out=out)
             fn(start, stop, out, error[start:stop])
 
@@ -384,9 +397,11 @@ class ExactNeighbors:
         row_max = np.empty(nv, dtype=np.float64)
         sq = np.einsum("ij,ij->i", self._v64, self._v64)
 
+        pool: dict = {}
+
         def block(start: int, stop: int) -> None:
-            sc = self._scores(q32[start:stop], np.empty((stop - start, self._aug.shape[0]),
-                                                        np.float32))
+            sc = self._scores(q32[start:stop], self._buffer(pool, stop - start,
+                                                           self._aug.shape[0], np.float32))
             row_max[start:stop] = sc[:, :nv].max(axis=1) + sq[start:stop]
             idx[start:stop], dist[start:stop] = self._topk(q32[start:stop], sc, k,
                                                            np.arange(start, stop))
