@@ -38,7 +38,7 @@ class NearestNeighbors:
 
     Args:
         vectors: (|V|, d) array; stored as float32.
-        block_size: queries per GEMM block; default keeps a block's scores near 12 MiB so that the
+        block_size: queries per GEMM block; default keeps a block's scores near 18 MiB so that the
             argmin and the certificate read it from cache.
         n_jobs: threads, each running whole blocks with a single-threaded BLAS (default: the CPUs
             this process may use, at most 8). The argmin and certificate passes are
@@ -62,7 +62,7 @@ class NearestNeighbors:
         self._max_norm = float(np.sqrt(self._max_sq))
         k = d + 1
         self._gamma = (k * _U32) / (1 - k * _U32) + _U32
-        self.block_size = block_size or int(np.clip((12 << 20) // (4 * n), 8, 512))
+        self.block_size = block_size or int(np.clip((18 << 20) // (4 * n), 8, 512))
         # Scores are reduced tile by tile: one SIMD min-pass over (block, tiles, tile) finds the
         # best tile and the runner-up tile at once, instead of separate argmin and min passes.
         self._tile = _TILE if n >= 4 * _TILE else n
