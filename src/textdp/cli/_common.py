@@ -1,9 +1,12 @@
-"""What every subcommand shares: the one-line error, stderr messages, the progress bar."""
+"""What every subcommand shares: the one-line error, stderr messages, the progress bar and the
+mechanism options."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 __all__ = ["CLIError", "say", "warn", "progress_bar"]
 
@@ -40,3 +43,19 @@ def progress_bar(desc: str) -> Any:
                     disable=not sys.stderr.isatty(), leave=False, dynamic_ncols=True)
 
     return make
+
+
+# Mechanism options shared by every subcommand that builds a word mechanism.
+MethodOption = Annotated[str | None, typer.Option(
+    "--method", show_default=False,
+    help="Mechanism parameter `method` (only for mechanisms that take it).")]
+NListsOption = Annotated[int | None, typer.Option(
+    "--n-lists", show_default=False,
+    help="Mechanism parameter `n_lists` (only for mechanisms that take it).")]
+BetaOption = Annotated[float | None, typer.Option(
+    "--beta", show_default=False,
+    help="Mechanism parameter `beta` (only for mechanisms that take it).")]
+ParamOption = Annotated[list[str] | None, typer.Option(
+    "--param", metavar="NAME=VALUE", show_default=False,
+    help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "
+         "number, else true/false, else a string.")]

@@ -10,7 +10,16 @@ from typing import Annotated
 
 import typer
 
-from textdp.cli._common import CLIError, one_line, say, warn
+from textdp.cli._common import (
+    BetaOption,
+    CLIError,
+    MethodOption,
+    NListsOption,
+    ParamOption,
+    one_line,
+    say,
+    warn,
+)
 from textdp.io import FileError
 
 __all__ = ["calibrate", "parse_floats"]
@@ -101,18 +110,10 @@ def calibrate(
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, show_default=False,
         help="Seed for the word sample and the draws (default: OS entropy).")] = None,
-    method: Annotated[str | None, typer.Option(
-        "--method", show_default=False,
-        help="Mechanism parameter `method` (only for mechanisms that take it).")] = None,
-    n_lists: Annotated[int | None, typer.Option(
-        "--n-lists", show_default=False,
-        help="Mechanism parameter `n_lists` (only for mechanisms that take it).")] = None,
-    beta: Annotated[float | None, typer.Option(
-        "--beta", show_default=False,
-        help="Mechanism parameter `beta` (only for mechanisms that take it).")] = None,
-    param: Annotated[list[str] | None, typer.Option(
-        "--param", metavar="NAME=VALUE", show_default=False,
-        help="Any other mechanism parameter; repeatable.")] = None,
+    method: MethodOption = None,
+    n_lists: NListsOption = None,
+    beta: BetaOption = None,
+    param: ParamOption = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print the result as JSON on stdout.")] = False,
     plot: Annotated[Path | None, typer.Option(

@@ -8,7 +8,17 @@ from typing import Annotated, Any
 import typer
 
 from textdp import mechanisms as registry
-from textdp.cli._common import CLIError, one_line, progress_bar, say, warn
+from textdp.cli._common import (
+    BetaOption,
+    CLIError,
+    MethodOption,
+    NListsOption,
+    ParamOption,
+    one_line,
+    progress_bar,
+    say,
+    warn,
+)
 from textdp.cli.mechanisms import keyword_parameters
 from textdp.io import AtomicFiles, FileError, check_input, check_output, map_text_file
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
@@ -159,19 +169,10 @@ def privatize(
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
         = DEFAULT_BATCH_SIZE,
-    method: Annotated[str | None, typer.Option(
-        "--method", show_default=False,
-        help="Mechanism parameter `method` (only for mechanisms that take it).")] = None,
-    n_lists: Annotated[int | None, typer.Option(
-        "--n-lists", show_default=False,
-        help="Mechanism parameter `n_lists` (only for mechanisms that take it).")] = None,
-    beta: Annotated[float | None, typer.Option(
-        "--beta", show_default=False,
-        help="Mechanism parameter `beta` (only for mechanisms that take it).")] = None,
-    param: Annotated[list[str] | None, typer.Option(
-        "--param", metavar="NAME=VALUE", show_default=False,
-        help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "
-             "number, else true/false, else a string.")] = None,
+    method: MethodOption = None,
+    n_lists: NListsOption = None,
+    beta: BetaOption = None,
+    param: ParamOption = None,
 ) -> None:
     # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
     check_output(output, input)
