@@ -64,3 +64,22 @@ def test_bad_queries():
     with pytest.raises(ValueError, match="NaN"):
         nn.query(bad)
     assert nn.query(q[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("block_size,n_jobs", [(1, 1), (37, 3), (None, 2)])
+def test_two_nearest_equals_brute_force(block_size, n_jobs):
+    from textdp.neighbors.knn import brute_force_kneighbors
+
+    rng = np.random.default_rng(8)
+    v = rng.standard_normal((2500, 12)).astype(np.float32) * 5
+    q = (v[rng.integers(0, 2500, 1500)] + rng.standard_normal((1500, 12)) * 0.3).astype(np.float32)
+    exclude = rng.integers(0, 2500, 1500)
+    exclude[:100] = -1
+    q[100:150] = v[exclude[100:150]]  # the excluded row is the exact hit
+    q[150:200] = (v[exclude[150:200]] + v[rng.integers(0, 2500, 50)]) / 2  # near-ties
+    nn = NearestNeighbors(v, block_size=block_size, n_jobs=n_jobs)
+    for ex in (exclude, None):
+        idx, dist = nn.two_nearest(q, exclude=ex)
+        ref_idx, ref_dist = brute_force_kneighbors(v, q, 2, exclude=ex)
+        np.testing.assert_array_equal(idx, ref_idx)
+        np.testing.assert_allclose(dist, ref_dist, rtol=1e-12)

@@ -110,6 +110,112 @@ class NearestNeighbors:
                           bounds[:-1], bounds[1:]))
         return out
 
+    def two_nearest(self, queries: np.ndarray, *,
+                    exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The two nearest rows of every query (nearest first), optionally excluding one row each.
+
+        Same chunked, tile-reduced GEMM as :meth:`query`; a row is certified when its third-best
+        float32 score lies beyond the error bound of its second and the first two are apart by
+        more than it, otherwise it is re-scored in float64 (ties → lowest index). Equals a float64
+        brute force. Returns ``(indices, distances)``: (N, 2) int64 and (N, 2) float64 Euclidean
+        distances.
+        """
+        q = np.asarray(queries)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
+        if not np.isfinite(q).all():
+            raise ValueError("queries contain NaN or infinity")
+        n = q.shape[0]
+        if self.n_vectors < (3 if exclude is not None else 2):
+            raise ValueError("two_nearest needs at least two candidate rows")
+        ex = np.full(n, -1, dtype=np.int64) if exclude is None else np.asarray(exclude, np.int64)
+        if ex.shape != (n,):
+            raise ValueError(f"exclude must have shape ({n},), got {ex.shape}")
+        idx = np.empty((n, 2), dtype=np.int64)
+        jobs = min(self.n_jobs, -(-n // self.block_size)) if n else 0
+        if jobs <= 1:
+            self._two_serial(q, ex, idx)
+        else:
+            bounds = np.linspace(0, n, jobs + 1).astype(int)
+            with _blas_single_thread(), ThreadPoolExecutor(jobs) as pool:
+                list(pool.map(lambda a, b: self._two_serial(q[a:b], ex[a:b], idx[a:b]),
+                              bounds[:-1], bounds[1:]))
+        qf = np.asarray(q, dtype=np.float32).astype(np.float64)
+        v64 = self._vectors64()
+        dist = np.sqrt(((v64[idx] - qf[:, None, :]) ** 2).sum(axis=2))
+        return idx, dist
+
+    def _two_serial(self, q: np.ndarray, ex: np.ndarray, out: np.ndarray) -> None:
+        n = q.shape[0]
+        if n == 0:
+            return
+        b, d, tile, chunk = self.block_size, self.dim, self._tile, self._chunk
+        n_chunks = self._aug_tiled.shape[0] // chunk
+        per_chunk = chunk // tile
+        b0 = min(b, n)
+        qaug = np.empty((b0, d + 1), dtype=np.float32)
+        scores = np.empty((n_chunks, b0, chunk), dtype=np.float32)
+        tile_min = np.empty((b0, n_chunks * per_chunk), dtype=np.float32)
+        parts = [self._aug_tiled[k * chunk:(k + 1) * chunk].T for k in range(n_chunks)]
+        for start in range(0, n, b):
+            stop = min(start + b, n)
+            m = stop - start
+            qa, tm = qaug[:m], tile_min[:m]
+            np.multiply(q[start:stop], -2.0, out=qa[:, :d], casting="unsafe")
+            qa[:, d] = 1.0
+            e = ex[start:stop]
+            has = np.flatnonzero(e >= 0)
+            for k, part in enumerate(parts):
+                sc = scores[k, :m]
+                np.matmul(qa, part, out=sc)
+                here = has[e[has] // chunk == k]
+                sc[here, e[here] - k * chunk] = np.inf  # the excluded row can never be chosen
+                np.min(sc.reshape(m, per_chunk, tile), axis=2,
+                       out=tm[:, k * per_chunk:(k + 1) * per_chunk])
+            rows = np.arange(m)
+            view = scores[:, :m].reshape(n_chunks, m, per_chunk, tile)
+            t1 = tm.argmin(axis=1)
+            w1 = view[t1 // per_chunk, rows, t1 % per_chunk]
+            j1 = w1.argmin(axis=1)
+            s1 = w1[rows, j1].copy()
+            w1[rows, j1] = np.inf
+            tm[rows, t1] = np.inf
+            in1 = w1.min(axis=1)
+            t2 = tm.argmin(axis=1)
+            other = tm[rows, t2]
+            from_other = other < in1
+            w2 = view[t2 // per_chunk, rows, t2 % per_chunk]
+            j2o = w2.argmin(axis=1)
+            j2i = w1.argmin(axis=1)
+            first = t1 * tile + j1
+            second = np.where(from_other, t2 * tile + j2o, t1 * tile + j2i)
+            s2 = np.where(from_other, other, in1)
+            # Third best: everything but the two chosen.
+            w1b = w1.copy()
+            w1b[rows[~from_other], j2i[~from_other]] = np.inf
+            w2[rows, j2o] = np.inf
+            tm[rows[from_other], t2[from_other]] = np.inf
+            third = np.minimum(w1b.min(axis=1), tm.min(axis=1))
+            third = np.where(from_other, np.minimum(third, w2.min(axis=1)), third)
+            qf = np.asarray(q[start:stop], dtype=np.float32).astype(np.float64)
+            qnorm = np.sqrt(np.einsum("ij,ij->i", qf, qf))
+            err2 = 2.0 * self._gamma * (self._max_sq + 2.0 * self._max_norm * qnorm) * 1.01
+            unsure = np.flatnonzero((third.astype(np.float64) <= s2 + err2)
+                                    | (s2.astype(np.float64) <= s1 + err2))
+            res = np.stack([first, second], axis=1)
+            if unsure.size:
+                flat = scores[:, unsure].transpose(1, 0, 2).reshape(unsure.size, -1)
+                flat = flat[:, : self.n_vectors]
+                thr = s2[unsure].astype(np.float64) + err2[unsure]
+                rr, cc = np.nonzero(flat <= thr[:, None])
+                dist = ((self._vectors64()[cc] - qf[unsure[rr]]) ** 2).sum(axis=1)
+                order = np.lexsort((cc, dist, rr))
+                rr, cc = rr[order], cc[order]
+                rank = np.arange(rr.size) - np.searchsorted(rr, rr)
+                keep = rank < 2
+                res[unsure[rr[keep]], rank[keep]] = cc[keep]
+            out[start:stop] = res
+
     def _query_serial(self, q: np.ndarray, out: np.ndarray, exact: bool) -> None:
         n = q.shape[0]
         if n == 0:

@@ -18,7 +18,7 @@ unbounded. With ``exclude_input=True`` (the default, as in SPEC) the report ther
 formal guarantee verified"; ``exclude_input=False`` gives the verified ε·d variant.
 
 Both candidates and their float64 distances come from one exact, certified top-2 search per token
-(:class:`textdp.neighbors.knn.ExactNeighbors`).
+(:meth:`textdp.neighbors.NearestNeighbors.two_nearest`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors.knn import ExactNeighbors
+from textdp.neighbors import NearestNeighbors
 from textdp.noise import metric_laplace
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
@@ -90,7 +90,7 @@ class Vickrey(WordMechanism):
         need = 3 if self._exclude else 2
         if len(self.vocabulary) < need:
             raise ValueError(f"vickrey needs at least {need} words in the vocabulary")
-        self._nn = ExactNeighbors(self.vocabulary.vectors)
+        self._nn = NearestNeighbors(self.vocabulary.vectors)
 
     @property
     def t(self) -> float:
@@ -140,6 +140,6 @@ class Vickrey(WordMechanism):
         z, coin = noise
         noisy = self.vocabulary.vectors[ids]
         noisy += z
-        idx, dist = self._nn.kneighbors(noisy, 2, exclude=ids if self._exclude else None)
+        idx, dist = self._nn.two_nearest(noisy, exclude=ids if self._exclude else None)
         p = first_choice_probability(dist[:, 0], dist[:, 1], self._t)
         return np.where(coin < p, idx[:, 0], idx[:, 1])
