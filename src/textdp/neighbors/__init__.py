@@ -93,21 +93,9 @@ class NearestNeighbors:
 
     def query(self, queries: np.ndarray, *, exact: bool = True) -> np.ndarray:
         """Index of the nearest row for every query row; shape (N,), dtype int64."""
-        q = np.asarray(queries)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise ValueError("queries contain NaN or infinity")
-        n = q.shape[0]
-        out = np.empty(n, dtype=np.int64)
-        jobs = min(self.n_jobs, -(-n // self.block_size))
-        if jobs <= 1:
-            self._query_serial(q, out, exact)
-            return out
-        bounds = np.linspace(0, n, jobs + 1).astype(int)
-        with _blas_single_thread(), ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(lambda a, b: self._query_serial(q[a:b], out[a:b], exact),
-                          bounds[:-1], bounds[1:]))
+        q = self._check_queries(queries)
+        out = np.empty(q.shape[0], dtype=np.int64)
+        self._parallel(q.shape[0], lambda a, b: self._query_serial(q[a:b], out[a:b], exact))
         return out
 
     def two_nearest(self, queries: np.ndarray, *,
@@ -120,11 +108,7 @@ class NearestNeighbors:
         brute force. Returns ``(indices, distances)``: (N, 2) int64 and (N, 2) float64 Euclidean
         distances.
         """
-        q = np.asarray(queries)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise ValueError("queries contain NaN or infinity")
+        q = self._check_queries(queries)
         n = q.shape[0]
         if self.n_vectors < (3 if exclude is not None else 2):
             raise ValueError("two_nearest needs at least two candidate rows")
@@ -132,23 +116,37 @@ class NearestNeighbors:
         if ex.shape != (n,):
             raise ValueError(f"exclude must have shape ({n},), got {ex.shape}")
         idx = np.empty((n, 2), dtype=np.int64)
-        jobs = min(self.n_jobs, -(-n // self.block_size)) if n else 0
-        if jobs <= 1:
-            self._two_serial(q, ex, idx)
-        else:
-            bounds = np.linspace(0, n, jobs + 1).astype(int)
-            with _blas_single_thread(), ThreadPoolExecutor(jobs) as pool:
-                list(pool.map(lambda a, b: self._two_serial(q[a:b], ex[a:b], idx[a:b]),
-                              bounds[:-1], bounds[1:]))
+        self._parallel(n, lambda a, b: self._two_serial(q[a:b], ex[a:b], idx[a:b]))
         qf = np.asarray(q, dtype=np.float32).astype(np.float64)
-        v64 = self._vectors64()
-        dist = np.sqrt(((v64[idx] - qf[:, None, :]) ** 2).sum(axis=2))
+        dist = np.sqrt(((self._vectors64()[idx] - qf[:, None, :]) ** 2).sum(axis=2))
         return idx, dist
 
-    def _two_serial(self, q: np.ndarray, ex: np.ndarray, out: np.ndarray) -> None:
-        n = q.shape[0]
-        if n == 0:
+    def _check_queries(self, queries: np.ndarray) -> np.ndarray:
+        q = np.asarray(queries)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
+        if not np.isfinite(q).all():
+            raise ValueError("queries contain NaN or infinity")
+        return q
+
+    def _parallel(self, n: int, serial) -> None:
+        """Run ``serial(a, b)`` over [0, n), split across threads with single-threaded BLAS."""
+        jobs = min(self.n_jobs, -(-n // self.block_size))
+        if jobs <= 1:
+            serial(0, n)
             return
+        bounds = np.linspace(0, n, jobs + 1).astype(int)
+        with _blas_single_thread(), ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(serial, bounds[:-1], bounds[1:]))
+
+    def _blocks(self, q: np.ndarray, exclude: np.ndarray | None = None):
+        """Per block of queries: (start, stop, scores (chunks, m, chunk), tile minima (m, tiles)).
+
+        Scores are ‖v‖² − 2⟨v, q⟩ in float32; each vocabulary chunk is reduced to its tile minima
+        right after its GEMM, while it is in cache. ``exclude`` rows score +inf. The buffers are
+        reused: a block is valid until the next one is requested.
+        """
+        n = q.shape[0]
         b, d, tile, chunk = self.block_size, self.dim, self._tile, self._chunk
         n_chunks = self._aug_tiled.shape[0] // chunk
         per_chunk = chunk // tile
@@ -163,19 +161,55 @@ class NearestNeighbors:
             qa, tm = qaug[:m], tile_min[:m]
             np.multiply(q[start:stop], -2.0, out=qa[:, :d], casting="unsafe")
             qa[:, d] = 1.0
-            e = ex[start:stop]
-            has = np.flatnonzero(e >= 0)
+            if exclude is not None:
+                e = exclude[start:stop]
+                has = np.flatnonzero(e >= 0)
             for k, part in enumerate(parts):
                 sc = scores[k, :m]
                 np.matmul(qa, part, out=sc)
-                here = has[e[has] // chunk == k]
-                sc[here, e[here] - k * chunk] = np.inf  # the excluded row can never be chosen
+                if exclude is not None:
+                    here = has[e[has] // chunk == k]
+                    sc[here, e[here] - k * chunk] = np.inf  # never chosen
                 np.min(sc.reshape(m, per_chunk, tile), axis=2,
                        out=tm[:, k * per_chunk:(k + 1) * per_chunk])
-            rows = np.arange(m)
-            view = scores[:, :m].reshape(n_chunks, m, per_chunk, tile)
+            yield start, stop, scores[:, :m], tm
+
+    def _gather_tiles(self, scores: np.ndarray, tiles: np.ndarray) -> np.ndarray:
+        """Copy of tile ``tiles[i]`` of row i: shape (m, tile)."""
+        n_chunks, m, chunk = scores.shape
+        per_chunk = chunk // self._tile
+        view = scores.reshape(n_chunks, m, per_chunk, self._tile)
+        return view[tiles // per_chunk, np.arange(m), tiles % per_chunk]
+
+    def _query_serial(self, q: np.ndarray, out: np.ndarray, exact: bool) -> None:
+        if q.shape[0] == 0:
+            return
+        for start, stop, scores, tm in self._blocks(q):
+            rows = np.arange(stop - start)
+            best_tile = tm.argmin(axis=1)
+            within = self._gather_tiles(scores, best_tile)
+            j = within.argmin(axis=1)
+            idx = best_tile * self._tile + j
+            if exact:
+                best = within[rows, j]
+                within[rows, j] = np.inf
+                tm[rows, best_tile] = np.inf
+                second = np.minimum(within.min(axis=1), tm.min(axis=1))
+                # The runner-up decides: beyond the error bound of the best, the argmin is certain.
+                qf, err = self._error(q[start:stop])
+                unsure = np.flatnonzero(second.astype(np.float64) <= best + 2.0 * err)
+                self._rescore(qf, scores, unsure, best[unsure] + 2.0 * err[unsure],
+                              idx.reshape(-1, 1))
+            out[start:stop] = idx
+
+    def _two_serial(self, q: np.ndarray, ex: np.ndarray, out: np.ndarray) -> None:
+        if q.shape[0] == 0:
+            return
+        tile = self._tile
+        for start, stop, scores, tm in self._blocks(q, ex):
+            rows = np.arange(stop - start)
             t1 = tm.argmin(axis=1)
-            w1 = view[t1 // per_chunk, rows, t1 % per_chunk]
+            w1 = self._gather_tiles(scores, t1)
             j1 = w1.argmin(axis=1)
             s1 = w1[rows, j1].copy()
             w1[rows, j1] = np.inf
@@ -184,94 +218,46 @@ class NearestNeighbors:
             t2 = tm.argmin(axis=1)
             other = tm[rows, t2]
             from_other = other < in1
-            w2 = view[t2 // per_chunk, rows, t2 % per_chunk]
+            w2 = self._gather_tiles(scores, t2)
             j2o = w2.argmin(axis=1)
             j2i = w1.argmin(axis=1)
-            first = t1 * tile + j1
-            second = np.where(from_other, t2 * tile + j2o, t1 * tile + j2i)
+            res = np.stack([t1 * tile + j1,
+                            np.where(from_other, t2 * tile + j2o, t1 * tile + j2i)], axis=1)
             s2 = np.where(from_other, other, in1)
             # Third best: everything but the two chosen.
-            w1b = w1.copy()
-            w1b[rows[~from_other], j2i[~from_other]] = np.inf
+            w1[rows[~from_other], j2i[~from_other]] = np.inf
             w2[rows, j2o] = np.inf
             tm[rows[from_other], t2[from_other]] = np.inf
-            third = np.minimum(w1b.min(axis=1), tm.min(axis=1))
+            third = np.minimum(w1.min(axis=1), tm.min(axis=1))
             third = np.where(from_other, np.minimum(third, w2.min(axis=1)), third)
-            qf = np.asarray(q[start:stop], dtype=np.float32).astype(np.float64)
-            qnorm = np.sqrt(np.einsum("ij,ij->i", qf, qf))
-            err2 = 2.0 * self._gamma * (self._max_sq + 2.0 * self._max_norm * qnorm) * 1.01
-            unsure = np.flatnonzero((third.astype(np.float64) <= s2 + err2)
-                                    | (s2.astype(np.float64) <= s1 + err2))
-            res = np.stack([first, second], axis=1)
-            if unsure.size:
-                flat = scores[:, unsure].transpose(1, 0, 2).reshape(unsure.size, -1)
-                flat = flat[:, : self.n_vectors]
-                thr = s2[unsure].astype(np.float64) + err2[unsure]
-                rr, cc = np.nonzero(flat <= thr[:, None])
-                dist = ((self._vectors64()[cc] - qf[unsure[rr]]) ** 2).sum(axis=1)
-                order = np.lexsort((cc, dist, rr))
-                rr, cc = rr[order], cc[order]
-                rank = np.arange(rr.size) - np.searchsorted(rr, rr)
-                keep = rank < 2
-                res[unsure[rr[keep]], rank[keep]] = cc[keep]
+            qf, err = self._error(q[start:stop])
+            threshold = s2 + 2.0 * err
+            unsure = np.flatnonzero((third.astype(np.float64) <= threshold)
+                                    | (s2.astype(np.float64) <= s1 + 2.0 * err))
+            self._rescore(qf, scores, unsure, threshold[unsure], res)
             out[start:stop] = res
 
-    def _query_serial(self, q: np.ndarray, out: np.ndarray, exact: bool) -> None:
-        n = q.shape[0]
-        if n == 0:
-            return
-        b, d, tile, chunk = self.block_size, self.dim, self._tile, self._chunk
-        n_chunks = self._aug_tiled.shape[0] // chunk
-        per_chunk = chunk // tile
-        b0 = min(b, n)
-        qaug = np.empty((b0, d + 1), dtype=np.float32)
-        scores = np.empty((n_chunks, b0, chunk), dtype=np.float32)
-        tile_min = np.empty((b0, n_chunks * per_chunk), dtype=np.float32)
-        parts = [self._aug_tiled[k * chunk:(k + 1) * chunk].T for k in range(n_chunks)]
-        for start in range(0, n, b):
-            stop = min(start + b, n)
-            m = stop - start
-            qa, tm = qaug[:m], tile_min[:m]
-            np.multiply(q[start:stop], -2.0, out=qa[:, :d], casting="unsafe")
-            qa[:, d] = 1.0
-            for k, part in enumerate(parts):
-                sc = scores[k, :m]
-                np.matmul(qa, part, out=sc)
-                np.min(sc.reshape(m, per_chunk, tile), axis=2,
-                       out=tm[:, k * per_chunk:(k + 1) * per_chunk])
-            rows = np.arange(m)
-            best_tile = tm.argmin(axis=1)
-            within = scores[:, :m].reshape(n_chunks, m, per_chunk, tile)[
-                best_tile // per_chunk, rows, best_tile % per_chunk]  # (m, tile) copy
-            j = within.argmin(axis=1)
-            idx = best_tile * tile + j
-            if exact:
-                best = within[rows, j]
-                within[rows, j] = np.inf
-                tm[rows, best_tile] = np.inf
-                second = np.minimum(within.min(axis=1), tm.min(axis=1))
-                self._resolve(q[start:stop], scores[:, :m], idx, best, second)
-            out[start:stop] = idx
-
-    def _resolve(self, q: np.ndarray, scores: np.ndarray, idx: np.ndarray, best: np.ndarray,
-                 second: np.ndarray) -> None:
-        """Re-score in float64 the rows whose runner-up lies within the float32 error bound."""
+    def _error(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Float64 queries (as rounded to float32) and the bound on each float32 score's error."""
         qf = np.asarray(q, dtype=np.float32).astype(np.float64)
         qnorm = np.sqrt(np.einsum("ij,ij->i", qf, qf))
-        err = self._gamma * (self._max_sq + 2.0 * self._max_norm * qnorm) * 1.01
-        threshold = best.astype(np.float64) + 2.0 * err
-        ambiguous = np.flatnonzero(second.astype(np.float64) <= threshold)
-        if ambiguous.size == 0:
+        # |fl(s) − s| ≤ γ_{d+1} Σ|x_i y_i| ≤ γ (‖v‖² + 2‖v‖‖q‖) for every word.
+        return qf, self._gamma * (self._max_sq + 2.0 * self._max_norm * qnorm) * 1.01
+
+    def _rescore(self, qf: np.ndarray, scores: np.ndarray, unsure: np.ndarray,
+                 threshold: np.ndarray, out: np.ndarray) -> None:
+        """For rows ``unsure``, the ``out.shape[1]`` float64-nearest among the words whose
+        float32 score is ≤ ``threshold`` (ties → lowest index), written into ``out``."""
+        if unsure.size == 0:
             return
-        rows = scores[:, ambiguous].transpose(1, 0, 2).reshape(ambiguous.size, -1)
-        rr, cc = np.nonzero(rows[:, : self.n_vectors] <= threshold[ambiguous, None])
-        dist = ((self._vectors64()[cc] - qf[ambiguous[rr]]) ** 2).sum(axis=1)
+        flat = scores[:, unsure].transpose(1, 0, 2).reshape(unsure.size, -1)[:, : self.n_vectors]
+        rr, cc = np.nonzero(flat <= np.asarray(threshold, np.float64)[:, None])
+        dist = ((self._vectors64()[cc] - qf[unsure[rr]]) ** 2).sum(axis=1)
         order = np.lexsort((cc, dist, rr))
         rr, cc = rr[order], cc[order]
-        first = np.ones(rr.size, dtype=bool)
-        first[1:] = rr[1:] != rr[:-1]
-        idx[ambiguous[rr[first]]] = cc[first]
-
+        rank = np.arange(rr.size) - np.searchsorted(rr, rr)
+        keep = rank < out.shape[1]
+        out[unsure[rr[keep]], rank[keep]] = cc[keep]
 
 _CONTROLLER = None
 
