@@ -764,8 +764,7 @@ def render(results: dict[str, Any], out: Path) -> None:
     figs = figures(results, fig_dir)
     doc = page(results, figs, Settings(**results["settings"]))
     harness.write_text(out, doc.markdown(out.parent))
-    seconds = results.get("seconds") or 0.0
-    say(f"wrote {out} and {len(figs)} figures in {fig_dir} ({seconds / 60:.1f} min)")
+    say(f"wrote {out} and {len(figs)} figures in {fig_dir}")
 
 
 def main(argv: list[str] | None = None) -> int:

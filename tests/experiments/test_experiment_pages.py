@@ -99,3 +99,54 @@ def test_privemb_saved_results_give_back_the_same_page_and_figures(tmp_path):
     assert "python -m experiments.privemb --quick" in text and "> a note" in text
     assert sorted(p.name for p in (tmp_path / "privemb").iterdir()) == [
         "distance.png", "inner_product.png", "sentences.png", "svm.png"]
+
+
+def _bag_of_words(sentences):
+    """A cheap stand-in for SBERT: the mean of a fixed random 16-d vector per word."""
+    import zlib
+
+    out = np.zeros((len(sentences), 16))
+    for i, s in enumerate(sentences):
+        ws = s.lower().split()
+        for w in ws:
+            out[i] += np.random.default_rng(zlib.crc32(w.encode())).normal(size=16) / len(ws)
+    return out
+
+
+_bag_of_words.name = "bag-of-words-16"
+
+
+def test_deepcandidate_run_stage_feeds_the_page(monkeypatch, tmp_path):
+    # Every method of the run on a tiny made-up document set, then figures and page from its
+    # JSON: the stages fit together (the real run needs SBERT and takes about half an hour).
+    from experiments import _harness, deepcandidate
+    from textdp.datasets import documents
+
+    g = np.random.default_rng(1)
+    words = {"positive": ["good", "great", "happy", "fine", "the", "day", "film"],
+             "negative": ["bad", "awful", "sad", "poor", "the", "day", "film"]}
+
+    def sentences(label):
+        return tuple(" ".join(g.choice(words[label], 5)) for _ in range(g.integers(2, 9)))
+
+    docs = [documents.Document(f"d{i}", label, sentences(label))
+            for i, label in enumerate(["positive", "negative"] * 20)]
+    monkeypatch.setattr(documents, "load_documents", lambda name: docs)
+    monkeypatch.setattr(_harness, "cache_root", lambda name: tmp_path / "cache" / name)
+    res = deepcandidate.evaluate_dataset("tiny", _bag_of_words, epsilons=[10.0], mvc_epsilons=[10.0],
+                                         trials=2, seed=0, n_candidates=30, mvc_sentences=20,
+                                         recoder_epochs=1, log=lambda msg: None)
+    assert res["documents"] == 40 and res["train"] + res["validation"] + res["test"] == 40
+    assert len(res["deepcandidate"]["10.0"]["f1"]) == 2 and len(res["mvc"]["10.0"]["f1"]) == 2
+    config = {"command": _harness.command("deepcandidate", ["--datasets", "tiny"]), "date": "today",
+              "machine": _harness.machine(), "minutes": 0.1, "trials": 2, "seed": 0,
+              "epsilons": [10.0], "mvc_epsilons": [10.0], "n_candidates": 30, "mvc_sentences": 20,
+              "recoder_epochs": 1, "encoder": _bag_of_words.name}
+    saved = tmp_path / "results.json"
+    _harness.save_json(saved, {"config": config, "results": [res]})
+    out = tmp_path / "deepcandidate.md"
+    assert deepcandidate.main(["--from-results", str(saved), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "`python -m experiments.deepcandidate --datasets tiny`" in text
+    assert "| tiny |" in text and "![tiny](deepcandidate/tiny.png)" in text
+    assert (tmp_path / "deepcandidate" / "tiny.png").is_file()
