@@ -447,7 +447,6 @@ def _summary_section(r: Results, rel: str) -> list[str]:
     pairs = r.pairs
     svms = r.svms
     sentences = r.sentences
-    # --- summary
     add("## Where M2 beats M1, and where not")
     add("")
     summary = _summary(pairs, svms, sentences)
@@ -476,7 +475,6 @@ def _pairs_section(r: Results, rel: str) -> list[str]:
     add = lines.append
     pairs = r.pairs
     settings = r.settings
-    # --- experiments 1 and 2
     for metric, number in (("distance", 1), ("inner product", 2)):
         add(f"## {number}. {metric.capitalize()} approximation (paper §5.{number}, Fig. {number})")
         add("")
@@ -514,7 +512,6 @@ def _audit_section(r: Results, rel: str) -> list[str]:
     lines: list[str] = []
     add = lines.append
     pairs = r.pairs
-    # audit
     if pairs:
         add("### The projection's assumption, audited on these words")
         add("")
@@ -537,7 +534,6 @@ def _svm_section(r: Results, rel: str) -> list[str]:
     add = lines.append
     svms = r.svms
     settings = r.settings
-    # --- experiment 3
     if svms:
         add("## 3. Linear model on sentiment words (paper §5.3, Fig. 3)")
         add("")
@@ -574,7 +570,6 @@ def _sentences_section(r: Results, rel: str) -> list[str]:
     add = lines.append
     sentences = r.sentences
     settings = r.settings
-    # --- experiment 4
     if sentences:
         add("## 4. Sentence classification (paper §5.4, Table 1)")
         add("")
