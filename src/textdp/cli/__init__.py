@@ -62,6 +62,7 @@ from textdp.cli import experiment as _experiment  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
 from textdp.cli import report as _report  # noqa: E402
+from textdp.cli import vocab as _vocab  # noqa: E402
 
 app.command("privatize")(_privatize.privatize)
 app.command("mechanisms")(_mechanisms.mechanisms)
@@ -70,6 +71,7 @@ app.command("docembed")(_docembed.docembed)
 app.command("calibrate")(_calibrate.calibrate)
 app.command("evaluate")(_evaluate.evaluate)
 app.command("report")(_report.report)
+app.add_typer(_vocab.app, name="vocab")
 app.command(
     "experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )(_experiment.experiment)

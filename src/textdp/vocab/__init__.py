@@ -254,6 +254,6 @@ def load_npy(vectors_path: str | os.PathLike, words_path: str | os.PathLike, *,
 
 
 # Named vocabularies and their geometry live in submodules that build on the classes above.
-from textdp.vocab.named import NAMES, describe, describe_all, load  # noqa: E402
+from textdp.vocab.named import DEFAULT, NAMES, describe, describe_all, load  # noqa: E402
 
-__all__ += ["NAMES", "load", "describe", "describe_all"]
+__all__ += ["DEFAULT", "NAMES", "load", "describe", "describe_all"]
