@@ -26,13 +26,11 @@ def resolve_vocabulary(name: str | None, size: int | None = None) -> Vocabulary:
         CLIError: an unknown name, ``--vocabulary-size`` with another vocabulary, or a vocabulary
             that cannot be fetched (one line, saying what to do offline).
     """
-    from textdp.vocab import DEFAULT, load, load_default
+    from textdp.vocab import DEFAULT, load
 
-    if size is not None:
-        if name not in (None, DEFAULT):
-            raise CLIError(f"--vocabulary-size restricts only {DEFAULT}, not {name!r}")
-        return load_default(size)
+    if size is not None and name not in (None, DEFAULT):
+        raise CLIError(f"--vocabulary-size restricts only {DEFAULT}, not {name!r}")
     try:
-        return load(name or DEFAULT)
+        return load(name or DEFAULT, size=size)
     except (ValueError, RuntimeError, OSError) as exc:
         raise CLIError(one_line(exc)) from None

@@ -13,6 +13,7 @@ import numpy as np
 import typer
 
 from textdp.cli._common import CLIError, one_line, progress_bar, say, warn
+from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import AtomicFiles, FileError
 
 __all__ = ["embed", "CHUNK_ROWS"]
@@ -327,6 +328,7 @@ def embed(
         help="Write the privacy report (JSON) to PATH.")] = None,
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Texts per encoding batch.")] = 256,
+    vocabulary: VocabularyOption = None,
 ) -> None:
     from textdp import __version__
     from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
@@ -370,15 +372,18 @@ def embed(
             raise CLIError(one_line(exc)) from None
 
     build(4)  # validate every parameter before reading the input
+    if vocabulary is not None and encode is not EncoderName.glove_mean:
+        raise CLIError("--vocabulary applies only to --encode glove-mean")
 
     # 2. The vectors.
     encoder = None
     empty_texts = None
     if encode is not None:
-        from textdp.encoders import get_encoder
+        from textdp.encoders import GloveMean, get_encoder
 
         try:
-            encoder = get_encoder(encode.value)
+            encoder = (GloveMean(resolve_vocabulary(vocabulary)) if vocabulary is not None
+                       else get_encoder(encode.value))
             if encode is EncoderName.sbert:
                 encoder.model_dir()  # fail early, with the install hint, if the extra is missing
         except ImportError as exc:

@@ -19,6 +19,7 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.cli.mechanisms import keyword_parameters
 from textdp.io import AtomicFiles, FileError, check_input, check_output, map_text_file
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
@@ -173,6 +174,7 @@ def privatize(
     n_lists: NListsOption = None,
     beta: BetaOption = None,
     param: ParamOption = None,
+    vocabulary: VocabularyOption = None,
 ) -> None:
     # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
     check_output(output, input)
@@ -184,7 +186,7 @@ def privatize(
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
                               param or [])
     try:
-        mech = build_mechanism(mechanism, epsilon, None, params)
+        mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
         runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
                             keep_stopwords=keep_stopwords, seed=seed)
     except (TypeError, ValueError) as exc:

