@@ -97,3 +97,16 @@ def test_evaluate_checks_the_vocabulary_before_any_work(tmp_path, capsys):
                  str(tmp_path / "ev"), "--vocabulary", "nope"]) == 2
     assert "unknown vocabulary 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "ev").exists()
+
+
+def test_report_rebuilds_a_run_on_a_named_vocabulary(fake_wheel, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("The cat saw a dog.\n")
+    run = tmp_path / "run.json"
+    assert main(["privatize", str(src), "-o", str(tmp_path / "out.txt"), "--epsilon", "1",
+                 "--vocabulary", "glove-840b-300d", "--report", str(run)]) == 0
+    named._LOADED.clear()  # a later process: the vocabulary comes back from the cache
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--deniability", "5",
+                 "--draws", "20", "--seed", "0"]) == 0
+    assert (tmp_path / "rep" / "deniability.png").exists()
+    assert "other than textdp's" not in (tmp_path / "rep" / "report.md").read_text()

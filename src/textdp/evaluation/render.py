@@ -187,7 +187,7 @@ def rebuild_mechanism(report: dict[str, Any]) -> tuple[Any, str | None]:
     from textdp import mechanisms as registry
     from textdp.cli.mechanisms import keyword_parameters
     from textdp.evaluation._common import jsonable
-    from textdp.vocab import load_default
+    from textdp.vocab import NAMES, load, load_default
 
     mech = report.get("mechanism", {})
     name, params = mech.get("name"), dict(mech.get("parameters", {}))
@@ -201,8 +201,10 @@ def rebuild_mechanism(report: dict[str, Any]) -> tuple[Any, str | None]:
         m = re.search(r"wordfreq-top(\d+)(-alpha)?$", str(report.get("vocabulary", {}).get("name")))
         if m:
             vocab = load_default(int(m.group(1)), alphabetic_only=bool(m.group(2)))
+        elif report.get("vocabulary", {}).get("name") in NAMES:  # a named one, e.g. glove-840b-300d
+            vocab = load(report["vocabulary"]["name"])
         if vocab.fingerprint != fingerprint:
-            return None, "the run used a vocabulary other than textdp's default GloVe ones"
+            return None, "the run used a vocabulary other than textdp's named ones"
     accepted = keyword_parameters(cls) or []
 
     def plain(v: Any) -> bool:

