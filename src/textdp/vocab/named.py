@@ -18,10 +18,12 @@
 Token policy of the 300-d file: every line is kept as it is (word2vec header ``33860 300``, then a
 word and 300 numbers separated by single spaces; any other line is an error). Its words are
 already lowercase except one, and no two coincide once lowercased (a duplicate would keep its first,
-most frequent, row — :class:`~textdp.vocab.Vocabulary`'s rule, counted in the cache metadata). It
-holds 877 numbers (``2012``), 125 other alphanumeric tokens (``1st``, ``mp3``, ``½``) and one token
-the tokenizer never produces (``at<no-break space>amazon.com``): they stay, as in the paper's
-vocabulary, so they can be outputs and neighbours; numbers in a text still follow the OOV policy.
+most frequent, row — :class:`~textdp.vocab.Vocabulary`'s rule, counted in the cache metadata).
+Besides 32,857 alphabetic words it holds 877 numbers (``2012``), 5 fractions (``½``), 110
+digit–letter tokens (``1st``, ``mp3``, ``1980s``) and 11 crawl artefacts holding a no-break space
+(``at<NBSP>name@domain.com``). All stay, as in the vocabulary the paper's code uses: they can be
+outputs and neighbours. The last 121 are never inputs (textdp's tokenizer splits ``1st`` into
+``1`` + ``st``), and numbers in a text follow the OOV policy.
 """
 
 from __future__ import annotations
