@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["REQUIRED", "Parameter", "check_epsilon", "check_names", "check_parameters", "check_positive",
+__all__ = ["REQUIRED", "Parameter", "check_epsilon", "check_names", "check_nonnegative_int",
+           "check_parameters", "check_positive",
            "check_probability", "check_rng", "check_seed", "check_size"]
 
 
@@ -72,11 +73,14 @@ def check_rng(rng: object) -> np.random.Generator:
 
 def check_seed(seed: object, name: str = "seed") -> int | None:
     """None, or a non-negative integer; anything else is a ValueError (a seed is a value, not a type)."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return None if seed is None else check_nonnegative_int(seed, name)
+
+
+def check_nonnegative_int(value: object, name: str) -> int:
+    """A non-negative integer, else a ValueError (a seed is a value, not a type)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
 
 
 class _Required:
@@ -223,3 +227,5 @@ def check_parameters(declared: Iterable[Parameter], given: Mapping[str, Any], *,
 # Declarations shared by several families (the papers' names and ranges).
 EPSILON = Parameter("epsilon", float, "privacy parameter ε (per unit of the mechanism's metric)",
                     low=0.0, low_open=True)
+DELTA = Parameter("delta", float, "δ of an (ε, δ) guarantee", low=0.0, high=1.0, low_open=True,
+                  high_open=True)

@@ -262,7 +262,7 @@ def evaluate_dataset(name: str, encoder: SentenceEncoder, *, epsilons: Sequence[
         f"{out['recoded non-private']:.3f}")
 
     def run_dc(eps: float, p: int, idx: np.ndarray, trial: int) -> np.ndarray:
-        mech = DeepCandidate(eps, cands, n_projections=p, recoder=h, projection_seed=seed)
+        mech = DeepCandidate(cands, epsilon=eps, n_projections=p, recoder=h, projection_seed=seed)
         emb, _ = mech.release_many([sents[i] for i in idx],
                                    _rng(seed, 3, _eps_key(eps), p, trial, int(idx[0])))
         return c_dc.predict(emb)
@@ -283,11 +283,11 @@ def evaluate_dataset(name: str, encoder: SentenceEncoder, *, epsilons: Sequence[
     out["deepcandidate"] = dc
 
     # Truncation: box from public document embeddings, classifier on clipped means.
-    box = Truncation.from_public(1.0, g[tr])
+    box = Truncation.from_public(g[tr], epsilon=1.0)
     c_tr = fit_classifier(np.vstack([box.clipped_mean(sents[i]) for i in tr]), y[tr], seed)
     trunc: dict[str, Any] = {}
     for eps in epsilons:
-        mech = Truncation(eps, box.lower, box.upper)
+        mech = Truncation(box.lower, box.upper, epsilon=eps)
         preds = []
         for t in range(trials):
             rng = _rng(seed, 4, _eps_key(eps), t)

@@ -138,9 +138,10 @@ def sentiment_sentences(name: str, rng: np.random.Generator) -> tuple[list[str],
 
 def mechanisms(dim: int, epsilon: float, betas: Sequence[float], projection_seed: int
                ) -> dict[str, Any]:
-    out: dict[str, Any] = {M1: LaplaceVector(epsilon)}
+    out: dict[str, Any] = {M1: LaplaceVector(epsilon=epsilon)}
     for beta in betas:
-        out[m2(beta)] = PrivEmb(epsilon, DELTA, beta, dim=dim, projection_seed=projection_seed)
+        out[m2(beta)] = PrivEmb(epsilon=epsilon, delta=DELTA, beta=beta, dim=dim,
+                                projection_seed=projection_seed)
     return out
 
 
@@ -187,7 +188,7 @@ def run_pairs(space: Embeddings, A: np.ndarray, B: np.ndarray, runs: int, seed: 
                 acc.setdefault(("distance", eps, name), []).append(dist)
                 acc.setdefault(("inner product", eps, name), []).append(inner)
         for beta in BETAS:
-            mech = PrivEmb(1.0, DELTA, beta, dim=space.dim, projection_seed=1000 + r)
+            mech = PrivEmb(epsilon=1.0, delta=DELTA, beta=beta, dim=space.dim, projection_seed=1000 + r)
             P = X @ mech.projection.T
             dist, inner = _pair_errors(A, B, P[:n], P[n:])
             proj.setdefault(("distance", beta), []).append(dist)
