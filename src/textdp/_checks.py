@@ -173,8 +173,6 @@ class Parameter:
             value = int(value)
         elif self.type is float:
             value = _check_real(value, self.name)
-            if math.isnan(value):
-                raise ValueError(f"{self.name} must be a number, got nan")
         else:
             return value
         self._check_range(value)
