@@ -158,6 +158,15 @@ class WordMechanism(ABC):
                           count=len(words))
         return self._vocabulary.words_array[self.privatize_ids(ids, rng)].tolist()
 
+    def _word_id(self, word: str | int) -> int:
+        """The vocabulary row of ``word`` (a word, or a row index checked to be in range)."""
+        if isinstance(word, str):
+            return self.vocabulary.index(word)
+        w = int(word)
+        if not 0 <= w < len(self.vocabulary):
+            raise ValueError(f"word id {w} out of range")
+        return w
+
     def _check_ids(self, ids: np.ndarray) -> np.ndarray:
         ids = np.asarray(ids)
         if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):

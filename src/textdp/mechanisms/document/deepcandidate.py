@@ -145,6 +145,16 @@ def sentence_privacy_map(epsilon: float, d_in: Any) -> Budget:
     return Budget(round_up_product(epsilon, check_distance(d_in)))
 
 
+def sentence_guarantee(mechanism: Any, *, per_word: str, assumptions: tuple[str, ...],
+                       reference: str) -> Guarantee:
+    """The ε-SentDP guarantee of a document mechanism: notion, ε, δ and numerics from its code
+    (``privacy_map(1)``: one substituted sentence), the rest in words."""
+    budget = mechanism.privacy_map(1)
+    return Guarantee(notion=Notion.SENTENCE_DP, epsilon=budget.epsilon, delta=budget.delta,
+                     numerics=mechanism.numerics, metric="", per_word=per_word,
+                     per_document=SENTDP_SAME_COUNT, assumptions=assumptions, reference=reference)
+
+
 @dataclass(frozen=True, slots=True)
 class CandidateRelease:
     """What DeepCandidate releases: one public candidate, by embedding, position and id."""
@@ -266,15 +276,10 @@ class DeepCandidate:
     @property
     def guarantee(self) -> Guarantee:
         """ε-SentDP (Meehan et al. 2022, Def. 3.1; Thm. 4.1), for documents of equal length k."""
-        return Guarantee(
-            notion=self.notion,
-            epsilon=self.privacy_map(1).epsilon,
-            delta=self.privacy_map(1).delta,
-            numerics=self.numerics,
-            metric="",
+        return sentence_guarantee(
+            self,
             per_word="not per word: every word of the substituted sentence is covered at once "
                      "(Pr[M(x) ∈ O] ≤ e^ε Pr[M(x′) ∈ O] for x, x′ differing in one sentence)",
-            per_document=SENTDP_SAME_COUNT,
             assumptions=(
                 "x and x′ have the same number of sentences (substitution, not insertion or "
                 "deletion); sentences are what textdp.sentences.split_sentences (or the caller) "

@@ -23,7 +23,7 @@ import numpy as np
 
 from textdp._checks import EPSILON, check_parameters, check_rng
 from textdp.mechanisms.document.candidates import fingerprint_array
-from textdp.mechanisms.document.deepcandidate import SENTDP_SAME_COUNT, sentence_privacy_map
+from textdp.mechanisms.document.deepcandidate import sentence_guarantee, sentence_privacy_map
 from textdp.privacy import Budget, Guarantee, Notion, Numerics
 
 __all__ = ["Truncation"]
@@ -102,15 +102,10 @@ class Truncation:
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion=self.notion,
-            epsilon=self.privacy_map(1).epsilon,
-            delta=self.privacy_map(1).delta,
-            numerics=self.numerics,
-            metric="",
+        return sentence_guarantee(
+            self,
             per_word="not per word: the whole substituted sentence is covered (L1 sensitivity "
                      "of the clipped mean is Σ_j w_j / k)",
-            per_document=SENTDP_SAME_COUNT,
             assumptions=("x and x′ have the same number of sentences k",
                          "the box was fixed from public data only",
                          "idealised floating-point Laplace sampling"),

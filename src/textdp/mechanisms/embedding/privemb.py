@@ -39,15 +39,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from textdp._checks import (
-    DELTA,
-    EPSILON,
-    Parameter,
-    check_nonnegative_int,
-    check_parameters,
-    check_probability,
-    check_rng,
-)
+from textdp._checks import DELTA, EPSILON, Parameter, check_nonnegative_int, check_parameters, check_rng
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 
 __all__ = [
@@ -87,6 +79,8 @@ def _check_snap(snap: object) -> int | Literal["auto"]:
 SNAP = Parameter("snap", object, "round released coordinates to multiples of 2^k: an integer k, "
                  "or 'auto' (k = ⌈log₂ noise scale⌉)", default=None, nullable=True,
                  check=_check_snap)
+BETA = Parameter("beta", float, "β, the distortion allowed to Φ (sets m; does not change ε)",
+                 low=0.0, high=1.0, low_open=True, high_open=True)
 DIM = Parameter("dim", int, "d, the dimension of the input vectors", low=1)
 GAUSSIAN_WIDTH = Parameter("gaussian_width", float, "ω, the assumed Gaussian width of the input "
                            "domain's normalised differences (default √log₂ d)", default=None,
@@ -152,8 +146,8 @@ def projected_dimension(delta: float, beta: float, gaussian_width: float,
                         calibration: Literal["paper", "explicit"] = "paper") -> int:
     """m = ⌈(ω + √ln(1/δ))² / β²⌉ (Algorithm 1 / Lemma 4 with constant 1), or with ``"explicit"``
     m = ⌈(ω + √(2 ln(1/δ)))² / β²⌉, for which :func:`gordon_delta` ≤ δ."""
-    delta = check_probability(delta, "delta")
-    beta = check_probability(beta, "beta")
+    delta = DELTA.validate(delta)
+    beta = BETA.validate(beta)
     omega = GAUSSIAN_WIDTH.validate(gaussian_width)
     if calibration == "paper":
         t = math.sqrt(math.log(1.0 / delta))
@@ -566,8 +560,7 @@ class PrivEmb(EmbeddingMechanism):
     PARAMETERS = (
         EPSILON,
         DELTA,
-        Parameter("beta", float, "β, the distortion allowed to Φ (sets m; does not change ε)",
-                  low=0.0, high=1.0, low_open=True, high_open=True),
+        BETA,
         DIM,
         GAUSSIAN_WIDTH,
         Parameter("domain_size", int, "the inputs are among this many fixed points (bounds ω; "

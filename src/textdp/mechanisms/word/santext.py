@@ -81,14 +81,6 @@ class _ExponentialOverVocabulary(WordMechanism):
         self._column[self._outputs] = np.arange(self._outputs.size)
         self._levels = halving_levels(self._outputs.size, TILE)
 
-    def _word_id(self, word: str | int) -> int:
-        if isinstance(word, str):
-            return self.vocabulary.index(word)
-        w = int(word)
-        if not 0 <= w < len(self.vocabulary):
-            raise ValueError(f"word id {w} out of range")
-        return w
-
     def _replacement_log_law(self, w: int) -> np.ndarray:
         """log Pr[y | replace x = w] over the output set, float64."""
         logits = -(self.epsilon / 2.0) * distances_from(self.vocabulary.vectors, w, self._outputs)

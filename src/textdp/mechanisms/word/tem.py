@@ -215,14 +215,6 @@ class TEM(WordMechanism):
         logp = logits - np.log(np.exp(logits).sum())
         return logp if log else np.exp(logp)
 
-    def _word_id(self, word: str | int) -> int:
-        if isinstance(word, str):
-            return self.vocabulary.index(word)
-        w = int(word)
-        if not 0 <= w < len(self.vocabulary):
-            raise ValueError(f"word id {w} out of range")
-        return w
-
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # One uniform per halving decision (see sample_by_distinct_word).
         return rng.random((ids.size, halving_levels(len(self.vocabulary), TILE)))
