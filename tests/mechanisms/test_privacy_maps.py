@@ -273,7 +273,7 @@ def test_declarations_match_the_constructor(cls):
         default = keyword[name].default
         assert (default is inspect.Parameter.empty) == (p.default is REQUIRED), name
         if default is not inspect.Parameter.empty:
-            assert default == p.default, name
+            assert default == p.default and p.validate(p.default) == p.default, name
     # ε, δ, β are keyword-only everywhere.
     assert {"epsilon", "delta", "beta"} & set(sig) <= set(keyword)
 

@@ -48,11 +48,12 @@ class WordMechanism(ABC):
     numerics: ClassVar[Numerics] = Numerics.IDEALIZED
 
     def __init__(self, vocabulary: Vocabulary | None = None, **params: Any) -> None:
+        # Parameters first: a bad one is reported before the default vocabulary is loaded.
+        self._params = check_parameters(self.PARAMETERS, params, owner=f"mechanism {self.name!r}")
+        self._epsilon: float = self._params["epsilon"]
         self._vocabulary = vocabulary if vocabulary is not None else load_default()
         if not isinstance(self._vocabulary, Vocabulary):
             raise TypeError("vocabulary must be a textdp.vocab.Vocabulary")
-        self._params = check_parameters(self.PARAMETERS, params, owner=f"mechanism {self.name!r}")
-        self._epsilon: float = self._params["epsilon"]
 
     @property
     def vocabulary(self) -> Vocabulary:
