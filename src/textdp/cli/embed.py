@@ -360,8 +360,8 @@ def embed(
     def build(dim: int) -> Any:
         try:
             if mechanism is Mechanism.laplace_vector:
-                return LaplaceVector(epsilon, snap=snap_value)
-            return PrivEmb(epsilon, delta, beta, dim=dim, gaussian_width=gaussian_width,
+                return LaplaceVector(epsilon=epsilon, snap=snap_value)
+            return PrivEmb(epsilon=epsilon, delta=delta, beta=beta, dim=dim, gaussian_width=gaussian_width,
                            domain_size=domain_size,
                            projection_seed=(DEFAULT_PROJECTION_SEED if projection_seed is None
                                             else projection_seed),

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
+from textdp._checks import check_names
 from textdp.mechanisms.base import WordMechanism
 
-__all__ = ["WordMechanism", "available", "create", "register"]
+__all__ = ["WordMechanism", "available", "create", "get", "register"]
 
 _REGISTRY: dict[str, type[WordMechanism]] = {}
 
@@ -32,14 +32,12 @@ def get(name: str) -> type[WordMechanism]:
 
 
 def create(name: str, vocabulary=None, **params: Any) -> WordMechanism:
-    """Build mechanism ``name``; unknown or missing parameters are a ValueError naming them."""
+    """Build mechanism ``name``; unknown or missing parameters are a ValueError naming them.
+
+    The accepted parameters are the mechanism's declarations (``get(name).PARAMETERS``).
+    """
     cls = get(name)
-    try:
-        inspect.signature(cls).bind(vocabulary, **params)
-    except TypeError as exc:
-        accepted = [p for p in inspect.signature(cls).parameters if p != "vocabulary"]
-        raise ValueError(
-            f"mechanism {name!r}: {exc}; it accepts: {', '.join(accepted)}") from None
+    check_names(cls.PARAMETERS, params, owner=f"mechanism {name!r}")
     return cls(vocabulary, **params)
 
 

@@ -28,6 +28,7 @@ import numbers
 import numpy as np
 
 from textdp._checks import check_epsilon, check_rng
+from textdp._checks import check_size as _check_size
 
 __all__ = [
     "two_sided_geometric",
@@ -43,14 +44,6 @@ _MAX_OFFSET = 2.0**62
 _SMALL_EPSILON = 1e-9
 # From this many draws on, inversion (one uniform and one log per draw) beats numpy's geometric.
 _INVERSION_SIZE = 64
-
-
-def _check_size(size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"size must be an integer, got {type(size).__name__}")
-    if int(size) < 0:
-        raise ValueError(f"size must be ≥ 0, got {size!r}")
-    return int(size)
 
 
 def _check_range(lo: object, hi: object) -> tuple[int, int]:

@@ -20,11 +20,12 @@ below about 2⁻⁵³ relative to the row total may be sampled with a probabilit
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
+from textdp._checks import check_positive as _check_positive
 from textdp._checks import check_rng
+from textdp._checks import check_size as _check_size
 
 __all__ = [
     "gumbel",
@@ -34,23 +35,6 @@ __all__ = [
     "choose_from_weights",
     "halving_levels",
 ]
-
-
-def _check_size(size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"size must be an integer, got {type(size).__name__}")
-    if size < 0:
-        raise ValueError(f"size must be ≥ 0, got {size}")
-    return int(size)
-
-
-def _check_positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
 
 
 def gumbel(size: int, scale: float, rng: np.random.Generator | None = None) -> np.ndarray:

@@ -32,9 +32,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import check_epsilon, check_rng
+from textdp._checks import (
+    EPSILON,
+    Parameter,
+    check_epsilon,
+    check_nonnegative_int,
+    check_parameters,
+    check_rng,
+)
 from textdp.mechanisms.document.candidates import CandidateSet, fingerprint_array
-from textdp.privacy import Guarantee
+from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 
 __all__ = ["DeepCandidate", "CandidateRelease", "exponential_log_probabilities",
            "random_projections", "tukey_depth_utilities", "SENTDP_SAME_COUNT"]
@@ -124,6 +131,30 @@ def _gumbel_max(log_probabilities: np.ndarray, rng: np.random.Generator, size: i
     return out
 
 
+def _check_callable(name: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if not callable(value):
+            raise TypeError(f"{name} must be callable (an array in, an array out) or None")
+        return value
+    return check
+
+
+def sentence_privacy_map(epsilon: float, d_in: Any) -> Budget:
+    """ε-SentDP's map: documents differing in ``d_in`` substituted sentences (same count k) get
+    (d_in·ε, 0) (group privacy; Meehan et al. 2022, Def. 3.1), rounded up, vectorised."""
+    return Budget(round_up_product(epsilon, check_distance(d_in)))
+
+
+def sentence_guarantee(mechanism: Any, *, per_word: str, assumptions: tuple[str, ...],
+                       reference: str) -> Guarantee:
+    """The ε-SentDP guarantee of a document mechanism: notion, ε, δ and numerics from its code
+    (``privacy_map(1)``: one substituted sentence), the rest in words."""
+    budget = mechanism.privacy_map(1)
+    return Guarantee(notion=Notion.SENTENCE_DP, epsilon=budget.epsilon, delta=budget.delta,
+                     numerics=mechanism.numerics, metric="", per_word=per_word,
+                     per_document=SENTDP_SAME_COUNT, assumptions=assumptions, reference=reference)
+
+
 @dataclass(frozen=True, slots=True)
 class CandidateRelease:
     """What DeepCandidate releases: one public candidate, by embedding, position and id."""
@@ -155,24 +186,28 @@ class DeepCandidate:
     """
 
     name: ClassVar[str] = "deepcandidate"
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = (
+        EPSILON,
+        Parameter("n_projections", int, "p, the number of random unit directions of the depth",
+                  default=50, low=1),
+        Parameter("recoder", object, "H, applied to every sentence embedding (None: identity)",
+                  default=None, nullable=True, check=_check_callable("recoder")),
+        Parameter("projection_seed", int, "public seed of the directions",
+                  default=0, check=lambda v: check_nonnegative_int(v, "projection_seed")),
+        Parameter("encoder", object, "sentence encoder G, so that release() accepts text",
+                  default=None, nullable=True, check=_check_callable("encoder")),
+    )
+    notion: ClassVar[Notion] = Notion.SENTENCE_DP
+    numerics: ClassVar[Numerics] = Numerics.IDEALIZED
 
-    def __init__(self, epsilon: float, candidates: CandidateSet | np.ndarray, *,
+    def __init__(self, candidates: CandidateSet | np.ndarray, *, epsilon: float,
                  n_projections: int = 50, recoder: Callable[[np.ndarray], np.ndarray] | None = None,
                  projection_seed: int = 0,
                  encoder: Callable[[list[str]], np.ndarray] | None = None) -> None:
-        self._epsilon = check_epsilon(epsilon)
-        if isinstance(n_projections, bool) or not isinstance(n_projections, numbers.Integral):
-            raise TypeError(f"n_projections must be an integer, got {type(n_projections).__name__}")
-        if int(n_projections) < 1:
-            raise ValueError(f"n_projections must be ≥ 1, got {n_projections!r}")
-        if isinstance(projection_seed, bool) or not isinstance(projection_seed, numbers.Integral) \
-                or int(projection_seed) < 0:
-            raise ValueError(f"projection_seed must be a non-negative integer, got "
-                             f"{projection_seed!r}")
-        if recoder is not None and not callable(recoder):
-            raise TypeError("recoder must be callable (n, d) -> (n, d') or None")
-        if encoder is not None and not callable(encoder):
-            raise TypeError("encoder must be a callable list[str] -> (n, d) array, or None")
+        p = check_parameters(self.PARAMETERS, dict(
+            epsilon=epsilon, n_projections=n_projections, recoder=recoder,
+            projection_seed=projection_seed, encoder=encoder), owner=self.name)
+        self._epsilon: float = p["epsilon"]
         recoder_fp = None if recoder is None else getattr(recoder, "fingerprint", None)
         if isinstance(candidates, CandidateSet):
             built_with = candidates.recoder_fingerprint
@@ -194,8 +229,8 @@ class DeepCandidate:
             self._candidates = CandidateSet(np.asarray(candidates, dtype=np.float64),
                                             tuple(str(i) for i in range(len(candidates))),
                                             recoder_fingerprint=recoder_fp)
-        self._n_projections = int(n_projections)
-        self._projection_seed = int(projection_seed)
+        self._n_projections: int = p["n_projections"]
+        self._projection_seed: int = p["projection_seed"]
         self._recoder = recoder
         self._encoder = encoder
         self._projections = random_projections(self._candidates.dim, self._n_projections,
@@ -234,16 +269,17 @@ class DeepCandidate:
         return {"epsilon": self._epsilon, "n_projections": self._n_projections,
                 "projection_seed": self._projection_seed, "candidates": len(self._candidates)}
 
+    def privacy_map(self, d_in: Any) -> Budget:
+        """(d_in·ε, 0) for documents of k sentences differing in ``d_in`` substituted sentences."""
+        return sentence_privacy_map(self._epsilon, d_in)
+
     @property
     def guarantee(self) -> Guarantee:
         """ε-SentDP (Meehan et al. 2022, Def. 3.1; Thm. 4.1), for documents of equal length k."""
-        return Guarantee(
-            notion="ε-SentDP (pure local DP, one sentence substituted)",
-            epsilon=self._epsilon,
-            metric="",
+        return sentence_guarantee(
+            self,
             per_word="not per word: every word of the substituted sentence is covered at once "
                      "(Pr[M(x) ∈ O] ≤ e^ε Pr[M(x′) ∈ O] for x, x′ differing in one sentence)",
-            per_document=SENTDP_SAME_COUNT,
             assumptions=(
                 "x and x′ have the same number of sentences (substitution, not insertion or "
                 "deletion); sentences are what textdp.sentences.split_sentences (or the caller) "

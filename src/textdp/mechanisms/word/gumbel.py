@@ -29,7 +29,6 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -37,7 +36,6 @@ from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors.knn import ExactNeighbors, NeighborGraph
 from textdp.noise import truncated_gumbel, truncated_poisson
-from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary, cache_dir
 
 __all__ = ["TruncatedGumbel", "lambert_w0", "smallest_feasible_epsilon", "vocabulary_graph"]
@@ -132,6 +130,9 @@ class TruncatedGumbel(WordMechanism):
     """
 
     name = "gumbel"
+    # The paper's theorem, as stated: ε·‖φ(w) − φ(w′)‖ metric DP (the base class's map).
+    reference = ("Xu, Aggarwal, Feyisetan, Teissier, FLAIRS 2021 (density-aware truncated "
+                 "Gumbel mechanism and its privacy theorem); SPEC §2.4")
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float) -> None:
         super().__init__(vocabulary, epsilon=epsilon)
@@ -162,10 +163,6 @@ class TruncatedGumbel(WordMechanism):
         self._exact: ExactNeighbors | None = None
 
     @property
-    def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon}
-
-    @property
     def scale(self) -> float:
         """b, the Gumbel scale."""
         return self._scale
@@ -181,25 +178,16 @@ class TruncatedGumbel(WordMechanism):
         return self._delta0
 
     @property
-    def guarantee(self) -> Guarantee:
+    def assumptions(self) -> tuple[str, ...]:
         v = self.vocabulary
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=f"Euclidean distance between word vectors of {v.name}",
-            per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and "
-                     "outputs y",
-            assumptions=(
-                f"Δ₀ = {self._delta0:.9g} (closest pair {v.words[self._graph.min_pair[0]]!r}, "
-                f"{v.words[self._graph.min_pair[1]]!r}) and Δ = {self._delta:.9g} are the exact "
-                "minimum and maximum distances between different words of the whole vocabulary",
-                f"α = {self._alpha:.9g}, b = {self._scale:.9g}, k ~ Poisson(ln {len(v)}) "
-                f"conditioned on [1, {len(v)}]",
-                "the guarantee is the paper's theorem; textdp implements its mechanism and "
-                "constants and audits the law empirically, the proof itself is not re-derived here",
-            ),
-            reference="Xu, Aggarwal, Feyisetan, Teissier, FLAIRS 2021 (density-aware truncated "
-                      "Gumbel mechanism and its privacy theorem); SPEC §2.4",
+        return (
+            f"Δ₀ = {self._delta0:.9g} (closest pair {v.words[self._graph.min_pair[0]]!r}, "
+            f"{v.words[self._graph.min_pair[1]]!r}) and Δ = {self._delta:.9g} are the exact "
+            "minimum and maximum distances between different words of the whole vocabulary",
+            f"α = {self._alpha:.9g}, b = {self._scale:.9g}, k ~ Poisson(ln {len(v)}) "
+            f"conditioned on [1, {len(v)}]",
+            "the guarantee is the paper's theorem; textdp implements its mechanism and "
+            "constants and audits the law empirically, the proof itself is not re-derived here",
         )
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
