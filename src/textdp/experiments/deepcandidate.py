@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from textdp.mechanisms.document.encoding import SentenceEncoder, encoder_name
+from textdp.encoders import SentenceEncoder, encoder_name
 from textdp.vocab import cache_dir
 
 DEFAULT_EPSILONS = (1.0, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0)
@@ -581,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if EPS_K not in args.epsilons or EPS_K not in args.mvc_epsilons:
         parser.error(f"--epsilons and --mvc-epsilons must include {EPS_K:g}")
 
-    from textdp.mechanisms.document.encoding import load_sbert
+    from textdp.encoders import load_sbert
 
     t0 = time.perf_counter()
     encoder = load_sbert()

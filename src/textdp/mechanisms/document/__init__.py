@@ -5,8 +5,11 @@
 * :class:`Truncation` — clip to a public box, average, Laplace noise (the paper's baseline).
 * :class:`CandidateSet`, :func:`build_candidates` — the candidate set F, saved with a fingerprint.
 * :class:`Recoder`, :func:`train_recoder` — the cluster-preserving recoder H (training needs torch).
+* :func:`release_documents` — one release per document, with per-document generators when seeded.
 
-Nothing here imports torch, scikit-learn or a sentence encoder at import time.
+The mechanisms take sentence embeddings (arrays) and never call an encoder:
+:mod:`textdp.encoders` turns texts into them. Nothing here imports torch, scikit-learn or a
+sentence encoder at import time.
 """
 
 from textdp.mechanisms.document.candidates import CandidateSet, build_candidates
@@ -18,8 +21,9 @@ from textdp.mechanisms.document.deepcandidate import (
     tukey_depth_utilities,
 )
 from textdp.mechanisms.document.recoder import Recoder, RecoderTraining, train_recoder
+from textdp.mechanisms.document.release import release_documents
 from textdp.mechanisms.document.truncation import Truncation
 
 __all__ = ["CandidateRelease", "CandidateSet", "DeepCandidate", "Recoder", "RecoderTraining",
            "Truncation", "build_candidates", "exponential_log_probabilities", "random_projections",
-           "train_recoder", "tukey_depth_utilities"]
+           "release_documents", "train_recoder", "tukey_depth_utilities"]

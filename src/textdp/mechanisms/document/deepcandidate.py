@@ -147,9 +147,9 @@ class DeepCandidate:
         recoder: H, a callable (n, d) → (n, d') applied to every private sentence embedding before
             the depth is computed, or None. Candidates must have been built with the same H.
         projection_seed: the public seed of the directions; must not depend on the private data.
-        encoder: optional sentence encoder G (list[str] → array) so that :meth:`release` also
-            accepts text (a string, split with :func:`textdp.sentences.split_sentences`, or a list of
-            sentences).
+
+    A document is given by its (k, d) sentence embeddings G(s_l): the mechanism never sees text
+    (:func:`textdp.encoders.encode_documents` makes the arrays).
 
     The mechanism is immutable once built; the candidates' projections are computed once.
     """
@@ -158,8 +158,7 @@ class DeepCandidate:
 
     def __init__(self, epsilon: float, candidates: CandidateSet | np.ndarray, *,
                  n_projections: int = 50, recoder: Callable[[np.ndarray], np.ndarray] | None = None,
-                 projection_seed: int = 0,
-                 encoder: Callable[[list[str]], np.ndarray] | None = None) -> None:
+                 projection_seed: int = 0) -> None:
         self._epsilon = check_epsilon(epsilon)
         if isinstance(n_projections, bool) or not isinstance(n_projections, numbers.Integral):
             raise TypeError(f"n_projections must be an integer, got {type(n_projections).__name__}")
@@ -171,8 +170,6 @@ class DeepCandidate:
                              f"{projection_seed!r}")
         if recoder is not None and not callable(recoder):
             raise TypeError("recoder must be callable (n, d) -> (n, d') or None")
-        if encoder is not None and not callable(encoder):
-            raise TypeError("encoder must be a callable list[str] -> (n, d) array, or None")
         recoder_fp = None if recoder is None else getattr(recoder, "fingerprint", None)
         if isinstance(candidates, CandidateSet):
             built_with = candidates.recoder_fingerprint
@@ -197,7 +194,6 @@ class DeepCandidate:
         self._n_projections = int(n_projections)
         self._projection_seed = int(projection_seed)
         self._recoder = recoder
-        self._encoder = encoder
         self._projections = random_projections(self._candidates.dim, self._n_projections,
                                                self._projection_seed)
         self._projections.setflags(write=False)
@@ -282,15 +278,8 @@ class DeepCandidate:
     def _raw_sentences(self, document: Any) -> np.ndarray:
         if isinstance(document, str) or (isinstance(document, Sequence) and document
                                          and all(isinstance(s, str) for s in document)):
-            if self._encoder is None:
-                raise TypeError("text input needs an encoder: DeepCandidate(..., encoder=...)")
-            if isinstance(document, str):
-                from textdp.sentences import split_sentences
-
-                document = split_sentences(document)
-                if not document:
-                    raise ValueError("the document has no sentences")
-            document = np.asarray(self._encoder(list(document)), dtype=np.float64)
+            raise TypeError("DeepCandidate takes sentence embeddings, not text: encode the "
+                            "sentences first (textdp.encoders.encode_documents)")
         s = np.asarray(document, dtype=np.float64)
         if s.ndim != 2:
             raise ValueError(
@@ -319,7 +308,7 @@ class DeepCandidate:
         return np.exp(self.log_probabilities(sentence_embeddings))
 
     def release(self, document: Any, rng: np.random.Generator | None = None) -> CandidateRelease:
-        """Release one candidate for ``document`` (its (k, d) sentence embeddings, or text).
+        """Release one candidate for ``document``, given by its (k, d) sentence embeddings.
 
         Sampling is Gumbel-max on the exact log-probabilities: argmax_i (ln P_i + g_i) with g_i
         i.i.d. standard Gumbel, which has law P exactly.
