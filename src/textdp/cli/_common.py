@@ -83,3 +83,4 @@ def check_new_file(path: Path, what: str, *others: tuple[Path, str]) -> None:
         raise FileError(path, None, "is a directory, expected a file name")
     if not path.absolute().parent.is_dir():
         raise FileError(path, None, f"directory {str(path.parent)!r} does not exist")
+

@@ -16,6 +16,7 @@ import typer
 
 from textdp.cli._common import CLIError, check_new_file, one_line, option, say
 from textdp.cli._documents import EncoderOpt, load_recoder, sentence_encoder
+from textdp.cli._options import TextFieldOpt
 from textdp.io import FileError, check_input
 
 __all__ = ["build_candidates_command", "train_recoder_command"]
@@ -23,8 +24,6 @@ __all__ = ["build_candidates_command", "train_recoder_command"]
 PublicInputArg = Annotated[Path, typer.Argument(
     metavar="PUBLIC", show_default=False,
     help="PUBLIC documents: .txt (one document per line), .jsonl, .csv or .parquet.")]
-TextFieldOpt = Annotated[str, option(
-    "--text-field", help="JSON field, CSV or Parquet column of the document.")]
 BatchOpt = Annotated[int, option("--encode-batch-size", min=1, help="Documents encoded per batch.")]
 
 TRAIN_HELP = """Train DeepCandidate's recoder H on the PUBLIC documents and write it to OUTPUT.npz.

@@ -11,6 +11,7 @@ import typer
 
 from textdp.cli._common import CLIError, check_new_file, one_line, option, say, warn
 from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sentence_encoder
+from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.io import AtomicFiles, FileError, check_input
 
 HELP = """Embed every document of INPUT privately (ε-SentDP) and write an (N, d) array to OUTPUT.npy.
@@ -63,13 +64,6 @@ ProjectionsOpt = Annotated[int, option(
     "--n-projections", min=1, help="p, the number of random directions of the depth.")]
 ProjectionSeedOpt = Annotated[int, option(
     "--projection-seed", min=0, help="Public seed of the directions (must not depend on the data).")]
-SeedOpt = Annotated[int | None, option(
-    "--seed", metavar="SEED", help="Non-negative integer for a reproducible run. For testing only: "
-    "anyone who learns the seed can undo the randomness. Default: the secure random source.")]
-TextFieldOpt = Annotated[str, option(
-    "--text-field", help="JSON field, CSV or Parquet column of the document.")]
-ReportOpt = Annotated[Path | None, option(
-    "--report", metavar="PATH", help="Write the privacy report (JSON) to PATH.")]
 BatchOpt = Annotated[int, option("--batch-size", min=1, help="Documents encoded per batch.")]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import typer
 
 from textdp.cli._common import CLIError, check_new_file, one_line, option, progress_bar, say, warn
+from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.io import AtomicFiles, FileError
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
@@ -104,21 +105,14 @@ CalibrationOpt = Annotated[Calibration, option(
 ProjectionSeedOpt = Annotated[int | None, option(
     "--projection-seed", metavar="SEED", help="PrivEmb: public seed of Φ; everyone releasing "
     "comparable vectors must share it (default: textdp's fixed public seed).")]
-SeedOpt = Annotated[int | None, option(
-    "--seed", metavar="SEED", help="Non-negative integer for reproducible noise. For testing only: "
-    "anyone who learns the seed can undo the noise. Default: the secure random source.")]
 EncodeOpt = Annotated[EncoderName | None, option(
     "--encode", help="Encode texts first: glove-mean (50-d) or sbert (384-d, needs the 'sbert' extra).",
     show_default=False)]
-TextFieldOpt = Annotated[str, option(
-    "--text-field", help="With --encode: JSON field / CSV or Parquet column of the text.")]
 VectorFieldOpt = Annotated[str, option(
     "--vector-field", help="Parquet list column of the vectors (input and output).")]
 AuditOpt = Annotated[int, option(
     "--audit-pairs", min=0, help="PrivEmb: pairs of input vectors audited (all pairs if there are "
                                  "fewer); 0 skips the audit.")]
-ReportOpt = Annotated[Path | None, option(
-    "--report", metavar="PATH", help="Write the privacy report (JSON) to PATH.")]
 BatchOpt = Annotated[int, option("--batch-size", min=1, help="Texts per encoding batch.")]
 
 

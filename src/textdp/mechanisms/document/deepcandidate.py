@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from textdp._checks import check_epsilon, check_rng
+from textdp.mechanisms.document.base import DocumentMechanism
 from textdp.mechanisms.document.candidates import CandidateSet, fingerprint_array
 from textdp.privacy import Guarantee
 
@@ -133,7 +134,7 @@ class CandidateRelease:
     id: str
 
 
-class DeepCandidate:
+class DeepCandidate(DocumentMechanism):
     """ε-SentDP document embedding: sample a public candidate by approximate Tukey depth.
 
     Meehan, Mrini & Chaudhuri (ACL 2022): §4 (mechanism M_TD), Eq. (3) (utility), Algorithm 1
@@ -201,8 +202,8 @@ class DeepCandidate:
 
     # -- read-only description -------------------------------------------------------------
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
+    def dim(self) -> int:
+        return self._candidates.dim
 
     @property
     def candidates(self) -> CandidateSet:

@@ -14,12 +14,14 @@ import numpy as np
 
 from textdp import _random
 from textdp._checks import check_rng, check_seed
+from textdp.mechanisms.document.base import DocumentMechanism
 
 __all__ = ["release_documents"]
 
 
-def release_documents(mechanism: Any, documents: Sequence[np.ndarray], *, seed: int | None = None,
-                      rng: np.random.Generator | None = None, start: int = 0) -> np.ndarray:
+def release_documents(mechanism: DocumentMechanism, documents: Sequence[np.ndarray], *,
+                      seed: int | None = None, rng: np.random.Generator | None = None,
+                      start: int = 0) -> np.ndarray:
     """One private embedding per document: an (n, d) float64 array, row i for ``documents[i]``.
 
     Args:
@@ -39,10 +41,7 @@ def release_documents(mechanism: Any, documents: Sequence[np.ndarray], *, seed: 
     rows = [_embedding(mechanism.release(doc, shared if seed is None
                                          else _random.document_generator(seed, start + i)))
             for i, doc in enumerate(documents)]
-    if not rows:
-        return np.zeros((0, mechanism.candidates.dim if hasattr(mechanism, "candidates")
-                         else mechanism.lower.size))
-    return np.vstack(rows)
+    return np.vstack(rows) if rows else np.zeros((0, mechanism.dim))
 
 
 def _embedding(released: Any) -> np.ndarray:

@@ -22,14 +22,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from textdp._checks import check_epsilon, check_rng
+from textdp.mechanisms.document.base import DocumentMechanism
 from textdp.mechanisms.document.candidates import fingerprint_array
-from textdp.mechanisms.document.deepcandidate import SENTDP_SAME_COUNT
 from textdp.privacy import Guarantee
 
 __all__ = ["Truncation"]
 
 
-class Truncation:
+class Truncation(DocumentMechanism):
     """Clip sentence embeddings to a public box, average, add Laplace((Σ_j w_j)/(k·ε)) per dimension.
 
     Args:
@@ -74,8 +74,8 @@ class Truncation:
         return cls(epsilon, lo, hi)
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
+    def dim(self) -> int:
+        return int(self._lower.size)
 
     @property
     def lower(self) -> np.ndarray:
@@ -92,19 +92,13 @@ class Truncation:
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion="ε-SentDP (pure local DP, one sentence substituted)",
-            epsilon=self._epsilon,
-            metric="",
-            per_word="not per word: the whole substituted sentence is covered (L1 sensitivity "
-                     "of the clipped mean is Σ_j w_j / k)",
-            per_document=SENTDP_SAME_COUNT,
-            assumptions=("x and x′ have the same number of sentences k",
-                         "the box was fixed from public data only",
-                         "idealised floating-point Laplace sampling"),
-            reference="Meehan, Mrini & Chaudhuri, ACL 2022, §5.3 and App. A.3 (Truncation); "
-                      "Li & Clifton 2021",
-        )
+        return self._sentdp_guarantee(
+            "not per word: the whole substituted sentence is covered (L1 sensitivity of the "
+            "clipped mean is Σ_j w_j / k)",
+            ("x and x′ have the same number of sentences k",
+             "the box was fixed from public data only",
+             "idealised floating-point Laplace sampling"),
+            "Meehan, Mrini & Chaudhuri, ACL 2022, §5.3 and App. A.3 (Truncation); Li & Clifton 2021")
 
     def describe(self) -> dict[str, Any]:
         return {"mechanism": self.name, "parameters": self.parameters,
