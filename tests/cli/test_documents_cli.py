@@ -145,3 +145,24 @@ def test_recoder_and_encoder_must_match(capsys, tmp_path, corpora):
     code, err = run(capsys, "candidates", "build", public, "-o", tmp_path / "f.npz", "--recoder",
                     h2.save(tmp_path / "h2.npz"), "--encoder", "glove-mean")
     assert code == 2 and "takes 8-d sentence embeddings" in err
+
+
+def test_release_documents_seeded_unseeded_and_truncation():
+    from textdp import _random
+    from textdp.mechanisms.document import Truncation, release_documents
+
+    rng = np.random.default_rng(3)
+    docs = [rng.normal(size=(int(k), 4)) for k in (1, 3, 2)]
+    mech = DeepCandidate(2.0, build_candidates([rng.normal(size=(2, 4)) for _ in range(9)]),
+                         n_projections=5)
+    seeded = release_documents(mech, docs, seed=8, start=10)
+    expected = [mech.release(d, _random.document_generator(8, 10 + i)).embedding
+                for i, d in enumerate(docs)]
+    np.testing.assert_array_equal(seeded, np.vstack(expected))
+    unseeded = release_documents(mech, docs, rng=np.random.default_rng(1))
+    assert unseeded.shape == (3, 4)
+    trunc = Truncation.from_public(1.0, rng.normal(size=(20, 4)))
+    assert release_documents(trunc, docs, seed=1).shape == (3, 4)
+    assert release_documents(trunc, [], seed=1).shape == (0, 4)
+    with pytest.raises(ValueError, match="seed or rng"):
+        release_documents(mech, docs, seed=1, rng=np.random.default_rng(0))

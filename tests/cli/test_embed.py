@@ -169,3 +169,25 @@ def test_failed_audit_is_warned(capsys, tmp_path):
     code, _, err = run(capsys, "embed", src, "-o", tmp_path / "w.npy", "--epsilon", 10,
                        "--delta", "1e-6", "--beta", "0.5")
     assert code == 0 and "ABOVE the bound" in err and "consider --strict" in err
+
+
+def test_library_release_is_what_the_command_writes(capsys, tmp_path, vectors):
+    from textdp import _random
+    from textdp.mechanisms.embedding.release import audit_projection, release_vectors
+
+    path, X = vectors
+    out = tmp_path / "w.npy"
+    assert run(capsys, "embed", path, "-o", out, *PRIVEMB, "--seed", 4, "--audit-pairs", 0)[0] == 0
+    mech = PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=32)
+    done = []
+    W = release_vectors(mech, X, seed=4, progress=done.append)
+    np.testing.assert_array_equal(W, np.load(out))
+    assert done == [CHUNK_ROWS, 100]
+    # Chunk c draws from the generator of (seed, c) alone.
+    np.testing.assert_array_equal(W[CHUNK_ROWS:],
+                                  mech.release(X[CHUNK_ROWS:], _random.document_generator(4, 1)))
+    with pytest.raises(ValueError, match="seed or rng"):
+        release_vectors(mech, X, seed=1, rng=np.random.default_rng(1))
+    assert audit_projection(mech, X[:1], max_pairs=10) is None
+    assert audit_projection(mech, X, max_pairs=0) is None
+    assert audit_projection(mech, X[:50], max_pairs=30, seed=1).n_pairs == 30

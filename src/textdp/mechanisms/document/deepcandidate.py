@@ -280,7 +280,7 @@ class DeepCandidate(DocumentMechanism):
         if isinstance(document, str) or (isinstance(document, Sequence) and document
                                          and all(isinstance(s, str) for s in document)):
             raise TypeError("DeepCandidate takes sentence embeddings, not text: encode the "
-                            "sentences first (textdp.encoders.encode_documents)")
+                            "sentences first (encoders.encode_documents)")
         s = np.asarray(document, dtype=np.float64)
         if s.ndim != 2:
             raise ValueError(
