@@ -22,8 +22,8 @@ class SentenceEncoderName(StrEnum):
 EncoderOpt = Annotated[SentenceEncoderName | None, option(
     "--encoder", show_default=False,
     help="Sentence encoder G: sbert (all-MiniLM-L6-v2, 384-d, offline; extra 'sbert') or "
-         "glove-mean (mean of the GloVe vectors of a sentence's words, 50-d). Default: the one "
-         "the candidates were built with, else sbert.")]
+         "glove-mean (mean of the GloVe vectors of a sentence's words, 50-d). Default: the "
+         "encoder of the given candidates or recoder, else sbert.")]
 
 
 def sentence_encoder(name: SentenceEncoderName | str | None, default: str | None = None) -> Any:
