@@ -37,20 +37,21 @@ chromium:
 	  echo "note: chromium not available; the HTML report test will be skipped"
 
 test: $(VENV)/.textdp-dev chromium
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.textdp-dev
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 
 bench: $(VENV)/.textdp-dev
 	$(BIN)/python -m benchmarks.run
 
 # The papers' experiments (long: minutes to tens of minutes on 2 cores; results under docs/results/).
+# They live in experiments/ at the repository's root, not in the installed package.
 experiments: $(VENV)/.textdp-dev
-	$(BIN)/python -m textdp.experiments.privemb
-	$(BIN)/python -m textdp.experiments.deepcandidate
-	$(BIN)/python -m textdp.experiments.word_mechanisms
+	$(BIN)/python -m experiments.privemb
+	$(BIN)/python -m experiments.deepcandidate
+	$(BIN)/python -m experiments.word_mechanisms
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

@@ -1,9 +1,15 @@
-"""`textdp experiment NAME ...` dispatches to textdp.experiments.NAME.main with the extra args."""
+"""`textdp experiment NAME ...` dispatches to the checkout's experiments.NAME.main with the extra args."""
 
 import sys
 import types
+from pathlib import Path
 
+import pytest
+
+from textdp.cli import experiment as cli_experiment
 from textdp.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_unknown_experiment_is_a_one_line_error(capsys):
@@ -14,8 +20,43 @@ def test_unknown_experiment_is_a_one_line_error(capsys):
 
 def test_dispatch_passes_the_remaining_arguments(monkeypatch):
     seen = {}
-    fake = types.ModuleType("textdp.experiments.privemb")
+    fake = types.ModuleType("experiments.privemb")
     fake.main = lambda argv: seen.setdefault("argv", argv) and 0
-    monkeypatch.setitem(sys.modules, "textdp.experiments.privemb", fake)
+    monkeypatch.setitem(sys.modules, "experiments.privemb", fake)
     assert main(["experiment", "privemb", "--quick", "--out", "x"]) == 0
     assert seen["argv"] == ["--quick", "--out", "x"]
+
+
+def test_the_checkout_is_found_from_any_directory(monkeypatch, tmp_path):
+    # The tests run from a source checkout: the package's tree leads to the repository's root.
+    monkeypatch.chdir(tmp_path)
+    assert cli_experiment.find_checkout() == REPO
+
+
+def test_the_current_directory_is_the_fallback(monkeypatch, tmp_path):
+    import textdp
+
+    fake_pkg = tmp_path / "site-packages" / "textdp" / "__init__.py"
+    monkeypatch.setattr(textdp, "__file__", str(fake_pkg))
+    monkeypatch.chdir(tmp_path)
+    assert cli_experiment.find_checkout() is None
+    monkeypatch.chdir(REPO)
+    assert cli_experiment.find_checkout() == REPO
+
+
+@pytest.mark.parametrize("name", sorted(cli_experiment.EXPERIMENTS))
+def test_every_listed_experiment_loads_with_its_stages(name, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    module = cli_experiment.load_experiment(name)
+    assert Path(module.__file__).resolve() == REPO / "experiments" / f"{name}.py"
+    for stage in ("main", "run", "figures", "page", "render"):
+        assert callable(getattr(module, stage)), stage
+
+
+def test_without_a_checkout_it_is_a_one_line_error(monkeypatch, capsys):
+    # As from a wheel: no experiments/ beside the package, none in the current directory.
+    monkeypatch.setattr(cli_experiment, "find_checkout", lambda: None)
+    monkeypatch.delitem(sys.modules, "experiments.privemb", raising=False)
+    assert main(["experiment", "privemb"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "source checkout" in err[0]

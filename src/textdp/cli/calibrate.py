@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,6 +22,11 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.io import FileError
+
+if TYPE_CHECKING:
+    from textdp.evaluation.calibration import Calibration
+    from textdp.mechanisms.base import WordMechanism
+    from textdp.vocab import Vocabulary
 
 __all__ = ["calibrate", "parse_floats"]
 
@@ -122,47 +128,15 @@ def calibrate(
 ) -> int:
     import numpy as np
 
-    from textdp import mechanisms as registry
     from textdp.cli._common import progress_bar
     from textdp.cli.privatize import mechanism_params
     from textdp.evaluation.calibration import calibrate as run_calibration
-    from textdp.evaluation.calibration import default_grid
 
     # 1. Everything the user gave, checked before any work.
-    if max_nw is not None and not 0 < max_nw <= 1:
-        raise CLIError(f"--max-nw must lie in (0, 1], got {max_nw:g}")
-    if min_sw is not None and min_sw < 1:
-        raise CLIError(f"--min-sw must be ≥ 1, got {min_sw:g}")
-    if support not in ("distinct", "mass"):
-        raise CLIError(f"--support must be 'distinct' or 'mass', got {support!r}")
-    if not 0 < eta < 1:
-        raise CLIError(f"--eta must lie in (0, 1), got {eta:g}")
-    if plot is not None:
-        if plot.suffix.lower() != ".png":
-            raise FileError(plot, None, "--plot must name a .png file")
-        if not plot.absolute().parent.is_dir():
-            raise FileError(plot, None, f"directory {str(plot.parent)!r} does not exist")
-    if grid is not None:
-        eps_grid = parse_floats(grid, "--grid")
-    else:
-        if not (0 < grid_min < grid_max and math.isfinite(grid_max)):
-            raise CLIError("--grid-min and --grid-max must satisfy 0 < min < max")
-        eps_grid = default_grid(grid_min, grid_max)
+    eps_grid = _check_options(max_nw, min_sw, support, eta, plot, grid, grid_min, grid_max)
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
                               param or [])
-    from textdp.vocab import load_default
-
-    vocab = load_default(vocabulary_size) if vocabulary_size else load_default()
-    if words > len(vocab):
-        warn(f"--words {words} exceeds the vocabulary ({len(vocab)} words): using all of them")
-
-    def factory(eps: float):  # noqa: ANN202 - a WordMechanism
-        return registry.create(mechanism, vocab, epsilon=eps, **params)
-
-    try:
-        factory(eps_grid[0])
-    except (TypeError, ValueError) as exc:
-        raise CLIError(one_line(exc)) from None
+    factory, vocab = _factory(mechanism, params, vocabulary_size, words, eps_grid[0])
 
     # 2. The search.
     bar = progress_bar("calibrate")(len(eps_grid), "ε")
@@ -177,6 +151,62 @@ def calibrate(
         bar.close()
 
     # 3. Output.
+    _output(result, vocab, seed, draws, plot, json_output)
+    if result.epsilon is None:
+        warn("no ε in the searched grid meets the targets")
+        return 1
+    return 0
+
+
+def _factory(mechanism: str, params: dict[str, Any], vocabulary_size: int | None, words: int,
+             first_epsilon: float) -> tuple[Callable[[float], WordMechanism], Vocabulary]:
+    """(ε → the mechanism on the vocabulary, the vocabulary), the mechanism built once to check it."""
+    from textdp import mechanisms as registry
+    from textdp.vocab import load_default
+
+    vocab = load_default(vocabulary_size) if vocabulary_size else load_default()
+    if words > len(vocab):
+        warn(f"--words {words} exceeds the vocabulary ({len(vocab)} words): using all of them")
+
+    def factory(eps: float) -> WordMechanism:
+        return registry.create(mechanism, vocab, epsilon=eps, **params)
+
+    try:
+        factory(first_epsilon)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(one_line(exc)) from None
+    return factory, vocab
+
+
+def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta: float,
+                   plot: Path | None, grid: str | None, grid_min: float, grid_max: float
+                   ) -> list[float]:
+    """Check the targets, the statistic and the plot path; return the ε grid to search."""
+    from textdp.evaluation.calibration import default_grid
+
+    if max_nw is not None and not 0 < max_nw <= 1:
+        raise CLIError(f"--max-nw must lie in (0, 1], got {max_nw:g}")
+    if min_sw is not None and min_sw < 1:
+        raise CLIError(f"--min-sw must be ≥ 1, got {min_sw:g}")
+    if support not in ("distinct", "mass"):
+        raise CLIError(f"--support must be 'distinct' or 'mass', got {support!r}")
+    if not 0 < eta < 1:
+        raise CLIError(f"--eta must lie in (0, 1), got {eta:g}")
+    if plot is not None:
+        if plot.suffix.lower() != ".png":
+            raise FileError(plot, None, "--plot must name a .png file")
+        if not plot.absolute().parent.is_dir():
+            raise FileError(plot, None, f"directory {str(plot.parent)!r} does not exist")
+    if grid is not None:
+        return parse_floats(grid, "--grid")
+    if not (0 < grid_min < grid_max and math.isfinite(grid_max)):
+        raise CLIError("--grid-min and --grid-max must satisfy 0 < min < max")
+    return default_grid(grid_min, grid_max)
+
+
+def _output(result: Calibration, vocab: Vocabulary, seed: int | None, draws: int,
+            plot: Path | None, json_output: bool) -> None:
+    """The plot if asked for, then the JSON object or the table and the verdict on stdout."""
     data = result.to_dict()
     data["vocabulary"] = vocab.describe()
     data["seed"] = seed
@@ -189,20 +219,16 @@ def calibrate(
         say(f"plot: {plot}")
     if json_output:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    else:
-        typer.echo(f"{result.mechanism} on {vocab.name} ({len(vocab):,} words), "
-                   f"{len(result.words)} words × {draws} draws, "
-                   f"{result.method.replace('_', ' ')}"
-                   + (f", margin {result.margin:g} s.e." if result.method == "monte_carlo" else ""))
-        typer.echo(result.table())
-        typer.echo(result.describe())
-        if not (result.monotone.get("max_n_w_nondecreasing", True)
-                and result.monotone.get("min_s_w_nonincreasing", True)):
-            typer.echo("note: N_w or S_w is not monotone in ε on this grid (see the table)")
-    if result.epsilon is None:
-        warn("no ε in the searched grid meets the targets")
-        return 1
-    return 0
+        return
+    typer.echo(f"{result.mechanism} on {vocab.name} ({len(vocab):,} words), "
+               f"{len(result.words)} words × {draws} draws, "
+               f"{result.method.replace('_', ' ')}"
+               + (f", margin {result.margin:g} s.e." if result.method == "monte_carlo" else ""))
+    typer.echo(result.table())
+    typer.echo(result.describe())
+    if not (result.monotone.get("max_n_w_nondecreasing", True)
+            and result.monotone.get("min_s_w_nonincreasing", True)):
+        typer.echo("note: N_w or S_w is not monotone in ε on this grid (see the table)")
 
 
 calibrate.__doc__ = HELP

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from textdp.cli._common import CLIError, one_line, say, warn
 from textdp.cli.calibrate import parse_floats
 from textdp.io import FileError
+
+if TYPE_CHECKING:
+    from textdp.evaluation.sweep import SweepConfig
 
 __all__ = ["evaluate"]
 
@@ -124,16 +127,7 @@ def evaluate(
                          attack_features=attack_features, similarity_docs=similarity_docs,
                          efficiency=efficiency, efficiency_tokens=efficiency_tokens, oov=oov,
                          seed=seed, include_text=include_text, vocabulary_size=vocabulary_size)
-    try:
-        config.check()
-        from textdp import mechanisms as registry
-        from textdp.vocab import load_default
-
-        vocab = load_default(vocabulary_size) if vocabulary_size else load_default()
-        for m in names:  # build each once: bad parameters fail before any long work
-            registry.create(m, vocab, epsilon=eps[0], **params[m])
-    except (TypeError, ValueError) as exc:
-        raise CLIError(one_line(exc)) from None
+    _check_config(config)
     out.mkdir(exist_ok=True)
     say(f"evaluating {', '.join(names)} at ε = {', '.join(f'{e:g}' for e in eps)} → {out}/")
     results = run_sweep(config, out, log=lambda msg: say(msg))
@@ -141,6 +135,20 @@ def evaluate(
         warn(note)
     say(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'report.html'} and "
         f"{len(results.get('figures', {}))} PNG figures ({results['seconds']:.0f} s)")
+
+
+def _check_config(config: SweepConfig) -> None:
+    """Check ``config`` and build each mechanism once: bad parameters fail before any long work."""
+    try:
+        config.check()
+        from textdp import mechanisms as registry
+        from textdp.vocab import load_default
+
+        vocab = load_default(config.vocabulary_size) if config.vocabulary_size else load_default()
+        for m in config.mechanisms:
+            registry.create(m, vocab, epsilon=config.epsilons[0], **config.params[m])
+    except (TypeError, ValueError) as exc:
+        raise CLIError(one_line(exc)) from None
 
 
 evaluate.__doc__ = HELP

@@ -1,8 +1,16 @@
-"""``textdp experiment NAME [OPTIONS]``: regenerate a results page under docs/results/."""
+"""``textdp experiment NAME [OPTIONS]``: regenerate a results page under docs/results/.
+
+The experiments are not part of the installed package: they live in the repository's top-level
+``experiments/`` directory, so this command works from a source checkout only (an editable install,
+or ``PYTHONPATH=src``, or run from the repository's root).
+"""
 
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Annotated
 
 import typer
@@ -17,17 +25,42 @@ EXPERIMENTS = {
 }
 
 
+def find_checkout() -> Path | None:
+    """The repository root that holds ``experiments/``, or None.
+
+    Looked for beside the textdp package's source tree (``<root>/src/textdp``: an editable
+    install or ``PYTHONPATH=src``), then in the current directory.
+    """
+    import textdp
+
+    for root in (Path(textdp.__file__).resolve().parents[2], Path.cwd()):
+        if (root / "experiments" / "_harness.py").is_file():
+            return root
+    return None
+
+
+def load_experiment(name: str) -> ModuleType:
+    """The module ``experiments.NAME`` of the source checkout (its root goes on ``sys.path``)."""
+    root = find_checkout()
+    if root is None:
+        raise CLIError("the experiments are not installed with textdp: run this from a source "
+                       "checkout of the repository (its experiments/ directory), e.g. after "
+                       "`pip install -e .`")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(f"experiments.{name}")
+
+
 def experiment(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(
         help="Experiment: " + "; ".join(f"{k} ({v})" for k, v in EXPERIMENTS.items()))],
 ) -> None:
     """Run one of the papers' experiments; further options go to the experiment
-    (`python -m textdp.experiments.NAME --help` lists them). Needs the `experiments` extra;
-    long on 2 cores."""
+    (`python -m experiments.NAME --help` from the repository's root lists them). Needs a source
+    checkout and the `experiments` extra; long on 2 cores."""
     if name not in EXPERIMENTS:
         raise CLIError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
-    module = importlib.import_module(f"textdp.experiments.{name}")
-    status = module.main(list(ctx.args))
+    status = load_experiment(name).main(list(ctx.args))
     if status:
         raise typer.Exit(status)

@@ -23,18 +23,14 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import check_rng
-from textdp.evaluation._common import derive_seed
 from textdp.evaluation.utility import (
     Features,
     FeatureSpec,
     Task,
     _balanced,
-    _Classifier,
-    chance_accuracy,
+    _TaskEvaluator,
     classification_scores,
     make_features,
-    privatize_texts,
-    split_indices,
 )
 from textdp.mechanisms.base import WordMechanism
 
@@ -86,7 +82,7 @@ def author_attribution_task(n_authors: int = 10, rng: np.random.Generator | None
                 f"{per} quotes each")
 
 
-class AttackEvaluator:
+class AttackEvaluator(_TaskEvaluator):
     """An adversary classifier trained once on the clean training split of ``task``.
 
     ``evaluate(private_texts)`` applies it to the private versions of the test split.
@@ -95,41 +91,24 @@ class AttackEvaluator:
     def __init__(self, task: Task, features: FeatureSpec | Features = "tfidf", *,
                  split: tuple[np.ndarray, np.ndarray] | None = None,
                  rng: np.random.Generator | None = None) -> None:
-        self.task = task
-        self.features = make_features(features)
-        rng = check_rng(rng)
-        self.train, self.test = split if split is not None else split_indices(task.labels, 0.3, rng)
-        self.y_train = task.labels[self.train]
-        self.y_test = task.labels[self.test]
-        train_clean = [task.texts[i] for i in self.train]
-        self._adversary = _Classifier(self.features, derive_seed(rng)).fit(
-            train_clean, self.y_train, remember=True)
-        self.clean = classification_scores(
-            self.y_test, self._adversary.predict([task.texts[i] for i in self.test], remember=True))
-        self.chance = chance_accuracy(self.y_train, self.y_test)
+        super().__init__(task, features, split=split, rng=rng)
+
+    def _model(self) -> tuple[str, str]:
+        return ("adversary", "scikit-learn LogisticRegression trained on clean text")
 
     def evaluate(self, private_texts: Sequence[str]) -> dict[str, Any]:
         """Adversary scores on private versions of all the task's texts (aligned with ``task.texts``)."""
-        if len(private_texts) != len(self.task):
-            raise ValueError(f"{len(private_texts)} private texts for a task of {len(self.task)}")
-        pred = self._adversary.predict([private_texts[i] for i in self.test])
+        self._check_aligned(private_texts)
+        pred = self._clean_model.predict([private_texts[i] for i in self.test])
         return {"private": classification_scores(self.y_test, pred), "clean": dict(self.clean),
                 "chance_accuracy": self.chance}
-
-    def describe(self) -> dict[str, Any]:
-        return {"task": self.task.describe(), "features": self.features.describe(),
-                "adversary": "scikit-learn LogisticRegression trained on clean text",
-                "train_documents": int(self.train.size), "test_documents": int(self.test.size),
-                "clean": self.clean, "chance_accuracy": self.chance}
 
 
 def attribution_attack(task: Task, mechanism: WordMechanism, *,
                        features: FeatureSpec | Features = "tfidf", oov: str = "mask",
                        rng: np.random.Generator | None = None) -> dict[str, Any]:
     """One-shot: train the adversary on clean text, privatise, attack (see :class:`AttackEvaluator`)."""
-    rng = check_rng(rng)
-    ev = AttackEvaluator(task, features, rng=rng)
-    return ev.evaluate(privatize_texts(task.texts, mechanism, rng, oov=oov))
+    return AttackEvaluator._once(task, mechanism, features, oov, rng)
 
 
 def _tfidf_matrices(clean: list[str], private: list[str]) -> tuple[Any, Any]:

@@ -188,16 +188,7 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
         rng: source of all randomness (word sample, and the common random numbers).
         progress: called with 1 after each measured ε (e.g. ``tqdm.update``).
     """
-    if max_n_w is None and min_s_w is None:
-        raise ValueError("give at least one target (max_n_w or min_s_w)")
-    if max_n_w is not None and not 0 < max_n_w <= 1:
-        raise ValueError(f"max_n_w must lie in (0, 1], got {max_n_w!r}")
-    if min_s_w is not None and not min_s_w >= 1:
-        raise ValueError(f"min_s_w must be ≥ 1, got {min_s_w!r}")
-    if support not in ("distinct", "mass"):
-        raise ValueError(f"support must be 'distinct' or 'mass', got {support!r}")
-    if refine_steps < 0:
-        raise ValueError("refine_steps must be ≥ 0")
+    _check_targets(max_n_w, min_s_w, support, refine_steps)
     grid = sorted({float(e) for e in (grid if grid is not None else default_grid())})
     if not grid or grid[0] <= 0 or not all(math.isfinite(e) for e in grid):
         raise ValueError("the ε grid must hold finite values > 0")
@@ -231,8 +222,35 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
             progress(1)
         return p
 
-    points = [measure(e) for e in grid]
-    # Refine every boundary between neighbours that disagree, by bisection in log ε.
+    _refine([measure(e) for e in grid], measure, refine_steps)
+    allp = sorted(cache.values(), key=lambda p: p.epsilon)
+    passing = [p.epsilon for p in allp if p.meets]
+    return Calibration(
+        mechanism=first.name, parameters=jsonable({k: v for k, v in first.parameters.items()
+                                                     if k != "epsilon"}),
+        max_n_w=max_n_w, min_s_w=min_s_w, support=support, method=the_method, n_draws=n_draws,
+        margin=float(margin), eta=eta, words=words_out, grid=tuple(grid), points=tuple(allp),
+        ranges=_ranges(allp), epsilon=max(passing) if passing else None,
+        monotone=_monotone(allp, exact))
+
+
+def _check_targets(max_n_w: float | None, min_s_w: float | None, support: str,
+                   refine_steps: int) -> None:
+    if max_n_w is None and min_s_w is None:
+        raise ValueError("give at least one target (max_n_w or min_s_w)")
+    if max_n_w is not None and not 0 < max_n_w <= 1:
+        raise ValueError(f"max_n_w must lie in (0, 1], got {max_n_w!r}")
+    if min_s_w is not None and not min_s_w >= 1:
+        raise ValueError(f"min_s_w must be ≥ 1, got {min_s_w!r}")
+    if support not in ("distinct", "mass"):
+        raise ValueError(f"support must be 'distinct' or 'mass', got {support!r}")
+    if refine_steps < 0:
+        raise ValueError("refine_steps must be ≥ 0")
+
+
+def _refine(points: list[CalibrationPoint], measure: Callable[..., CalibrationPoint],
+            refine_steps: int) -> None:
+    """Refine every boundary between grid neighbours that disagree, by bisection in log ε."""
     for a, b in zip(points[:-1], points[1:], strict=True):
         if a.meets == b.meets:
             continue
@@ -245,7 +263,10 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
                 lo = mid
             else:
                 hi = mid
-    allp = sorted(cache.values(), key=lambda p: p.epsilon)
+
+
+def _ranges(allp: list[CalibrationPoint]) -> tuple[tuple[float | None, float | None], ...]:
+    """The maximal runs of passing points as ε intervals (None: open past the grid's end)."""
     ranges: list[tuple[float | None, float | None]] = []
     start: int | None = None
     for i, p in enumerate(allp):
@@ -257,17 +278,15 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
             hi_e = None if (p.meets and i == len(allp) - 1) else allp[end].epsilon
             ranges.append((lo_e, hi_e))
             start = None
-    passing = [p.epsilon for p in allp if p.meets]
+    return tuple(ranges)
+
+
+def _monotone(allp: list[CalibrationPoint], exact: bool) -> dict[str, bool]:
+    """Whether the worst cases move the usual way in ε (Monte Carlo gets a rounding tolerance)."""
     n_seq = [p.max_n_w for p in allp]
     s_seq = [p.min_s_w for p in allp]
     tol_n = 0.0 if exact else 1e-12
-    monotone = {
+    return {
         "max_n_w_nondecreasing": all(b >= a - tol_n for a, b in zip(n_seq, n_seq[1:], strict=False)),
         "min_s_w_nonincreasing": all(b <= a + 1e-9 for a, b in zip(s_seq, s_seq[1:], strict=False)),
     }
-    return Calibration(
-        mechanism=first.name, parameters=jsonable({k: v for k, v in first.parameters.items()
-                                                     if k != "epsilon"}),
-        max_n_w=max_n_w, min_s_w=min_s_w, support=support, method=the_method, n_draws=n_draws,
-        margin=float(margin), eta=eta, words=words_out, grid=tuple(grid), points=tuple(allp),
-        ranges=tuple(ranges), epsilon=max(passing) if passing else None, monotone=monotone)

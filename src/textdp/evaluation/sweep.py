@@ -102,6 +102,19 @@ def _progress(total: int, desc: str) -> Any:
                 leave=False, dynamic_ncols=True)
 
 
+@dataclass
+class _Shared:
+    """What does not depend on the mechanism, computed once per sweep."""
+
+    vocab: Any
+    word_ids: np.ndarray
+    tasks: dict[str, Any]
+    evaluators: dict[str, Any]
+    reid_corpus: str | None
+    similarity: Any
+    notes: list[str]
+
+
 def run_sweep(config: SweepConfig, out_dir: str | Path, *,
               log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run every measurement of ``config`` and write results.json, report.md/html and PNGs.
@@ -110,11 +123,6 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     (e.g. no apt for fortunes) or whose encoder is missing are skipped with a note.
     """
     from textdp import __version__
-    from textdp import mechanisms as registry
-    from textdp.evaluation import attacks, utility
-    from textdp.evaluation.deniability import plausible_deniability, sample_words
-    from textdp.evaluation.efficiency import measure_efficiency
-    from textdp.vocab import load_default
 
     config.check()
     say = log or (lambda _msg: None)
@@ -122,11 +130,69 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
+    shared = _prepare(config, rng, say)
+    rows, mech_info, examples = _measure_all(config, shared, rng)
+    eff_rows = _efficiency_rows(config, shared.notes)
+    tasks, reid_corpus, similarity = shared.tasks, shared.reid_corpus, shared.similarity
+    results = {
+        "schema": "textdp.evaluation/1",
+        "textdp_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "config": jsonable(asdict(config)),
+        "vocabulary": shared.vocab.describe(),
+        "mechanisms": mech_info,
+        "tasks": {n: shared.evaluators[n].describe() for n in shared.evaluators},
+        "reidentification_corpus": tasks[reid_corpus].name if reid_corpus else None,
+        "similarity_encoder": similarity.describe() if similarity is not None else None,
+        "results": rows,
+        "efficiency": eff_rows,
+        "notes": shared.notes,
+        "seconds": time.perf_counter() - t_start,
+    }
+    if examples:
+        results["examples"] = examples
+    results = jsonable(results)
+    figures = draw_figures(results, out_dir)
+    results["figures"] = {k: p.name for k, p in figures.items()}
+    from textdp.io import AtomicFiles
+
+    with AtomicFiles() as files:
+        files.write_json(out_dir / "results.json", results)
+    write_report(evaluation_document(results, figures), out_dir)
+    return results
+
+
+def _prepare(config: SweepConfig, rng: np.random.Generator, say: Callable[[str], None]) -> _Shared:
+    """The vocabulary, the sampled words, the tasks with their clean models, the SBERT encoder."""
+    from textdp.evaluation import utility
+    from textdp.evaluation.deniability import sample_words
+    from textdp.vocab import load_default
+
     vocab = load_default(config.vocabulary_size) if config.vocabulary_size else load_default()
     word_ids = sample_words(vocab, config.words, rng)
     notes: list[str] = []
+    tasks, evaluators = _load_tasks(config, rng, say, notes)
+    reid_corpus = next((n for n in ("sentiment", "source", "topic", "author") if n in tasks), None)
+    similarity = None
+    if "similarity" in config.tasks and reid_corpus is not None:
+        try:
+            similarity = utility.make_features("sbert")
+            n_sim = min(config.similarity_docs, len(tasks[reid_corpus]))
+            sim_clean = list(tasks[reid_corpus].texts[:n_sim])
+            similarity.encode(sim_clean, remember=True)
+        except (ImportError, OSError, RuntimeError) as exc:
+            notes.append(f"SBERT similarity skipped: {exc}")
+            similarity = None
+    if "reidentification" in config.tasks and reid_corpus is None:
+        notes.append("re-identification skipped: no text corpus available")
+    return _Shared(vocab, word_ids, tasks, evaluators, reid_corpus, similarity, notes)
 
-    # --- everything that does not depend on the mechanism -------------------------------------
+
+def _load_tasks(config: SweepConfig, rng: np.random.Generator, say: Callable[[str], None],
+                notes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The classification tasks of ``config`` and their evaluators; a missing one adds a note."""
+    from textdp.evaluation import attacks, utility
+
     tasks: dict[str, Any] = {}
     evaluators: dict[str, Any] = {}
     loaders = {
@@ -149,21 +215,14 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
         except (RuntimeError, ImportError, OSError, ValueError) as exc:
             notes.append(f"{_TASK_TITLES[name]} skipped: {exc}")
             say(f"skipping {name}: {exc}")
-    reid_corpus = next((n for n in ("sentiment", "source", "topic", "author") if n in tasks), None)
-    similarity = None
-    if "similarity" in config.tasks and reid_corpus is not None:
-        try:
-            similarity = utility.make_features("sbert")
-            n_sim = min(config.similarity_docs, len(tasks[reid_corpus]))
-            sim_clean = list(tasks[reid_corpus].texts[:n_sim])
-            similarity.encode(sim_clean, remember=True)
-        except (ImportError, OSError, RuntimeError) as exc:
-            notes.append(f"SBERT similarity skipped: {exc}")
-            similarity = None
-    if "reidentification" in config.tasks and reid_corpus is None:
-        notes.append("re-identification skipped: no text corpus available")
+    return tasks, evaluators
 
-    # --- per mechanism and ε --------------------------------------------------------------------
+
+def _measure_all(config: SweepConfig, shared: _Shared, rng: np.random.Generator
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """(one row per mechanism and ε, each mechanism's parameters and guarantee, example texts)."""
+    from textdp import mechanisms as registry
+
     rows: list[dict[str, Any]] = []
     mech_info: dict[str, Any] = {}
     examples: list[dict[str, Any]] = []
@@ -174,44 +233,59 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
             params = dict(config.params.get(name, {}))
             for eps in sorted(config.epsilons):
                 bar.set_postfix_str(f"{name} ε={eps:g}")
-                mech = registry.create(name, vocab, epsilon=float(eps), **params)
+                mech = registry.create(name, shared.vocab, epsilon=float(eps), **params)
                 if name not in mech_info:
                     mech_info[name] = {"parameters": jsonable({k: v for k, v in mech.parameters.items()
                                                                if k != "epsilon"}),
                                        "guarantee": jsonable(mech.guarantee.to_dict())}
-                row: dict[str, Any] = {"mechanism": name, "epsilon": float(eps)}
-                t0 = time.perf_counter()
-                den = plausible_deniability(mech, word_ids, config.draws,
-                                            np.random.default_rng(derive_seed(rng)))
-                row["deniability"] = den.to_dict()
-                private: dict[str, list[str]] = {}
-                for tname, task in tasks.items():
-                    private[tname] = utility.privatize_texts(task.texts, mech, rng, oov=config.oov)
-                row["utility"] = {t: evaluators[t].evaluate(private[t])
-                                  for t in UTILITY_TASKS if t in evaluators}
-                row["attacks"] = {t: evaluators[t].evaluate(private[t])
-                                  for t in ATTACK_TASKS if t in evaluators}
-                if "reidentification" in config.tasks and reid_corpus is not None:
-                    row["reidentification"] = attacks.reidentification(
-                        tasks[reid_corpus].texts, private[reid_corpus])
-                    row["reidentification"]["corpus"] = tasks[reid_corpus].name
-                if similarity is not None:
-                    n_sim = min(config.similarity_docs, len(tasks[reid_corpus]))
-                    sim = utility.semantic_similarity(tasks[reid_corpus].texts[:n_sim],
-                                                      private[reid_corpus][:n_sim],
-                                                      features=similarity)
-                    sim.pop("per_text")
-                    row["similarity"] = sim
-                row["seconds"] = time.perf_counter() - t0
-                if config.include_text and reid_corpus is not None:
+                row, private = _measure(config, shared, mech, name, float(eps), rng)
+                if config.include_text and shared.reid_corpus is not None:
                     examples.extend({"mechanism": name, "epsilon": float(eps), "original": o,
                                      "private": p} for o, p in
-                                    zip(tasks[reid_corpus].texts[:3], private[reid_corpus][:3],
-                                        strict=True))
+                                    zip(shared.tasks[shared.reid_corpus].texts[:3],
+                                        private[shared.reid_corpus][:3], strict=True))
                 rows.append(row)
                 bar.update(1)
     finally:
         bar.close()
+    return rows, mech_info, examples
+
+
+def _measure(config: SweepConfig, shared: _Shared, mech: Any, name: str, eps: float,
+             rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Every measurement of one mechanism at one ε: (its results row, the private texts per task)."""
+    from textdp.evaluation import attacks, utility
+    from textdp.evaluation.deniability import plausible_deniability
+
+    tasks, evaluators, reid_corpus = shared.tasks, shared.evaluators, shared.reid_corpus
+    row: dict[str, Any] = {"mechanism": name, "epsilon": eps}
+    t0 = time.perf_counter()
+    den = plausible_deniability(mech, shared.word_ids, config.draws,
+                                np.random.default_rng(derive_seed(rng)))
+    row["deniability"] = den.to_dict()
+    private: dict[str, list[str]] = {}
+    for tname, task in tasks.items():
+        private[tname] = utility.privatize_texts(task.texts, mech, rng, oov=config.oov)
+    row["utility"] = {t: evaluators[t].evaluate(private[t]) for t in UTILITY_TASKS if t in evaluators}
+    row["attacks"] = {t: evaluators[t].evaluate(private[t]) for t in ATTACK_TASKS if t in evaluators}
+    if "reidentification" in config.tasks and reid_corpus is not None:
+        row["reidentification"] = attacks.reidentification(
+            tasks[reid_corpus].texts, private[reid_corpus])
+        row["reidentification"]["corpus"] = tasks[reid_corpus].name
+    if shared.similarity is not None:
+        n_sim = min(config.similarity_docs, len(tasks[reid_corpus]))
+        sim = utility.semantic_similarity(tasks[reid_corpus].texts[:n_sim],
+                                          private[reid_corpus][:n_sim],
+                                          features=shared.similarity)
+        sim.pop("per_text")
+        row["similarity"] = sim
+    row["seconds"] = time.perf_counter() - t0
+    return row, private
+
+
+def _efficiency_rows(config: SweepConfig, notes: list[str]) -> list[dict[str, Any]]:
+    """Speed and memory of each mechanism at the middle ε, each in a fresh process."""
+    from textdp.evaluation.efficiency import measure_efficiency
 
     eff_rows: list[dict[str, Any]] = []
     if config.efficiency:
@@ -223,33 +297,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
                     vocabulary_size=config.vocabulary_size))
             except (RuntimeError, OSError) as exc:
                 notes.append(f"efficiency of {name} skipped: {exc}")
-
-    results = {
-        "schema": "textdp.evaluation/1",
-        "textdp_version": __version__,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "config": jsonable(asdict(config)),
-        "vocabulary": vocab.describe(),
-        "mechanisms": mech_info,
-        "tasks": {n: evaluators[n].describe() for n in evaluators},
-        "reidentification_corpus": tasks[reid_corpus].name if reid_corpus else None,
-        "similarity_encoder": similarity.describe() if similarity is not None else None,
-        "results": rows,
-        "efficiency": eff_rows,
-        "notes": notes,
-        "seconds": time.perf_counter() - t_start,
-    }
-    if examples:
-        results["examples"] = examples
-    results = jsonable(results)
-    figures = draw_figures(results, out_dir)
-    results["figures"] = {k: p.name for k, p in figures.items()}
-    from textdp.io import AtomicFiles
-
-    with AtomicFiles() as files:
-        files.write_json(out_dir / "results.json", results)
-    write_report(evaluation_document(results, figures), out_dir)
-    return results
+    return eff_rows
 
 
 def _progress_iter(items: Sequence[str], desc: str) -> Any:
@@ -350,7 +398,6 @@ def evaluation_document(results: dict[str, Any], figures: dict[str, Path]) -> Do
     """The Markdown/HTML report of a sweep (see :mod:`textdp.evaluation.render`)."""
     cfg = results["config"]
     by_mech = _by_mechanism(results)
-    tasks = results.get("tasks", {})
     doc = Document("textdp evaluation: privacy, utility and efficiency of word mechanisms")
     vocab = results["vocabulary"]
     doc.paragraph(
@@ -364,52 +411,66 @@ def evaluation_document(results: dict[str, Any], figures: dict[str, Path]) -> Do
                      else "."), note=True)
     if results.get("notes"):
         doc.bullets(results["notes"])
+    _summary_section(doc, results, by_mech, figures)
+    _deniability_section(doc, results, by_mech, figures)
+    _utility_section(doc, results, by_mech, figures)
+    _privacy_section(doc, results, by_mech, figures)
+    _efficiency_section(doc, results, figures)
+    doc.heading("Mechanisms and guarantees")
+    for m, info in results["mechanisms"].items():
+        g = info["guarantee"]
+        doc.paragraph(f"**{m}** — {g['notion']}, ε per unit of: {g['metric']}. {g['per_word']}. "
+                      f"Reference: {g.get('reference', '')}.")
+    if results.get("examples"):
+        doc.heading("Examples (private text, shown because of --include-text)")
+        doc.table(["mechanism", "ε", "original", "private"],
+                  [[e["mechanism"], e["epsilon"], e["original"], e["private"]]
+                   for e in results["examples"]])
+    doc.heading("Reproduce")
+    doc.pre(json.dumps(cfg, indent=1))
+    return doc
 
-    # Summary.
-    doc.heading("Summary")
-    header = ["mechanism", "ε", "max N_w", "min S_w"]
-    cols: list[tuple[str, Callable[[dict[str, Any]], Any]]] = []
+
+_Rows = dict[str, list[dict[str, Any]]]
+
+
+def _summary_columns(results: dict[str, Any]
+                     ) -> list[tuple[str, Callable[[dict[str, Any]], Any], Any, Any]]:
+    """The summary's measurement columns: (header, value of a row, clean-text value, chance)."""
+    tasks = results.get("tasks", {})
+    rows = results["results"]
+    cols: list[tuple[str, Callable[[dict[str, Any]], Any], Any, Any]] = []
     for t in UTILITY_TASKS:
         if t in tasks:
             cols.append((f"{t} acc. (test private)",
-                         lambda r, t=t: r["utility"][t]["test_private"]["accuracy"]))
-    if any("similarity" in r for r in results["results"]):
-        cols.append(("SBERT cos", lambda r: r["similarity"]["mean"]))
+                         lambda r, t=t: r["utility"][t]["test_private"]["accuracy"],
+                         tasks[t]["clean"]["accuracy"], tasks[t]["chance_accuracy"]))
+    if any("similarity" in r for r in rows):
+        cols.append(("SBERT cos", lambda r: r["similarity"]["mean"], 1.0, None))
     for t in ATTACK_TASKS:
         if t in tasks:
-            cols.append((f"{t} attack acc.", lambda r, t=t: r["attacks"][t]["private"]["accuracy"]))
-    if any("reidentification" in r for r in results["results"]):
-        cols.append(("re-id rate", lambda r: r["reidentification"]["rate"]))
-    header += [c[0] for c in cols]
+            cols.append((f"{t} attack acc.", lambda r, t=t: r["attacks"][t]["private"]["accuracy"],
+                         tasks[t]["clean"]["accuracy"], tasks[t]["chance_accuracy"]))
+    if any("reidentification" in r for r in rows):
+        cols.append(("re-id rate", lambda r: r["reidentification"]["rate"], None,
+                     next(r["reidentification"]["chance"] for r in rows if "reidentification" in r)))
+    return cols
+
+
+def _summary_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
+                     figures: dict[str, Path]) -> None:
+    cfg = results["config"]
+    doc.heading("Summary")
+    cols = _summary_columns(results)
+    header = ["mechanism", "ε", "max N_w", "min S_w", *(c[0] for c in cols)]
     table = []
     for m, rows in by_mech.items():
         for r in rows:
             d = r["deniability"]
             table.append([m, r["epsilon"], d["max_n_w"], d["min_distinct"]]
-                         + [f(r) if _has(f, r) else None for _, f in cols])
-    base = ["clean text", None, None, None]
-    for t in UTILITY_TASKS:
-        if t in tasks:
-            base.append(tasks[t]["clean"]["accuracy"])
-    if any("similarity" in r for r in results["results"]):
-        base.append(1.0)
-    for t in ATTACK_TASKS:
-        if t in tasks:
-            base.append(tasks[t]["clean"]["accuracy"])
-    if any("reidentification" in r for r in results["results"]):
-        base.append(None)
-    chance = ["chance", None, None, None]
-    for t in UTILITY_TASKS:
-        if t in tasks:
-            chance.append(tasks[t]["chance_accuracy"])
-    if any("similarity" in r for r in results["results"]):
-        chance.append(None)
-    for t in ATTACK_TASKS:
-        if t in tasks:
-            chance.append(tasks[t]["chance_accuracy"])
-    if any("reidentification" in r for r in results["results"]):
-        chance.append(next(r["reidentification"]["chance"] for r in results["results"]
-                           if "reidentification" in r))
+                         + [f(r) if _has(f, r) else None for _, f, _, _ in cols])
+    base = ["clean text", None, None, None, *(c[2] for c in cols)]
+    chance = ["chance", None, None, None, *(c[3] for c in cols)]
     doc.table(header, [*table, base, chance])
     doc.paragraph("Utility columns: higher is better. Attack columns and N_w: lower is more "
                   "private. S_w: distinct outputs per word in "
@@ -418,7 +479,10 @@ def evaluation_document(results: dict[str, Any], figures: dict[str, Path]) -> Do
     if "tradeoff" in figures:
         doc.image(figures["tradeoff"], "Privacy–utility trade-off (labels: ε)")
 
-    # Deniability.
+
+def _deniability_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
+                         figures: dict[str, Path]) -> None:
+    cfg = results["config"]
     doc.heading("Plausible deniability (MVC §3.2, Fig. 2)")
     doc.paragraph(
         f"N_w = Pr[M(w) = w] and S_w (distinct outputs) over {cfg['words']} vocabulary words "
@@ -447,97 +511,94 @@ def evaluation_document(results: dict[str, Any], figures: dict[str, Path]) -> Do
             doc.image(figures[key], f"{m}: histograms of S_w (top) and N_w (bottom) over words, "
                                     "per ε")
 
-    # Utility.
-    if any(t in tasks for t in UTILITY_TASKS) or any("similarity" in r for r in results["results"]):
-        doc.heading("Utility")
-        doc.paragraph(
-            f"Logistic regression on `{cfg['features']}` features, in the MVC paper's two "
-            "settings: *train private* (train on private text, test on clean) and *test private* "
-            "(train on clean, test on private), and 1-Diffractor's *both private*. The SBERT "
-            "similarity is the mean cosine between each original sentence and its private "
-            "version (1-Diffractor Table 2).")
-        for t in UTILITY_TASKS:
-            if t not in tasks:
-                continue
-            info = tasks[t]
-            doc.heading(_TASK_TITLES[t], 3)
-            doc.paragraph(f"{info['task']['description']}; {info['train_documents']} train / "
-                          f"{info['test_documents']} test documents. Clean baseline accuracy "
-                          f"{fmt(info['clean']['accuracy'])}, macro-F1 {fmt(info['clean']['macro_f1'])}; "
-                          f"chance {fmt(info['chance_accuracy'])}.")
-            doc.table(["mechanism", "ε", "train private: acc.", "train private: F1",
-                       "test private: acc.", "test private: F1", "both private: acc."],
-                      [[m, r["epsilon"], r["utility"][t]["train_private"]["accuracy"],
-                        r["utility"][t]["train_private"]["macro_f1"],
-                        r["utility"][t]["test_private"]["accuracy"],
-                        r["utility"][t]["test_private"]["macro_f1"],
-                        r["utility"][t].get("both_private", {}).get("accuracy")]
-                       for m, rows in by_mech.items() for r in rows])
-        if "utility" in figures:
-            doc.image(figures["utility"], "Utility against ε (solid: train private, dashed: test "
-                                          "private; grey: clean baseline and chance)")
 
-    # Empirical privacy.
-    if any(t in tasks for t in ATTACK_TASKS) or any("reidentification" in r for r in results["results"]):
-        doc.heading("Empirical privacy (lower is better)")
-        doc.paragraph(
-            f"An adversary (logistic regression on `{cfg['attack_features']}` features) is trained "
-            "on clean text and applied to private text (1-Diffractor Table 4). Re-identification: "
-            "the rate at which a private text's nearest clean text (TF-IDF cosine) is its own "
-            "original. Word mechanisms release length, punctuation, casing and the positions of "
-            "out-of-vocabulary tokens, so attacks stay above chance even at tiny ε.")
-        for t in ATTACK_TASKS:
-            if t not in tasks:
-                continue
-            info = tasks[t]
-            doc.heading(_TASK_TITLES[t], 3)
-            doc.paragraph(f"{info['task']['description']}; {info['train_documents']} train / "
-                          f"{info['test_documents']} test documents. Adversary on clean text: "
-                          f"{fmt(info['clean']['accuracy'])}; chance {fmt(info['chance_accuracy'])}.")
-            doc.table(["mechanism", "ε", "accuracy", "macro-F1"],
-                      [[m, r["epsilon"], r["attacks"][t]["private"]["accuracy"],
-                        r["attacks"][t]["private"]["macro_f1"]]
-                       for m, rows in by_mech.items() for r in rows])
-        if any("reidentification" in r for r in results["results"]):
-            doc.heading(_TASK_TITLES["reidentification"], 3)
-            first = next(r["reidentification"] for r in results["results"] if "reidentification" in r)
-            doc.paragraph(f"Pool: {first['pool']} texts of `{first['corpus']}`; chance "
-                          f"{fmt(first['chance'])}.")
-            doc.table(["mechanism", "ε", "re-identification rate"],
-                      [[m, r["epsilon"], r["reidentification"]["rate"]]
-                       for m, rows in by_mech.items() for r in rows if "reidentification" in r])
-        if "privacy" in figures:
-            doc.image(figures["privacy"], "Adversary accuracy against ε (grey: clean baseline and "
-                                          "chance)")
+def _task_heading(doc: Document, task: str, info: dict[str, Any], clean: str) -> None:
+    """A task's sub-heading and the sentences describing it; ``clean`` states the clean-text score."""
+    doc.heading(_TASK_TITLES[task], 3)
+    doc.paragraph(f"{info['task']['description']}; {info['train_documents']} train / "
+                  f"{info['test_documents']} test documents. {clean}; "
+                  f"chance {fmt(info['chance_accuracy'])}.")
 
-    # Efficiency.
-    if results.get("efficiency"):
-        from textdp.evaluation.efficiency import efficiency_table
 
-        doc.heading("Efficiency (1-Diffractor §6, Table 5, Fig. 6)")
-        doc.paragraph("Each mechanism in a fresh Python process: setup (building tables/lists, "
-                      "vocabulary already loaded; cached word lists load from disk), peak traced "
-                      "memory while privatising 1,000 random words in one call, words per second "
-                      "ids → ids (best of 3), and whole-pipeline tokens per second on VADER movie "
-                      "review sentences.")
-        doc.pre(efficiency_table(results["efficiency"]))
-        if "efficiency" in figures:
-            doc.image(figures["efficiency"], "Speed and memory per mechanism")
+def _utility_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
+                     figures: dict[str, Path]) -> None:
+    tasks = results.get("tasks", {})
+    if not (any(t in tasks for t in UTILITY_TASKS) or any("similarity" in r for r in results["results"])):
+        return
+    doc.heading("Utility")
+    doc.paragraph(
+        f"Logistic regression on `{results['config']['features']}` features, in the MVC paper's two "
+        "settings: *train private* (train on private text, test on clean) and *test private* "
+        "(train on clean, test on private), and 1-Diffractor's *both private*. The SBERT "
+        "similarity is the mean cosine between each original sentence and its private "
+        "version (1-Diffractor Table 2).")
+    for t in UTILITY_TASKS:
+        if t not in tasks:
+            continue
+        clean = tasks[t]["clean"]
+        _task_heading(doc, t, tasks[t], f"Clean baseline accuracy {fmt(clean['accuracy'])}, "
+                                        f"macro-F1 {fmt(clean['macro_f1'])}")
+        doc.table(["mechanism", "ε", "train private: acc.", "train private: F1",
+                   "test private: acc.", "test private: F1", "both private: acc."],
+                  [[m, r["epsilon"], r["utility"][t]["train_private"]["accuracy"],
+                    r["utility"][t]["train_private"]["macro_f1"],
+                    r["utility"][t]["test_private"]["accuracy"],
+                    r["utility"][t]["test_private"]["macro_f1"],
+                    r["utility"][t].get("both_private", {}).get("accuracy")]
+                   for m, rows in by_mech.items() for r in rows])
+    if "utility" in figures:
+        doc.image(figures["utility"], "Utility against ε (solid: train private, dashed: test "
+                                      "private; grey: clean baseline and chance)")
 
-    # Mechanisms.
-    doc.heading("Mechanisms and guarantees")
-    for m, info in results["mechanisms"].items():
-        g = info["guarantee"]
-        doc.paragraph(f"**{m}** — {g['notion']}, ε per unit of: {g['metric']}. {g['per_word']}. "
-                      f"Reference: {g.get('reference', '')}.")
-    if results.get("examples"):
-        doc.heading("Examples (private text, shown because of --include-text)")
-        doc.table(["mechanism", "ε", "original", "private"],
-                  [[e["mechanism"], e["epsilon"], e["original"], e["private"]]
-                   for e in results["examples"]])
-    doc.heading("Reproduce")
-    doc.pre(json.dumps(cfg, indent=1))
-    return doc
+
+def _privacy_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
+                     figures: dict[str, Path]) -> None:
+    tasks = results.get("tasks", {})
+    has_reid = any("reidentification" in r for r in results["results"])
+    if not (any(t in tasks for t in ATTACK_TASKS) or has_reid):
+        return
+    doc.heading("Empirical privacy (lower is better)")
+    doc.paragraph(
+        f"An adversary (logistic regression on `{results['config']['attack_features']}` features) "
+        "is trained on clean text and applied to private text (1-Diffractor Table 4). "
+        "Re-identification: the rate at which a private text's nearest clean text (TF-IDF cosine) "
+        "is its own original. Word mechanisms release length, punctuation, casing and the "
+        "positions of out-of-vocabulary tokens, so attacks stay above chance even at tiny ε.")
+    for t in ATTACK_TASKS:
+        if t not in tasks:
+            continue
+        _task_heading(doc, t, tasks[t], f"Adversary on clean text: {fmt(tasks[t]['clean']['accuracy'])}")
+        doc.table(["mechanism", "ε", "accuracy", "macro-F1"],
+                  [[m, r["epsilon"], r["attacks"][t]["private"]["accuracy"],
+                    r["attacks"][t]["private"]["macro_f1"]]
+                   for m, rows in by_mech.items() for r in rows])
+    if has_reid:
+        doc.heading(_TASK_TITLES["reidentification"], 3)
+        first = next(r["reidentification"] for r in results["results"] if "reidentification" in r)
+        doc.paragraph(f"Pool: {first['pool']} texts of `{first['corpus']}`; chance "
+                      f"{fmt(first['chance'])}.")
+        doc.table(["mechanism", "ε", "re-identification rate"],
+                  [[m, r["epsilon"], r["reidentification"]["rate"]]
+                   for m, rows in by_mech.items() for r in rows if "reidentification" in r])
+    if "privacy" in figures:
+        doc.image(figures["privacy"], "Adversary accuracy against ε (grey: clean baseline and "
+                                      "chance)")
+
+
+def _efficiency_section(doc: Document, results: dict[str, Any], figures: dict[str, Path]) -> None:
+    if not results.get("efficiency"):
+        return
+    from textdp.evaluation.efficiency import efficiency_table
+
+    doc.heading("Efficiency (1-Diffractor §6, Table 5, Fig. 6)")
+    doc.paragraph("Each mechanism in a fresh Python process: setup (building tables/lists, "
+                  "vocabulary already loaded; cached word lists load from disk), peak traced "
+                  "memory while privatising 1,000 random words in one call, words per second "
+                  "ids → ids (best of 3), and whole-pipeline tokens per second on VADER movie "
+                  "review sentences.")
+    doc.pre(efficiency_table(results["efficiency"]))
+    if "efficiency" in figures:
+        doc.image(figures["efficiency"], "Speed and memory per mechanism")
 
 
 def _has(f: Callable[[dict[str, Any]], Any], r: dict[str, Any]) -> bool:

@@ -18,6 +18,7 @@ the clean model) once, so that a sweep over mechanisms and ε only pays for the 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -284,16 +285,15 @@ def privatize_texts(texts: Sequence[str], mechanism: WordMechanism,
 
 
 # --- downstream classification --------------------------------------------------------------------
-class UtilityEvaluator:
-    """Downstream classification utility of private versions of ``task``'s texts.
+class _TaskEvaluator(ABC):
+    """A classifier trained once on the clean training split of ``task``, with its clean scores.
 
-    Args:
-        task: the labelled texts.
-        features: ``"glove-mean"``, ``"sbert"``, ``"tfidf"``, a callable encoder, or :class:`Features`.
-        split: (train, test) index arrays (default: a stratified 70/30 split drawn from ``rng``).
+    What a utility evaluation and an attack share: both score private versions of the task's
+    texts against a model fitted on clean text, so the split, the clean features and the clean
+    model are computed once per task, not once per mechanism and ε.
     """
 
-    def __init__(self, task: Task, features: FeatureSpec | Features = "glove-mean", *,
+    def __init__(self, task: Task, features: FeatureSpec | Features, *,
                  split: tuple[np.ndarray, np.ndarray] | None = None,
                  rng: np.random.Generator | None = None) -> None:
         self.task = task
@@ -312,6 +312,52 @@ class UtilityEvaluator:
             self.y_test, self._clean_model.predict(self._test_clean, remember=True))
         self.chance = chance_accuracy(self.y_train, self.y_test)
 
+    @abstractmethod
+    def evaluate(self, private_texts: Sequence[str]) -> dict[str, Any]:
+        """Scores of private versions of all the task's texts (aligned with ``task.texts``)."""
+
+    @abstractmethod
+    def _model(self) -> tuple[str, str]:
+        """How :meth:`describe` names the clean model: (key, description)."""
+
+    def _check_aligned(self, private_texts: Sequence[str]) -> None:
+        if len(private_texts) != len(self.task):
+            raise ValueError(f"{len(private_texts)} private texts for a task of {len(self.task)}")
+
+    def describe(self) -> dict[str, Any]:
+        key, model = self._model()
+        return {"task": self.task.describe(), "features": self.features.describe(), key: model,
+                "train_documents": int(self.train.size), "test_documents": int(self.test.size),
+                "clean": self.clean, "chance_accuracy": self.chance}
+
+    @classmethod
+    def _once(cls, task: Task, mechanism: WordMechanism, features: FeatureSpec | Features,
+              oov: str, rng: np.random.Generator | None) -> dict[str, Any]:
+        """Build the evaluator, privatise every text of ``task`` with ``mechanism``, evaluate."""
+        rng = check_rng(rng)
+        ev = cls(task, features, rng=rng)
+        return ev.evaluate(privatize_texts(task.texts, mechanism, rng, oov=oov))
+
+
+class UtilityEvaluator(_TaskEvaluator):
+    """Downstream classification utility of private versions of ``task``'s texts.
+
+    Args:
+        task: the labelled texts.
+        features: ``"glove-mean"``, ``"sbert"``, ``"tfidf"``, a callable encoder, or :class:`Features`.
+        split: (train, test) index arrays (default: a stratified 70/30 split drawn from ``rng``).
+    """
+
+    def __init__(self, task: Task, features: FeatureSpec | Features = "glove-mean", *,
+                 split: tuple[np.ndarray, np.ndarray] | None = None,
+                 rng: np.random.Generator | None = None) -> None:
+        super().__init__(task, features, split=split, rng=rng)
+
+    def _model(self) -> tuple[str, str]:
+        return ("classifier", "scikit-learn LogisticRegression"
+                + (" (C=10, SAGA) on TF-IDF" if self.features.sparse
+                   else " (lbfgs) on standardised features"))
+
     def evaluate(self, private_texts: Sequence[str]) -> dict[str, Any]:
         """Scores for private versions of *all* the task's texts (aligned with ``task.texts``).
 
@@ -319,8 +365,7 @@ class UtilityEvaluator:
         each setting has accuracy and macro-F1. ``both_private`` (train and test on private text)
         is the 1-Diffractor paper's protocol (§4.1.1); the other two are the MVC paper's.
         """
-        if len(private_texts) != len(self.task):
-            raise ValueError(f"{len(private_texts)} private texts for a task of {len(self.task)}")
+        self._check_aligned(private_texts)
         train_private = [private_texts[i] for i in self.train]
         test_private = [private_texts[i] for i in self.test]
         private_model = _Classifier(self.features, self._seed).fit(train_private, self.y_train)
@@ -334,22 +379,12 @@ class UtilityEvaluator:
             "chance_accuracy": self.chance,
         }
 
-    def describe(self) -> dict[str, Any]:
-        return {"task": self.task.describe(), "features": self.features.describe(),
-                "classifier": "scikit-learn LogisticRegression"
-                              + (" (C=10, SAGA) on TF-IDF" if self.features.sparse
-                                 else " (lbfgs) on standardised features"),
-                "train_documents": int(self.train.size), "test_documents": int(self.test.size),
-                "clean": self.clean, "chance_accuracy": self.chance}
-
 
 def downstream_utility(task: Task, mechanism: WordMechanism, *,
                        features: FeatureSpec | Features = "glove-mean", oov: str = "mask",
                        rng: np.random.Generator | None = None) -> dict[str, Any]:
     """One-shot: privatise ``task`` with ``mechanism`` and score both settings (see the module)."""
-    rng = check_rng(rng)
-    ev = UtilityEvaluator(task, features, rng=rng)
-    return ev.evaluate(privatize_texts(task.texts, mechanism, rng, oov=oov))
+    return UtilityEvaluator._once(task, mechanism, features, oov, rng)
 
 
 # --- semantic similarity ---------------------------------------------------------------------------

@@ -12,11 +12,12 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO, TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
-from textdp.io._lines import BOM, Utf8Lines
+from textdp.io._lines import BOM, LineFileReader
 from textdp.io.errors import FileError
-from textdp.io.records import Batch, RecordReader, RecordWriter
+from textdp.io.records import Batch, RecordWriter
 
 __all__ = ["CsvReader", "CsvWriter"]
 
@@ -25,19 +26,17 @@ __all__ = ["CsvReader", "CsvWriter"]
 _FIELD_LIMIT = 2**31 - 1
 
 
-class CsvReader(RecordReader):
+class CsvReader(LineFileReader):
     """Documents are the ``text_field`` column of a comma-separated file with a header row."""
 
     format = "csv"
-    unit = "B"
 
     def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
-        super().__init__(path, text_field=text_field)
         if csv.field_size_limit() < _FIELD_LIMIT:
             csv.field_size_limit(_FIELD_LIMIT)
-        self.total = os.path.getsize(self.path)
+        # As a Path, so that an invalid-UTF-8 error names the file as every other CSV error does.
+        super().__init__(Path(path), text_field=text_field)
         self.blank_lines = 0
-        self._fh: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()
         try:
             self._open()
         except BaseException:
@@ -46,7 +45,6 @@ class CsvReader(RecordReader):
 
     def _open(self) -> None:
         path = str(self.path)
-        self._lines = Utf8Lines(self._fh, path)
         self._first_ending = "\r\n"
 
         def lines() -> Iterator[str]:
@@ -88,36 +86,24 @@ class CsvReader(RecordReader):
             where = f" (the record runs from line {start} to {end})" if end > start else ""
             raise FileError(str(self.path), start, f"malformed CSV: {exc}{where}") from None
 
-    def batches(self, batch_size: int) -> Iterator[Batch]:
+    def _records(self) -> Iterator[tuple[str | None, list[str]]]:
         path, width, index = str(self.path), len(self.header), self.text_index
-        texts: list[str] = []
-        rows: list[list[str]] = []
-        mark = self._lines.bytes_read
         while True:
             start = self._lines.line + 1
             row = self._next_row()
             if row is None:
-                break
+                return
             if not row:
                 self.blank_lines += 1
-                rows.append(row)
+                yield None, row
                 continue
             if len(row) != width:
                 raise FileError(path, start,
                                 f"{len(row)} fields where the header has {width}")
-            texts.append(row[index])
-            rows.append(row)
-            if len(texts) == batch_size:
-                yield self._batch(texts, rows, mark)
-                mark = self._lines.bytes_read
-                texts, rows = [], []
-        if rows:
-            yield self._batch(texts, rows, mark)
+            yield row[index], row
 
-    def _batch(self, texts: list[str], rows: list[list[str]], mark: int) -> Batch:
-        batch = Batch(texts, self.records_read, self._lines.bytes_read - mark, rows)
-        self.records_read += len(texts)
-        return batch
+    def _payload(self, entries: list[Any]) -> Any:
+        return entries  # the rows; the writer has the header, the line ending and the BOM
 
     def writer(self, path: str | os.PathLike) -> CsvWriter:
         return CsvWriter(path, self.header, self.text_index, line_ending=self.line_ending,
@@ -126,9 +112,6 @@ class CsvReader(RecordReader):
     def stats(self) -> dict[str, Any]:
         return {"records": self.records_read, "blank_lines": self.blank_lines,
                 "columns": len(self.header)}
-
-    def close(self) -> None:
-        self._fh.close()
 
 
 class CsvWriter(RecordWriter):

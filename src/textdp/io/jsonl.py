@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import Any
 
-from textdp.io._lines import BOM, Utf8Lines, split_ending
+from textdp.io._lines import LineFileReader, LineFileWriter, split_ending
 from textdp.io.errors import FileError
-from textdp.io.records import Batch, RecordReader, RecordWriter
+from textdp.io.records import Batch
 
 __all__ = ["JsonLinesReader", "JsonLinesWriter"]
 
@@ -36,30 +36,23 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
-class JsonLinesReader(RecordReader):
+class JsonLinesReader(LineFileReader):
     """Documents are the ``text_field`` strings of the objects of a JSON Lines file."""
 
     format = "jsonl"
-    unit = "B"
 
     def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
         super().__init__(path, text_field=text_field)
-        self.total = os.path.getsize(self.path)
-        self._fh: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        self._lines = Utf8Lines(self._fh, str(path))
         self.blank_lines = 0
 
-    def batches(self, batch_size: int) -> Iterator[Batch]:
+    def _records(self) -> Iterator[tuple[str | None, tuple[dict[str, Any] | None, str, str]]]:
+        # Entries: (object or None for a blank line, the blank line's text, line ending).
         path, field = str(self.path), self.text_field
-        texts: list[str] = []
-        # (object or None for a blank line, the blank line's text, line ending)
-        entries: list[tuple[dict[str, Any] | None, str, str]] = []
-        mark = 0
         for line in self._lines:
             content, ending = split_ending(line)
             if not content.strip():
                 self.blank_lines += 1
-                entries.append((None, content, ending))
+                yield None, (None, content, ending)
                 continue
             try:
                 obj = json.loads(content)
@@ -77,20 +70,7 @@ class JsonLinesReader(RecordReader):
             if not isinstance(text, str):
                 raise FileError(path, self._lines.line,
                                 f"field {field!r} is {json_type(text)}, expected a string")
-            texts.append(text)
-            entries.append((obj, "", ending))
-            if len(texts) == batch_size:
-                yield self._batch(texts, entries, mark)
-                mark = self._lines.bytes_read
-                texts, entries = [], []
-        if entries:
-            yield self._batch(texts, entries, mark)
-
-    def _batch(self, texts: list[str], entries: list, mark: int) -> Batch:
-        batch = Batch(texts, self.records_read, self._lines.bytes_read - mark,
-                      (entries, self._lines.bom))
-        self.records_read += len(texts)
-        return batch
+            yield text, (obj, "", ending)
 
     def writer(self, path: str | os.PathLike) -> JsonLinesWriter:
         return JsonLinesWriter(path, text_field=self.text_field)
@@ -98,23 +78,17 @@ class JsonLinesReader(RecordReader):
     def stats(self) -> dict[str, Any]:
         return {"records": self.records_read, "blank_lines": self.blank_lines}
 
-    def close(self) -> None:
-        self._fh.close()
 
-
-class JsonLinesWriter(RecordWriter):
+class JsonLinesWriter(LineFileWriter):
     """Writes each object with its text field replaced, as UTF-8 JSON, one object per line."""
 
     def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
         super().__init__(path)
         self.text_field = text_field
-        self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        self._started = False
 
     def _write(self, batch: Batch, texts: Sequence[str]) -> None:
         entries, bom = batch.payload
-        parts = [BOM.encode("utf-8")] if bom and not self._started else []
-        self._started = True
+        parts = [self._start(bom)]
         it = iter(texts)
         for obj, blank, ending in entries:
             if obj is None:
@@ -129,6 +103,3 @@ class JsonLinesWriter(RecordWriter):
                 data = json.dumps(obj, ensure_ascii=True).encode("ascii")
             parts.append(data + ending.encode("ascii"))
         self._fh.write(b"".join(parts))
-
-    def close(self) -> None:
-        self._fh.close()

@@ -10,61 +10,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import BinaryIO
 
-from textdp.io._lines import BOM, Utf8Lines, split_ending
-from textdp.io.records import Batch, RecordReader, RecordWriter
+from textdp.io._lines import LineFileReader, LineFileWriter, split_ending
+from textdp.io.records import Batch
 
 __all__ = ["TextLinesReader", "TextLinesWriter"]
 
 
-class TextLinesReader(RecordReader):
+class TextLinesReader(LineFileReader):
     """Documents are the lines of a UTF-8 text file (``text_field`` is ignored)."""
 
     format = "txt"
-    unit = "B"
 
-    def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
-        super().__init__(path, text_field=text_field)
-        self.total = os.path.getsize(self.path)
-        self._fh: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        self._lines = Utf8Lines(self._fh, str(path))
-
-    def batches(self, batch_size: int) -> Iterator[Batch]:
-        texts: list[str] = []
-        endings: list[str] = []
-        mark = 0
+    def _records(self) -> Iterator[tuple[str, str]]:
         for line in self._lines:
-            text, ending = split_ending(line)
-            texts.append(text)
-            endings.append(ending)
-            if len(texts) == batch_size:
-                yield self._batch(texts, endings, mark)
-                mark = self._lines.bytes_read
-                texts, endings = [], []
-        if texts:
-            yield self._batch(texts, endings, mark)
-
-    def _batch(self, texts: list[str], endings: list[str], mark: int) -> Batch:
-        batch = Batch(texts, self.records_read, self._lines.bytes_read - mark,
-                      (endings, self._lines.bom))
-        self.records_read += len(texts)
-        return batch
+            yield split_ending(line)
 
     def writer(self, path: str | os.PathLike) -> TextLinesWriter:
         return TextLinesWriter(path)
 
-    def close(self) -> None:
-        self._fh.close()
 
-
-class TextLinesWriter(RecordWriter):
+class TextLinesWriter(LineFileWriter):
     """Writes each document followed by the line ending its input line had."""
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        super().__init__(path)
-        self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        self._started = False
 
     def _write(self, batch: Batch, texts: Sequence[str]) -> None:
         endings, bom = batch.payload
@@ -73,12 +40,9 @@ class TextLinesWriter(RecordWriter):
             if "\n" in text:
                 raise ValueError(f"document {batch.start + i + 1} contains a line break; "
                                  "a .txt file holds one document per line")
-        parts = [BOM] if bom and not self._started else []
-        self._started = True
+        start = self._start(bom)
+        parts = []
         for text, ending in zip(texts, endings, strict=True):
             parts.append(text)
             parts.append(ending)
-        self._fh.write("".join(parts).encode("utf-8"))
-
-    def close(self) -> None:
-        self._fh.close()
+        self._fh.write(start + "".join(parts).encode("utf-8"))

@@ -1,6 +1,6 @@
 """Word mechanisms against their papers' numbers, by one command.
 
-    python -m textdp.experiments.word_mechanisms          # → docs/results/word_mechanisms.md + PNGs
+    python -m experiments.word_mechanisms          # → docs/results/word_mechanisms.md + PNGs
 
 1. **MVC plausible deniability** (Feyisetan et al., WSDM 2020, §4.1, Fig. 2): N_w and S_w (distinct
    outputs in 1,000 draws) for MVC on GloVe 6B 50d, against ε — on textdp's default vocabulary
@@ -20,15 +20,16 @@
 5. **Efficiency** (Table 5, Fig. 6): words per second and peak memory per 1,000 words.
 
 Everything derives from ``--seed``; the page's statements are computed from the numbers. Sizes can
-be reduced (``--quick``) for a smoke run; the committed page uses the defaults.
+be reduced (``--quick``) for a smoke run; the committed page uses the defaults. The run saves its
+numbers to ``word_mechanisms/results.json`` beside the page; ``--from-results`` redraws the page and
+figures from them (the Fig. 2 histograms need the per-word numbers, which that file leaves out, so
+they are redrawn only by a run).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,13 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from experiments import _harness as harness
 from textdp.evaluation._common import derive_seed, jsonable
 from textdp.evaluation.render import Document, fmt
 from textdp.vocab import Vocabulary, load_default
 
-COMMAND = "python -m textdp.experiments.word_mechanisms"
-ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_PAGE = ROOT / "docs" / "results" / "word_mechanisms.md"
+NAME = "word_mechanisms"
 
 # --- the papers' numbers ----------------------------------------------------------------------------
 #: MVC §4.1 on Fig. 2 (GloVe 50d, 1,000 draws per word): at ε = 5, min S_w ≥ 300, max N_w ≤ 0.5.
@@ -112,8 +112,7 @@ class Settings:
     mechanisms: tuple[str, ...] = field(default_factory=lambda: tuple(c[0] for c in CONFIGS))
 
 
-def say(msg: str) -> None:
-    print(f"[word_mechanisms] {msg}", file=sys.stderr, flush=True)
+say = harness.logger(NAME)
 
 
 def full_glove() -> Vocabulary:
@@ -270,15 +269,21 @@ def part_efficiency(s: Settings) -> list[dict[str, Any]]:
 
 
 # --- figures ---------------------------------------------------------------------------------------------
-def draw(results: dict[str, Any], fig_dir: Path) -> dict[str, Path]:
+def figures(results: dict[str, Any], fig_dir: Path) -> dict[str, Path]:
+    """Every figure of the page, drawn from ``results``; returns their paths by name."""
     from textdp.evaluation import plots
 
     figs: dict[str, Path] = {}
     mvc = results["mvc"]
     for key, info in mvc["vocabularies"].items():
-        figs[f"fig2_{key}"] = plots.deniability_histograms(
-            info["rows"], fig_dir / f"mvc_fig2_{key}.png",
-            title=f"MVC on {info['vocabulary']['name']} ({info['vocabulary']['size']:,} words)")
+        path = fig_dir / f"mvc_fig2_{key}.png"
+        if all("per_word" in r for r in info["rows"]):
+            plots.deniability_histograms(
+                info["rows"], path,
+                title=f"MVC on {info['vocabulary']['name']} ({info['vocabulary']['size']:,} words)")
+        else:  # saved results keep no per-word numbers: the run's histogram stays as it is
+            say(f"{path.name}: no per-word numbers in these results, figure left as it is")
+        figs[f"fig2_{key}"] = path
     series = {f"MVC, {info['vocabulary']['name']}": info["rows"]
               for info in mvc["vocabularies"].values()}
     figs["mvc_curves"] = plots.deniability_curves(series, fig_dir / "mvc_curves.png",
@@ -331,15 +336,16 @@ def _row(rows: list[dict[str, Any]], eps: float) -> dict[str, Any] | None:
     return next((r for r in rows if math.isclose(r["epsilon"], eps)), None)
 
 
-def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
-         seconds: float) -> Document:
-    doc = Document("Word mechanisms against their papers: plausible deniability, utility, "
-                   "empirical privacy, efficiency")
-    doc.paragraph(f"Regenerate with `{COMMAND}` (seed {settings.seed}; {seconds / 60:.0f} minutes "
-                  f"on {results['machine']}). Raw numbers: `word_mechanisms/results.json`. "
-                  "Every statement below is computed from those numbers.", note=True)
+def _by_mechanism(text: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in text["rows"]:
+        by.setdefault(r["mechanism"], []).append(r)
+    return by
 
-    # 1. MVC -------------------------------------------------------------------------------------------
+
+def _mvc_section(doc: Document, results: dict[str, Any], figs: dict[str, Path],
+                 settings: Settings) -> None:
+    """1. MVC on GloVe 50d: the table and the verdicts against the paper's Fig. 2 bounds."""
     doc.heading("1. MVC on GloVe 50d: N_w and S_w against ε (MVC paper, Fig. 2 and §4.1)")
     mvc = results["mvc"]
     doc.paragraph(
@@ -368,6 +374,13 @@ def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
             f"{fmt(r['min_distinct'])} ({'meets' if ok_s else 'does not meet'} the paper's ≥ 300); "
             f"mean S_w = {fmt(r['distinct']['mean'])}.")
     doc.bullets(verdicts)
+
+
+def _mvc_shape(doc: Document, results: dict[str, Any], figs: dict[str, Path],
+               settings: Settings) -> None:
+    """1. (cont.) How N_w and S_w move with ε and with the vocabulary's size; the figures."""
+    mvc = results["mvc"]
+    eps5 = PAPER_FIG2["epsilon"]
     mono = []
     for info in mvc["vocabularies"].values():
         rows = sorted(info["rows"], key=lambda r: r["epsilon"])
@@ -413,7 +426,10 @@ def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
                                        "N_w (bottom) over words, per ε; dashed: worst case")
     doc.image(figs["mvc_curves"], "MVC worst-case (solid) and mean (dotted) N_w and S_w against ε")
 
-    # 2. 1-Diffractor deniability ------------------------------------------------------------------------
+
+def _diffractor_section(doc: Document, results: dict[str, Any], figs: dict[str, Path],
+                        settings: Settings) -> None:
+    """2. 1-Diffractor: exact N_w and S_w, and Fig. 4's comparison by Monte Carlo."""
     doc.heading("2. 1-Diffractor: N_w and S_w against ε (1-Diffractor paper, §5.1 and Fig. 4)")
     f4 = results["fig4"]
     doc.paragraph(
@@ -460,11 +476,12 @@ def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
     doc.table(["mechanism", "ε", "how", "mean N_w", "mean S_w"], table)
     doc.image(figs["fig4"], "N_w and S_w against ε: 1-Diffractor exact, others Monte Carlo")
 
-    # 3. Utility ----------------------------------------------------------------------------------------
+
+def _utility_section(doc: Document, results: dict[str, Any], figs: dict[str, Path],
+                     settings: Settings) -> None:
+    """3. Utility: SBERT similarity (Table 2) and sentiment accuracy (Table 3)."""
     text = results["text"]
-    by: dict[str, list[dict[str, Any]]] = {}
-    for r in text["rows"]:
-        by.setdefault(r["mechanism"], []).append(r)
+    by = _by_mechanism(text)
     doc.heading("3. Utility: SBERT similarity (Table 2) and sentiment (Table 3)")
     ut = text["utility_task"]
     doc.paragraph(
@@ -528,7 +545,12 @@ def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
                       "textdp refuses such ε instead.")
     doc.image(figs["utility"], "Utility against ε (grey: clean baseline and chance)")
 
-    # 4. Empirical privacy ------------------------------------------------------------------------------
+
+def _privacy_section(doc: Document, results: dict[str, Any], figs: dict[str, Path],
+                     settings: Settings) -> None:
+    """4. Empirical privacy (Table 4): adversaries trained on clean text, tested on private."""
+    text = results["text"]
+    by = _by_mechanism(text)
     doc.heading("4. Empirical privacy (Table 4)")
     tasks = text["attack_tasks"]
     doc.paragraph(
@@ -552,7 +574,10 @@ def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
         doc.image(figs["attacks"], "Adversary accuracy against ε (lower is more private; grey: "
                                    "clean and chance)")
 
-    # 5. Efficiency -------------------------------------------------------------------------------------
+
+def _efficiency_section(doc: Document, results: dict[str, Any], figs: dict[str, Path],
+                        settings: Settings) -> None:
+    """5. Efficiency (Table 5, Fig. 6)."""
     eff = results.get("efficiency", [])
     if eff:
         doc.heading("5. Efficiency (Table 5, Fig. 6)")
@@ -568,6 +593,20 @@ def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings,
         doc.paragraph(_efficiency_verdict(eff))
         if "efficiency" in figs:
             doc.image(figs["efficiency"], "Speed and memory per 1,000 words")
+
+
+def page(results: dict[str, Any], figs: dict[str, Path], settings: Settings) -> Document:
+    """The page, from the results of :func:`run` (or a saved results.json) and the figures."""
+    doc = Document("Word mechanisms against their papers: plausible deniability, utility, "
+                   "empirical privacy, efficiency")
+    seconds = results.get("seconds")
+    took = f"{seconds / 60:.0f} minutes on " if seconds is not None else "on "
+    doc.paragraph(f"Regenerate with `{harness.command(NAME)}` (seed {settings.seed}; {took}"
+                  f"{results['machine']}). Raw numbers: `word_mechanisms/results.json`. "
+                  "Every statement below is computed from those numbers.", note=True)
+    for section in (_mvc_section, _mvc_shape, _diffractor_section, _utility_section,
+                    _privacy_section, _efficiency_section):
+        section(doc, results, figs, settings)
     doc.heading("Settings")
     doc.pre(json.dumps(jsonable(asdict(settings)), indent=1))
     return doc
@@ -687,46 +726,60 @@ def _efficiency_verdict(eff: list[dict[str, Any]]) -> str:
             "needs no search per word. Absolute numbers depend on the machine.")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_PAGE, help="the Markdown page to write")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
-    ap.add_argument("--no-full-glove", action="store_true",
-                    help="skip MVC on all 400,000 GloVe words (the slowest part)")
-    args = ap.parse_args(argv)
-    s = Settings(seed=args.seed, full_glove=not args.no_full_glove)
-    if args.quick:
-        s = Settings(seed=args.seed, mvc_words=10, mvc_draws=100, mvc_epsilons=(1, 5, 20),
-                     full_words=3, full_epsilons=(5,), fig4_words=10, fig4_draws=20,
-                     epsilons=(0.5, 5, 50), utility_docs=200, similarity_docs=20, attack_docs=200,
-                     efficiency=False, full_glove=not args.no_full_glove)
-    out: Path = args.out
-    fig_dir = out.with_suffix("")
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    seeds = np.random.SeedSequence(s.seed).spawn(3)
-    import platform
+def settings(quick: bool, seed: int, full_glove: bool) -> Settings:
+    """The committed page's sizes, or tiny ones for a smoke run."""
+    if not quick:
+        return Settings(seed=seed, full_glove=full_glove)
+    return Settings(seed=seed, mvc_words=10, mvc_draws=100, mvc_epsilons=(1, 5, 20),
+                    full_words=3, full_epsilons=(5,), fig4_words=10, fig4_draws=20,
+                    epsilons=(0.5, 5, 50), utility_docs=200, similarity_docs=20, attack_docs=200,
+                    efficiency=False, full_glove=full_glove)
 
-    results: dict[str, Any] = {"settings": asdict(s), "machine": f"{platform.machine()}, "
-                               f"{__import__('os').cpu_count()} cores"}
-    results["mvc"] = part_mvc(s, np.random.default_rng(seeds[0]))
-    results["fig4"] = part_fig4(s, np.random.default_rng(seeds[1]))
-    results["text"] = part_text(s, np.random.default_rng(seeds[2]))
+
+def run(s: Settings) -> dict[str, Any]:
+    """Every part; each draws from its own stream of ``s.seed``. JSON-able results."""
+    t0 = time.perf_counter()
+    results: dict[str, Any] = {"settings": asdict(s), "machine": harness.machine()}
+    results["mvc"] = part_mvc(s, harness.rng(s.seed, 0))
+    results["fig4"] = part_fig4(s, harness.rng(s.seed, 1))
+    results["text"] = part_text(s, harness.rng(s.seed, 2))
     if s.efficiency:
         results["efficiency"] = part_efficiency(s)
-    results = jsonable(results)
-    figs = draw(results, fig_dir)
-    seconds = time.perf_counter() - t0
+    results["seconds"] = time.perf_counter() - t0
+    return jsonable(results)
+
+
+def save(results: dict[str, Any], fig_dir: Path) -> None:
+    """results.json beside the page, without the per-word numbers (they only feed Fig. 2)."""
     light = json.loads(json.dumps(results))
     for info in light["mvc"]["vocabularies"].values():
         for r in info["rows"]:
             r.pop("per_word", None)
-    (fig_dir / "results.json").write_text(json.dumps(light, indent=1, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
-    doc = page(results, figs, s, seconds)
-    out.write_text(doc.markdown(out.parent), encoding="utf-8")
-    say(f"wrote {out} and {len(figs)} figures in {fig_dir} ({seconds / 60:.1f} min)")
+    harness.save_json(fig_dir / "results.json", light, indent=1)
+
+
+def render(results: dict[str, Any], out: Path) -> None:
+    """Figures and the page from results (``--from-results`` runs only this)."""
+    fig_dir = harness.figure_dir(out)
+    figs = figures(results, fig_dir)
+    doc = page(results, figs, Settings(**results["settings"]))
+    harness.write_text(out, doc.markdown(out.parent))
+    say(f"wrote {out} and {len(figs)} figures in {fig_dir}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(NAME, __doc__)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    ap.add_argument("--no-full-glove", action="store_true",
+                    help="skip MVC on all 400,000 GloVe words (the slowest part)")
+    args = ap.parse_args(argv)
+    if args.from_results is not None:
+        render(harness.load_json(args.from_results), args.out)
+        return 0
+    results = run(settings(args.quick, args.seed, not args.no_full_glove))
+    harness.figure_dir(args.out).mkdir(parents=True, exist_ok=True)
+    save(results, harness.figure_dir(args.out))
+    render(results, args.out)
     return 0
 
 

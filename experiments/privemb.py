@@ -1,6 +1,6 @@
 """The experiments of Feyisetan & Kasiviswanathan (TrustNLP 2021, §5), by one command.
 
-    python -m textdp.experiments.privemb            # writes docs/results/privemb.md + PNGs
+    python -m experiments.privemb            # writes docs/results/privemb.md + PNGs
 
 M1 is the baseline :class:`textdp.LaplaceVector` (x + noise ∝ exp(−ε‖z‖) in R^d), M2 is
 :class:`textdp.PrivEmb` (Φx + noise ∝ exp(−ε‖z‖/(1+β)) in R^m), δ = 1e-6 throughout, as in the paper.
@@ -18,18 +18,17 @@ M1 is the baseline :class:`textdp.LaplaceVector` (x + noise ∝ exp(−ε‖z‖
 embeddings of the same words), ε ∈ {1, 2, 5}, β ∈ {0.5, 0.6, 0.7, 0.9} (plus a wider ε range for
 (3)). Each run draws a fresh projection seed and fresh noise; everything derives from ``--seed``.
 SBERT embeddings are cached under ``<textdp cache>/experiments/privemb``; without the ``sbert``
-extra the d = 384 parts are skipped and the page says so.
+extra the d = 384 parts are skipped and the page says so. The run saves its raw numbers to
+``<textdp cache>/experiments/privemb/results.npz`` (tens of MB: not committed);
+``--from-results FILE`` redraws the figures and the page from such a file.
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
+import json
 import math
-import os
 import platform
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments import _harness as harness
+from experiments._harness import Log
 from textdp.mechanisms.embedding import (
     LaplaceVector,
     PrivEmb,
@@ -45,9 +46,8 @@ from textdp.mechanisms.embedding import (
     gordon_delta,
     projected_dimension,
 )
-from textdp.vocab import cache_dir
 
-COMMAND = "python -m textdp.experiments.privemb"
+NAME = "privemb"
 DELTA = 1e-6
 PAIR_EPSILONS = (1.0, 2.0, 5.0)
 BETAS = (0.5, 0.6, 0.7, 0.9)
@@ -75,33 +75,6 @@ class Embeddings:
     name: str
     dim: int
     encode: Callable[[list[str]], np.ndarray]
-
-
-def _cache_root() -> Path:
-    return cache_dir() / "experiments" / "privemb"
-
-
-def cached_encode(encoder_name: str, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
-                  *, chunk: int = 2048, log: Callable[[str], None] = print) -> np.ndarray:
-    """``encode(texts)``, cached on disk chunk by chunk (an interrupted run resumes)."""
-    texts = list(texts)
-    digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()[:16]
-    root = _cache_root() / f"{encoder_name}-{len(texts)}-{digest}"
-    root.mkdir(parents=True, exist_ok=True)
-    parts = []
-    for i, start in enumerate(range(0, len(texts), chunk)):
-        path = root / f"part{i:05d}.npy"
-        if path.exists():
-            part = np.load(path)
-        else:
-            part = np.asarray(encode(texts[start:start + chunk]), dtype=np.float32)
-            fd, tmp = tempfile.mkstemp(dir=root, suffix=".npy")
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, part)
-            os.replace(tmp, path)
-            log(f"  {encoder_name}: encoded {min(start + chunk, len(texts)):,}/{len(texts):,}")
-        parts.append(part)
-    return np.concatenate(parts).astype(np.float64)
 
 
 def sentiment_words(rng: np.random.Generator, vocabulary: Any) -> tuple[list[str], np.ndarray]:
@@ -138,14 +111,11 @@ def sentiment_sentences(name: str, rng: np.random.Generator) -> tuple[list[str],
 
 def mechanisms(dim: int, epsilon: float, betas: Sequence[float], projection_seed: int
                ) -> dict[str, Any]:
-    out: dict[str, Any] = {M1: LaplaceVector(epsilon)}
+    out: dict[str, Any] = {M1: LaplaceVector(epsilon=epsilon)}
     for beta in betas:
-        out[m2(beta)] = PrivEmb(epsilon, DELTA, beta, dim=dim, projection_seed=projection_seed)
+        out[m2(beta)] = PrivEmb(epsilon=epsilon, delta=DELTA, beta=beta, dim=dim,
+                                projection_seed=projection_seed)
     return out
-
-
-def _rng(seed: int, *key: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -182,12 +152,13 @@ def run_pairs(space: Embeddings, A: np.ndarray, B: np.ndarray, runs: int, seed: 
     for r in range(runs):
         for e_i, eps in enumerate(PAIR_EPSILONS):
             for m_i, (name, mech) in enumerate(mechanisms(space.dim, eps, BETAS, 1000 + r).items()):
-                W = mech.release(X, _rng(seed, 1, r, e_i, m_i))
+                W = mech.release(X, harness.rng(seed, 1, r, e_i, m_i))
                 dist, inner = _pair_errors(A, B, W[:n], W[n:])
                 acc.setdefault(("distance", eps, name), []).append(dist)
                 acc.setdefault(("inner product", eps, name), []).append(inner)
         for beta in BETAS:
-            mech = PrivEmb(1.0, DELTA, beta, dim=space.dim, projection_seed=1000 + r)
+            mech = PrivEmb(epsilon=1.0, delta=DELTA, beta=beta, dim=space.dim,
+                           projection_seed=1000 + r)
             P = X @ mech.projection.T
             dist, inner = _pair_errors(A, B, P[:n], P[n:])
             proj.setdefault(("distance", beta), []).append(dist)
@@ -256,7 +227,7 @@ def run_svm(space: Embeddings, X: np.ndarray, y: np.ndarray, runs: int, seed: in
             result.add(None, "non-private", accuracy=acc, auc=auc)
             for e_i, eps in enumerate(SVM_EPSILONS):
                 for m_i, (name, mech) in enumerate(mechanisms(space.dim, eps, BETAS, 2000 + r).items()):
-                    W = mech.release(X, _rng(seed, 3, r, e_i, m_i))
+                    W = mech.release(X, harness.rng(seed, 3, r, e_i, m_i))
                     acc, auc = _svm_scores(W, y, train, test)
                     result.add(eps, name, accuracy=acc, auc=auc)
     return result
@@ -287,7 +258,7 @@ def run_sentences(space: Embeddings, X: np.ndarray, y: np.ndarray, runs: int, se
         for e_i, eps in enumerate(SENTENCE_EPSILONS):
             for m_i, (name, mech) in enumerate(
                     mechanisms(space.dim, eps, (SENTENCE_BETA,), 3000 + r).items()):
-                W = mech.release(X, _rng(seed, 4, dataset_index, r, e_i, m_i))
+                W = mech.release(X, harness.rng(seed, 4, dataset_index, r, e_i, m_i))
                 tr, te = _lr_scores(W, y, train, test)
                 result.add(eps, name, train=tr, test=te)
     return result
@@ -440,13 +411,13 @@ def _compare(better: int, total: int, what: str) -> str:
     return f"in {better} of the {total} {what}"
 
 
-def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
-               sentences: dict[tuple[str, str], ScoreResult], notes: list[str],
-               settings: dict[str, Any], seconds: float) -> None:
-    fig_dir = out.parent / out.stem
-    rel = fig_dir.name
+def _header(r: Results, rel: str) -> list[str]:
+    """Title, the command that regenerates the page, settings and notes."""
     lines: list[str] = []
     add = lines.append
+    settings = r.settings
+    seconds = r.seconds
+    notes = r.notes
     add("# PrivEmb: the paper's experiments, regenerated")
     add("")
     add("Feyisetan & Kasiviswanathan, *Private Release of Text Embedding Vectors* (TrustNLP 2021), "
@@ -458,7 +429,7 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
         f"{max(1, round(seconds / 60))} min here; SBERT embeddings are cached after the first run):")
     add("")
     add("```")
-    add(f"{COMMAND}{settings['command_args']}")
+    add(f"{harness.command(NAME)}{settings['command_args']}")
     add("```")
     add("")
     add(f"Settings: {settings['summary']}. Machine: {settings['machine']}.")
@@ -466,8 +437,16 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
     for n in notes:
         add(f"> {n}")
         add("")
+    return lines
 
-    # --- summary
+
+def _summary_section(r: Results, rel: str) -> list[str]:
+    """Where M2 beats M1, computed from the results, and why (the noise budget)."""
+    lines: list[str] = []
+    add = lines.append
+    pairs = r.pairs
+    svms = r.svms
+    sentences = r.sentences
     add("## Where M2 beats M1, and where not")
     add("")
     summary = _summary(pairs, svms, sentences)
@@ -487,8 +466,15 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
     add("The last column is the δ that Gordon's theorem with explicit constants supports for the "
         "paper's m, given ω(T) ≤ ω: about √δ, not the paper's 1e-6 (see docs/privemb.md).")
     add("")
+    return lines
 
-    # --- experiments 1 and 2
+
+def _pairs_section(r: Results, rel: str) -> list[str]:
+    """Experiments 1 and 2: distance and inner-product approximation."""
+    lines: list[str] = []
+    add = lines.append
+    pairs = r.pairs
+    settings = r.settings
     for metric, number in (("distance", 1), ("inner product", 2)):
         add(f"## {number}. {metric.capitalize()} approximation (paper §5.{number}, Fig. {number})")
         add("")
@@ -518,8 +504,14 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
             add("")
         add(f"![{metric}]({rel}/{metric.replace(' ', '_')}.png)")
         add("")
+    return lines
 
-    # audit
+
+def _audit_section(r: Results, rel: str) -> list[str]:
+    """The projection's Lipschitz assumption, audited on the experiment's words."""
+    lines: list[str] = []
+    add = lines.append
+    pairs = r.pairs
     if pairs:
         add("### The projection's assumption, audited on these words")
         add("")
@@ -533,8 +525,15 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
                 f"{max(res.audit[b]):.3f}" + (" **above**" if max(res.audit[b]) > 1 + b else "")
                 for b in BETAS) + " |")
         add("")
+    return lines
 
-    # --- experiment 3
+
+def _svm_section(r: Results, rel: str) -> list[str]:
+    """Experiment 3: linear SVM on sentiment words."""
+    lines: list[str] = []
+    add = lines.append
+    svms = r.svms
+    settings = r.settings
     if svms:
         add("## 3. Linear model on sentiment words (paper §5.3, Fig. 3)")
         add("")
@@ -562,8 +561,15 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
             add("")
         add(f"![svm]({rel}/svm.png)")
         add("")
+    return lines
 
-    # --- experiment 4
+
+def _sentences_section(r: Results, rel: str) -> list[str]:
+    """Experiment 4: sentence classification."""
+    lines: list[str] = []
+    add = lines.append
+    sentences = r.sentences
+    settings = r.settings
     if sentences:
         add("## 4. Sentence classification (paper §5.4, Table 1)")
         add("")
@@ -603,7 +609,15 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
         add("")
         add(f"![sentences]({rel}/sentences.png)")
         add("")
+    return lines
 
+
+def _differences_section(r: Results, rel: str) -> list[str]:
+    """What differs from the paper, and the versions the numbers came from."""
+    lines: list[str] = []
+    add = lines.append
+    settings = r.settings
+    seconds = r.seconds
     add("## Differences from the paper")
     add("")
     add("- Embeddings: GloVe 6B **50d** (the library's default vocabulary, 47,883 words) and 384-d "
@@ -619,10 +633,19 @@ def write_page(out: Path, pairs: list[PairResult], svms: list[ScoreResult],
     add("- Each run draws its own projection (the paper fixes one Φ); results are medians/means over "
         "runs.")
     add("")
-    add(f"Generated by `{COMMAND}` in {seconds / 60:.1f} min; textdp {settings['version']}, "
-        f"numpy {np.__version__}, scikit-learn {settings['sklearn']}, Python "
-        f"{platform.python_version()}.")
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    add(f"Generated by `{harness.command(NAME)}` in {seconds / 60:.1f} min; textdp "
+        f"{settings['version']}, numpy {settings.get('numpy', np.__version__)}, scikit-learn "
+        f"{settings['sklearn']}, Python {settings.get('python', platform.python_version())}.")
+    return lines
+
+
+def page(r: Results, rel: str) -> str:
+    """The Markdown page; ``rel`` is the figures' folder relative to the page."""
+    lines: list[str] = []
+    for section in (_header, _summary_section, _pairs_section, _audit_section, _svm_section,
+                    _sentences_section, _differences_section):
+        lines += section(r, rel)
+    return "\n".join(lines) + "\n"
 
 
 def _paired(res: ScoreResult, eps: float, method: str, metric: str) -> int:
@@ -706,78 +729,107 @@ def _summary(pairs: list[PairResult], svms: list[ScoreResult],
 
 
 # ------------------------------------------------------------------------------------------------
-# Driver
+# Driver: results (saved and loaded), the embedding spaces, run → figures → page
 
 
-def _machine() -> str:
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
+@dataclass
+class Results:
+    """Everything the figures and the page are drawn from."""
+
+    pairs: list[PairResult]
+    svms: list[ScoreResult]
+    sentences: dict[tuple[str, str], ScoreResult]
+    notes: list[str]
+    settings: dict[str, Any]
+    seconds: float
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m textdp.experiments.privemb",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", type=Path, default=Path("docs/results/privemb.md"),
-                        help="the Markdown page; figures go to a folder named after it")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--pair-runs", type=int, default=10)
-    parser.add_argument("--svm-runs", type=int, default=10)
-    parser.add_argument("--sentence-runs", type=int, default=5)
-    parser.add_argument("--no-sbert", action="store_true", help="skip the SBERT (d = 384) parts")
-    parser.add_argument("--quick", action="store_true",
-                        help="a small smoke run (2 runs, 2 sentence sets, 600 sentences each)")
-    args = parser.parse_args(argv)
-    t0 = time.perf_counter()
+def _scores_json(res: ScoreResult) -> dict[str, Any]:
+    return {"space": res.space, "dim": res.dim, "n_items": res.n_items,
+            "scores": [[eps, method, metrics] for (eps, method), metrics in res.scores.items()]}
 
-    def log(msg: str) -> None:
-        print(f"[{time.perf_counter() - t0:6.0f}s] {msg}", file=sys.stderr, flush=True)
 
-    from importlib.metadata import version
+def _scores_from(d: dict[str, Any]) -> ScoreResult:
+    return ScoreResult(d["space"], d["dim"], n_items=d["n_items"],
+                       scores={(eps, method): metrics for eps, method, metrics in d["scores"]})
 
-    from textdp import __version__
+
+def save_results(path: Path, r: Results) -> None:
+    """One ``.npz``: the pooled pair errors as arrays, everything else as JSON in ``meta``."""
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {"notes": r.notes, "settings": r.settings, "seconds": r.seconds,
+                            "svms": [_scores_json(x) for x in r.svms],
+                            "sentences": [[list(k), _scores_json(v)] for k, v in r.sentences.items()],
+                            "pairs": []}
+    for i, res in enumerate(r.pairs):
+        meta["pairs"].append({"space": res.space, "dim": res.dim,
+                              "audit": [[b, v] for b, v in res.audit.items()]})
+        for key, err in res.errors.items():
+            arrays[json.dumps([i, "errors", *key])] = err
+        for key, err in res.projection_only.items():
+            arrays[json.dumps([i, "projection_only", *key])] = err
+    arrays["meta"] = np.array(json.dumps(meta))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    tmp.replace(path)
+
+
+def load_results(path: Path) -> Results:
+    with np.load(path) as f:
+        meta = json.loads(str(f["meta"]))
+        pairs = [PairResult(p["space"], p["dim"], audit={b: v for b, v in p["audit"]})
+                 for p in meta["pairs"]]
+        for name in f.files:
+            if name == "meta":
+                continue
+            i, kind, *key = json.loads(name)
+            getattr(pairs[i], kind)[tuple(key)] = f[name]
+    return Results(pairs, [_scores_from(x) for x in meta["svms"]],
+                   {tuple(k): _scores_from(v) for k, v in meta["sentences"]},
+                   meta["notes"], meta["settings"], meta["seconds"])
+
+
+def _spaces(no_sbert: bool, log: Log) -> tuple[list[Embeddings], list[Embeddings], list[str], Any]:
+    """(word spaces, sentence spaces, notes, vocabulary): GloVe always, SBERT when installed."""
     from textdp.encoders import GloveMean
     from textdp.vocab import load_default
 
-    if args.quick:
-        args.pair_runs = args.svm_runs = args.sentence_runs = 2
-    notes = []
     vocab = load_default()
     glove = GloveMean(vocab)
     spaces = [Embeddings("GloVe", vocab.dim, lambda words: vocab.vectors[[vocab.index(w) for w in words]]
                          .astype(np.float64))]
     sentence_spaces = [Embeddings("GloVe", vocab.dim, glove)]
-    sbert_missing = None
-    if not args.no_sbert:
-        try:
-            from textdp.encoders import SBERT
-
-            sbert = SBERT()
-            sbert.model_dir()
-            import sentence_transformers  # noqa: F401
-        except ImportError as exc:
-            sbert_missing = str(exc)
-        else:
-            def sbert_encode(texts: list[str]) -> np.ndarray:
-                return cached_encode("sbert", texts, sbert, log=log)
-            spaces.append(Embeddings("SBERT", 384, sbert_encode))
-            sentence_spaces.append(Embeddings("SBERT", 384, sbert_encode))
-    if sbert_missing:
-        notes.append(f"The d = 384 (SBERT) parts were skipped: {sbert_missing}")
-    elif args.no_sbert:
+    notes = []
+    if no_sbert:
         notes.append("The d = 384 (SBERT) parts were skipped (--no-sbert).")
+        return spaces, sentence_spaces, notes, vocab
+    try:
+        from textdp.encoders import SBERT
 
-    rng = _rng(args.seed, 0)
+        sbert = SBERT()
+        sbert.model_dir()
+        import sentence_transformers  # noqa: F401
+    except ImportError as exc:
+        notes.append(f"The d = 384 (SBERT) parts were skipped: {exc}")
+        return spaces, sentence_spaces, notes, vocab
+
+    def sbert_encode(texts: list[str]) -> np.ndarray:
+        return harness.cached_encode(harness.cache_root(NAME), f"sbert-{len(texts)}", texts, sbert,
+                                     log=log)
+
+    spaces.append(Embeddings("SBERT", 384, sbert_encode))
+    sentence_spaces.append(Embeddings("SBERT", 384, sbert_encode))
+    return spaces, sentence_spaces, notes, vocab
+
+
+def run(args: Any, log: Log) -> Results:
+    """Experiments 1–4 on every space (the long part)."""
+    t0 = time.perf_counter()
+    spaces, sentence_spaces, notes, vocab = _spaces(args.no_sbert, log)
+    rng = harness.rng(args.seed, 0)
     words = [vocab.words[i] for i in rng.choice(len(vocab), 200, replace=False)]
-    lex_words, lex_y = sentiment_words(_rng(args.seed, 5), vocab)
-
+    lex_words, lex_y = sentiment_words(harness.rng(args.seed, 5), vocab)
     pairs, svms = [], []
     for space in spaces:
         log(f"{space.name}: embedding {len(words)} + {len(lex_words)} words")
@@ -791,28 +843,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     sentences: dict[tuple[str, str], ScoreResult] = {}
     set_names = list(SENTENCE_SETS)[:2] if args.quick else list(SENTENCE_SETS)
     for i, name in enumerate(set_names):
-        texts, y = sentiment_sentences(name, _rng(args.seed, 6, i))
+        texts, y = sentiment_sentences(name, harness.rng(args.seed, 6, i))
         if args.quick:
-            keep = np.sort(_rng(args.seed, 7, i).choice(len(texts), 600, replace=False))
+            keep = np.sort(harness.rng(args.seed, 7, i).choice(len(texts), 600, replace=False))
             texts, y = [texts[k] for k in keep], y[keep]
         for space in sentence_spaces:
             log(f"{space.name}: experiment 4 on {name} ({len(texts):,} sentences)")
             X = space.encode(texts)
             sentences[(space.name, name)] = run_sentences(space, X, y, args.sentence_runs,
                                                           args.seed, i)
+    return Results(pairs, svms, sentences, notes, _settings(args), time.perf_counter() - t0)
 
-    out: Path = args.output
-    fig_dir = out.parent / out.stem
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    log(f"writing {out} and figures in {fig_dir}")
-    plot_pairs(pairs, "distance", fig_dir / "distance.png")
-    plot_pairs(pairs, "inner product", fig_dir / "inner_product.png")
-    plot_svm(svms, fig_dir / "svm.png")
-    if sentences:
-        plot_sentences(sentences, fig_dir / "sentences.png")
+
+def _settings(args: Any) -> dict[str, Any]:
+    """What the page states about the run: its options (as a command), sizes, versions, machine."""
+    from importlib.metadata import version
+
+    from textdp import __version__
+
     extra = []
-    if args.output != Path("docs/results/privemb.md"):
-        extra.append(f"--output {args.output}")
+    if args.out != harness.default_page(NAME):
+        extra.append(f"--out {args.out}")
     for flag, value, default in (("--seed", args.seed, 0), ("--pair-runs", args.pair_runs, 10),
                                  ("--svm-runs", args.svm_runs, 10),
                                  ("--sentence-runs", args.sentence_runs, 5)):
@@ -822,16 +873,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra.append("--quick")
     if args.no_sbert:
         extra.append("--no-sbert")
-    settings = {
+    return {
         "command_args": "".join(f" {e}" for e in extra),
         "summary": (f"seed {args.seed}; {args.pair_runs} runs for experiments 1–2, "
                     f"{args.svm_runs} for 3, {args.sentence_runs} for 4"
                     + ("; QUICK smoke run (2 sentence sets, 600 sentences each)" if args.quick else "")),
         "pair_runs": args.pair_runs, "svm_runs": args.svm_runs,
-        "sentence_runs": args.sentence_runs, "machine": _machine(), "version": __version__,
-        "sklearn": version("scikit-learn"),
+        "sentence_runs": args.sentence_runs, "machine": harness.machine(), "version": __version__,
+        "sklearn": version("scikit-learn"), "numpy": np.__version__,
+        "python": platform.python_version(),
     }
-    write_page(out, pairs, svms, sentences, notes, settings, time.perf_counter() - t0)
+
+
+def figures(r: Results, fig_dir: Path) -> None:
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    plot_pairs(r.pairs, "distance", fig_dir / "distance.png")
+    plot_pairs(r.pairs, "inner product", fig_dir / "inner_product.png")
+    plot_svm(r.svms, fig_dir / "svm.png")
+    if r.sentences:
+        plot_sentences(r.sentences, fig_dir / "sentences.png")
+
+
+def render(r: Results, out: Path, log: Log) -> None:
+    """Figures and the page from results (``--from-results`` runs only this)."""
+    fig_dir = harness.figure_dir(out)
+    log(f"writing {out} and figures in {fig_dir}")
+    figures(r, fig_dir)
+    harness.write_text(out, page(r, fig_dir.name))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = harness.parser(NAME, __doc__)
+    parser.add_argument("--pair-runs", type=int, default=10)
+    parser.add_argument("--svm-runs", type=int, default=10)
+    parser.add_argument("--sentence-runs", type=int, default=5)
+    parser.add_argument("--no-sbert", action="store_true", help="skip the SBERT (d = 384) parts")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small smoke run (2 runs, 2 sentence sets, 600 sentences each)")
+    args = parser.parse_args(argv)
+    log = harness.logger(NAME)
+    if args.from_results is not None:
+        render(load_results(args.from_results), args.out, log)
+        return 0
+    if args.quick:
+        args.pair_runs = args.svm_runs = args.sentence_runs = 2
+    results = run(args, log)
+    saved = harness.cache_root(NAME) / "results.npz"
+    save_results(saved, results)
+    log(f"raw results saved to {saved} (--from-results redraws the page from them)")
+    render(results, args.out, log)
     log("done")
     return 0
 

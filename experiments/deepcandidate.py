@@ -1,6 +1,6 @@
 """Evaluation of DeepCandidate against its baselines, by one command.
 
-    python -m textdp.experiments.deepcandidate            # writes docs/results/deepcandidate.md
+    python -m experiments.deepcandidate            # writes docs/results/deepcandidate.md
 
 Reproduces the experiment of Meehan, Mrini & Chaudhuri (ACL 2022, §5, Figure 4) on the offline
 document sets of :mod:`textdp.datasets.documents` (NYT editorials and Amazon reviews: sentiment;
@@ -26,25 +26,20 @@ test documents because every trial re-encodes the privatised text.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import os
-import platform
-import re
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from experiments import _harness as harness
+from experiments._harness import Log
 from textdp.encoders import SentenceEncoder, encoder_name
-from textdp.vocab import cache_dir
 
+NAME = "deepcandidate"
 DEFAULT_EPSILONS = (1.0, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0)
 DEFAULT_MVC_EPSILONS = (1.0, 5.0, 10.0, 20.0, 30.0)
 PROJECTION_GRID = (10, 25, 50, 100)
@@ -55,39 +50,18 @@ COLORS = {"deepcandidate": "tab:blue", "truncation": "tab:orange", "mvc": "tab:g
           "non-private": "black", "random guess": "tab:gray"}
 
 
-def _embedding_dir() -> Path:
-    return cache_dir() / "experiments" / "deepcandidate"
-
-
 def cached_sentence_embeddings(dataset: str, documents: Sequence[Sequence[str]],
-                               encoder: SentenceEncoder, *, chunk: int = 1024,
-                               log: Callable[[str], None] | None = print) -> list[np.ndarray]:
-    """Sentence embeddings of ``documents``, encoded once and cached on disk (float32).
+                               encoder: SentenceEncoder, *, log: Log | None = print
+                               ) -> list[np.ndarray]:
+    """Sentence embeddings of ``documents``, encoded once and cached on disk (float32), keyed by
+    the dataset name, the encoder's name and a hash of every sentence."""
+    import re
 
-    The cache folder is keyed by the dataset name, the encoder's name and a hash of every
-    sentence, and is written chunk by chunk, so an interrupted run resumes where it stopped.
-    """
     flat = [s for doc in documents for s in doc]
     counts = np.array([len(doc) for doc in documents], dtype=np.int64)
-    digest = hashlib.sha256("\x00".join(flat).encode("utf-8")).hexdigest()[:16]
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", encoder_name(encoder))
-    root = _embedding_dir() / f"{dataset}-{safe}-{digest}"
-    root.mkdir(parents=True, exist_ok=True)
-    parts = []
-    for i, start in enumerate(range(0, len(flat), chunk)):
-        path = root / f"part{i:05d}.npy"
-        if path.exists():
-            part = np.load(path)
-        else:
-            part = np.asarray(encoder(flat[start:start + chunk]), dtype=np.float32)
-            fd, tmp = tempfile.mkstemp(dir=root, suffix=".npy")
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, part)
-            os.replace(tmp, path)
-            if log is not None:
-                log(f"  encoded {min(start + chunk, len(flat))}/{len(flat)} sentences of {dataset}")
-        parts.append(part)
-    emb = np.concatenate(parts).astype(np.float64) if parts else np.zeros((0, 0))
+    emb = harness.cached_encode(harness.cache_root(NAME), f"{dataset}-{safe}", flat, encoder,
+                                chunk=1024, log=log)
     return np.split(emb, np.cumsum(counts)[:-1])
 
 
@@ -196,140 +170,187 @@ def sub_documents(sentences: Sequence[np.ndarray], labels: np.ndarray, ids: Sequ
     return docs, np.array(labs), names
 
 
-def _rng(seed: int, *key: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
-
-
 def _eps_key(eps: float) -> int:
     return int(round(eps * 1000))
+
+
+@dataclass
+class _Data:
+    """One data set, split, with its sentence embeddings (what every method below reads)."""
+
+    name: str
+    docs: list[Any]
+    classes: list[str]
+    y: np.ndarray
+    ks: np.ndarray
+    sents: list[np.ndarray]
+    split: Split
+    g: np.ndarray          # non-private document embeddings (mean of sentence embeddings)
+    seed: int
+    trials: int
+    log: Log
+
+    @property
+    def n_cls(self) -> int:
+        return len(self.classes)
+
+    def f1(self, idx: np.ndarray, pred: np.ndarray) -> float:
+        return macro_f1(self.y[idx], pred, self.n_cls)
+
+
+def _load(name: str, encoder: SentenceEncoder, seed: int, trials: int, log: Log) -> _Data:
+    from textdp.datasets.documents import load_documents
+
+    docs = load_documents(name)
+    classes = sorted({d.label for d in docs})
+    sents = cached_sentence_embeddings(name, [d.sentences for d in docs], encoder, log=log)
+    y = np.array([classes.index(d.label) for d in docs])
+    data = _Data(name, docs, classes, y, np.array([len(d) for d in docs]), sents,
+                 stratified_split(y, harness.rng(seed, 0)),
+                 np.vstack([s.mean(axis=0) for s in sents]), seed, trials, log)
+    sp = data.split
+    log(f"[{name}] {len(docs)} documents ({', '.join(classes)}), public train {sp.train.size}, "
+        f"validation {sp.val.size}, private test {sp.test.size}")
+    return data
+
+
+def _non_private(d: _Data, out: dict[str, Any]) -> Any:
+    """The non-private baseline and the random guess; returns the non-private classifier."""
+    tr, te = d.split.train, d.split.test
+    c_nonpriv = fit_classifier(d.g[tr], d.y[tr], d.seed)
+    out["non-private"] = d.f1(te, c_nonpriv.predict(d.g[te]))
+    out["random guess"] = random_guess_f1(d.y[tr], d.y[te], d.n_cls)
+    out["non-private_pred"] = c_nonpriv.predict(d.g[te]).tolist()
+    d.log(f"[{d.name}] non-private macro-F1 {out['non-private']:.3f}, random guess "
+          f"{out['random guess']:.3f}")
+    return c_nonpriv
+
+
+def _deepcandidate(d: _Data, out: dict[str, Any], epsilons: Sequence[float], n_candidates: int,
+                   recoder_epochs: int, encoder: SentenceEncoder) -> None:
+    """Recoder H and candidates F from the public training documents; p tuned per ε on the
+    validation split (public), as in the paper (App. A.3)."""
+    from textdp.mechanisms.document import DeepCandidate, build_candidates, train_recoder
+
+    tr, va, te, seed = d.split.train, d.split.val, d.split.test, d.seed
+    n_clusters = int(min(50, max(2, tr.size // 10)))
+    t = time.perf_counter()
+    fit = train_recoder([d.sents[i] for i in tr], n_clusters=n_clusters, epochs=recoder_epochs,
+                        rng=harness.rng(seed, 1), threads=1)
+    h = fit.recoder
+    d.log(f"[{d.name}] recoder: {n_clusters} clusters, train accuracy {fit.accuracy:.2f}, "
+          f"{time.perf_counter() - t:.0f}s")
+    cand_docs, cand_y, cand_ids = sub_documents([d.sents[i] for i in tr], d.y[tr],
+                                                [d.docs[i].id for i in tr], n_candidates,
+                                                harness.rng(seed, 2))
+    cands = build_candidates(cand_docs, cand_ids, recoder=h, encoder=encoder_name(encoder))
+    c_dc = fit_classifier(cands.embeddings, cand_y, seed)
+    gh = np.vstack([h(s).mean(axis=0) for s in d.sents])
+    out["recoded non-private"] = d.f1(te, c_dc.predict(gh[te]))
+    out["n_clusters"], out["candidates"] = n_clusters, len(cands)
+    d.log(f"[{d.name}] {len(cands)} candidates; recoded non-private macro-F1 "
+          f"{out['recoded non-private']:.3f}")
+
+    def run_dc(eps: float, p: int, idx: np.ndarray, trial: int) -> np.ndarray:
+        mech = DeepCandidate(epsilon=eps, candidates=cands, n_projections=p, recoder=h,
+                             projection_seed=seed)
+        emb, _ = mech.release_many([d.sents[i] for i in idx],
+                                   harness.rng(seed, 3, _eps_key(eps), p, trial, int(idx[0])))
+        return c_dc.predict(emb)
+
+    dc: dict[str, Any] = {}
+    for eps in epsilons:
+        scores = {p: np.mean([d.f1(va, run_dc(eps, p, va, 100 + t)) for t in range(2)])
+                  for p in PROJECTION_GRID}
+        best = max(scores, key=lambda p: (scores[p], -p))
+        preds = [run_dc(eps, best, te, t) for t in range(d.trials)]
+        f1 = [d.f1(te, pr) for pr in preds]
+        dc[str(eps)] = {"p": best, "f1": f1, "validation": {str(k): v for k, v in scores.items()}}
+        if eps == EPS_K:
+            dc["k_pred"] = [pr.tolist() for pr in preds]
+        d.log(f"[{d.name}] deepcandidate ε={eps:g}: p={best}, macro-F1 {np.mean(f1):.3f} ± "
+              f"{np.std(f1):.3f}")
+    out["deepcandidate"] = dc
+
+
+def _truncation(d: _Data, out: dict[str, Any], epsilons: Sequence[float]) -> None:
+    """Box from public document embeddings, classifier on clipped means."""
+    from textdp.mechanisms.document import Truncation
+
+    tr, te = d.split.train, d.split.test
+    box = Truncation.from_public(epsilon=1.0, public_embeddings=d.g[tr])
+    c_tr = fit_classifier(np.vstack([box.clipped_mean(d.sents[i]) for i in tr]), d.y[tr], d.seed)
+    trunc: dict[str, Any] = {}
+    for eps in epsilons:
+        mech = Truncation(epsilon=eps, lower=box.lower, upper=box.upper)
+        preds = []
+        for t in range(d.trials):
+            gen = harness.rng(d.seed, 4, _eps_key(eps), t)
+            preds.append(c_tr.predict(np.vstack([mech.release(d.sents[i], gen) for i in te])))
+        trunc[str(eps)] = {"f1": [d.f1(te, pr) for pr in preds]}
+        if eps == EPS_K:
+            trunc["k_pred"] = [pr.tolist() for pr in preds]
+        d.log(f"[{d.name}] truncation ε={eps:g}: macro-F1 {np.mean(trunc[str(eps)]['f1']):.3f}")
+    out["truncation"] = trunc
+
+
+def _mvc_subsample(d: _Data, budget: int) -> tuple[np.ndarray, int]:
+    """A random subsample of the test documents with at most ``budget`` sentences in all."""
+    sub, total = [], 0
+    for i in harness.rng(d.seed, 5).permutation(d.split.test):
+        if total + d.ks[i] > budget and sub:
+            continue
+        sub.append(i)
+        total += d.ks[i]
+    return np.sort(np.array(sub)), int(total)
+
+
+def _mvc(d: _Data, out: dict[str, Any], mvc_epsilons: Sequence[float], mvc_sentences: int,
+         encoder: SentenceEncoder, c_nonpriv: Any) -> None:
+    """Word-level MVC then encode, on a sentence-budgeted random subsample of the test set."""
+    from textdp import privatize
+
+    sub, total = _mvc_subsample(d, mvc_sentences)
+    memo = _MemoEncoder(encoder)
+    mvc: dict[str, Any] = {"documents": sub.tolist(), "sentences": total,
+                           "non-private": d.f1(sub, c_nonpriv.predict(d.g[sub]))}
+    flat = [s for i in sub for s in d.docs[i].sentences]
+    counts = d.ks[sub]
+    for eps in mvc_epsilons:
+        preds = []
+        t = time.perf_counter()
+        for trial in range(d.trials):
+            seed = int(harness.rng(d.seed, 6, _eps_key(eps), trial).integers(2**31))
+            private = privatize(flat, mechanism="mvc", epsilon=eps, seed=seed).texts
+            emb = memo(private)
+            doc_emb = np.vstack([e.mean(axis=0) for e in np.split(emb, np.cumsum(counts)[:-1])])
+            preds.append(c_nonpriv.predict(doc_emb))
+        mvc[str(eps)] = {"f1": [d.f1(sub, pr) for pr in preds]}
+        if eps == EPS_K:
+            mvc["k_pred"] = [pr.tolist() for pr in preds]
+        d.log(f"[{d.name}] mvc ε={eps:g}: macro-F1 {np.mean(mvc[str(eps)]['f1']):.3f} "
+              f"({len(sub)} documents, {time.perf_counter() - t:.0f}s)")
+    out["mvc"] = mvc
 
 
 def evaluate_dataset(name: str, encoder: SentenceEncoder, *, epsilons: Sequence[float],
                      mvc_epsilons: Sequence[float], trials: int, seed: int,
                      n_candidates: int, mvc_sentences: int, recoder_epochs: int,
-                     log: Callable[[str], None] = print) -> dict[str, Any]:
-    from textdp import privatize
-    from textdp.datasets.documents import load_documents
-    from textdp.mechanisms.document import (
-        DeepCandidate,
-        Truncation,
-        build_candidates,
-        train_recoder,
-    )
-
+                     log: Log = print) -> dict[str, Any]:
+    """Every method on one data set: the results a page is drawn from (JSON-able)."""
     t0 = time.perf_counter()
-    docs = load_documents(name)
-    classes = sorted({d.label for d in docs})
-    y = np.array([classes.index(d.label) for d in docs])
-    ks = np.array([len(d) for d in docs])
-    sents = cached_sentence_embeddings(name, [d.sentences for d in docs], encoder, log=log)
-    split = stratified_split(y, _rng(seed, 0))
-    tr, va, te = split.train, split.val, split.test
-    n_cls = len(classes)
-    log(f"[{name}] {len(docs)} documents ({', '.join(classes)}), public train {tr.size}, "
-        f"validation {va.size}, private test {te.size}")
-    g = np.vstack([s.mean(axis=0) for s in sents])   # non-private document embeddings
-
-    out: dict[str, Any] = {"dataset": name, "classes": classes, "documents": len(docs),
-                           "train": int(tr.size), "validation": int(va.size),
-                           "test": int(te.size), "test_k": ks[te].tolist()}
-
-    # Non-private baseline and random guess.
-    c_nonpriv = fit_classifier(g[tr], y[tr], seed)
-    out["non-private"] = macro_f1(y[te], c_nonpriv.predict(g[te]), n_cls)
-    out["random guess"] = random_guess_f1(y[tr], y[te], n_cls)
-    out["non-private_pred"] = c_nonpriv.predict(g[te]).tolist()
-    log(f"[{name}] non-private macro-F1 {out['non-private']:.3f}, random guess "
-        f"{out['random guess']:.3f}")
-
-    # DeepCandidate: recoder on public training documents, candidates, classifier.
-    n_clusters = int(min(50, max(2, tr.size // 10)))
-    t = time.perf_counter()
-    fit = train_recoder([sents[i] for i in tr], n_clusters=n_clusters, epochs=recoder_epochs,
-                        rng=_rng(seed, 1), threads=1)
-    h = fit.recoder
-    log(f"[{name}] recoder: {n_clusters} clusters, train accuracy {fit.accuracy:.2f}, "
-        f"{time.perf_counter() - t:.0f}s")
-    cand_docs, cand_y, cand_ids = sub_documents([sents[i] for i in tr], y[tr],
-                                                [docs[i].id for i in tr], n_candidates,
-                                                _rng(seed, 2))
-    cands = build_candidates(cand_docs, cand_ids, recoder=h, encoder=encoder_name(encoder))
-    c_dc = fit_classifier(cands.embeddings, cand_y, seed)
-    gh = np.vstack([h(s).mean(axis=0) for s in sents])
-    out["recoded non-private"] = macro_f1(y[te], c_dc.predict(gh[te]), n_cls)
-    out["n_clusters"], out["candidates"] = n_clusters, len(cands)
-    log(f"[{name}] {len(cands)} candidates; recoded non-private macro-F1 "
-        f"{out['recoded non-private']:.3f}")
-
-    def run_dc(eps: float, p: int, idx: np.ndarray, trial: int) -> np.ndarray:
-        mech = DeepCandidate(eps, cands, n_projections=p, recoder=h, projection_seed=seed)
-        emb, _ = mech.release_many([sents[i] for i in idx],
-                                   _rng(seed, 3, _eps_key(eps), p, trial, int(idx[0])))
-        return c_dc.predict(emb)
-
-    dc: dict[str, Any] = {}
-    for eps in epsilons:
-        # p tuned on the validation split (public), as in the paper (App. A.3).
-        scores = {p: np.mean([macro_f1(y[va], run_dc(eps, p, va, 100 + t), n_cls)
-                              for t in range(2)]) for p in PROJECTION_GRID}
-        best = max(scores, key=lambda p: (scores[p], -p))
-        preds = [run_dc(eps, best, te, t) for t in range(trials)]
-        f1 = [macro_f1(y[te], pr, n_cls) for pr in preds]
-        dc[str(eps)] = {"p": best, "f1": f1, "validation": {str(k): v for k, v in scores.items()}}
-        if eps == EPS_K:
-            dc["k_pred"] = [pr.tolist() for pr in preds]
-        log(f"[{name}] deepcandidate ε={eps:g}: p={best}, macro-F1 {np.mean(f1):.3f} ± "
-            f"{np.std(f1):.3f}")
-    out["deepcandidate"] = dc
-
-    # Truncation: box from public document embeddings, classifier on clipped means.
-    box = Truncation.from_public(1.0, g[tr])
-    c_tr = fit_classifier(np.vstack([box.clipped_mean(sents[i]) for i in tr]), y[tr], seed)
-    trunc: dict[str, Any] = {}
-    for eps in epsilons:
-        mech = Truncation(eps, box.lower, box.upper)
-        preds = []
-        for t in range(trials):
-            rng = _rng(seed, 4, _eps_key(eps), t)
-            preds.append(c_tr.predict(np.vstack([mech.release(sents[i], rng) for i in te])))
-        trunc[str(eps)] = {"f1": [macro_f1(y[te], pr, n_cls) for pr in preds]}
-        if eps == EPS_K:
-            trunc["k_pred"] = [pr.tolist() for pr in preds]
-        log(f"[{name}] truncation ε={eps:g}: macro-F1 {np.mean(trunc[str(eps)]['f1']):.3f}")
-    out["truncation"] = trunc
-
-    # Word-level MVC then encode, on a sentence-budgeted random subsample of the test set.
-    order = _rng(seed, 5).permutation(te)
-    sub, total = [], 0
-    for i in order:
-        if total + ks[i] > mvc_sentences and sub:
-            continue
-        sub.append(i)
-        total += ks[i]
-    sub = np.sort(np.array(sub))
-    memo = _MemoEncoder(encoder)
-    mvc: dict[str, Any] = {"documents": sub.tolist(), "sentences": int(total),
-                           "non-private": macro_f1(y[sub], c_nonpriv.predict(g[sub]), n_cls)}
-    flat = [s for i in sub for s in docs[i].sentences]
-    counts = ks[sub]
-    for eps in mvc_epsilons:
-        preds = []
-        t = time.perf_counter()
-        for trial in range(trials):
-            private = privatize(flat, mechanism="mvc", epsilon=eps,
-                                seed=int(_rng(seed, 6, _eps_key(eps), trial).integers(2**31))).texts
-            emb = memo(private)
-            doc_emb = np.vstack([e.mean(axis=0) for e in np.split(emb, np.cumsum(counts)[:-1])])
-            preds.append(c_nonpriv.predict(doc_emb))
-        mvc[str(eps)] = {"f1": [macro_f1(y[sub], pr, n_cls) for pr in preds]}
-        if eps == EPS_K:
-            mvc["k_pred"] = [pr.tolist() for pr in preds]
-        log(f"[{name}] mvc ε={eps:g}: macro-F1 {np.mean(mvc[str(eps)]['f1']):.3f} "
-            f"({len(sub)} documents, {time.perf_counter() - t:.0f}s)")
-    out["mvc"] = mvc
-    out["test_index"] = te.tolist()
-    out["test_labels"] = y[te].tolist()
-    out["train_labels"] = y[tr].tolist()
+    d = _load(name, encoder, seed, trials, log)
+    sp = d.split
+    out: dict[str, Any] = {"dataset": name, "classes": d.classes, "documents": len(d.docs),
+                           "train": int(sp.train.size), "validation": int(sp.val.size),
+                           "test": int(sp.test.size), "test_k": d.ks[sp.test].tolist()}
+    c_nonpriv = _non_private(d, out)
+    _deepcandidate(d, out, epsilons, n_candidates, recoder_epochs, encoder)
+    _truncation(d, out, epsilons)
+    _mvc(d, out, mvc_epsilons, mvc_sentences, encoder, c_nonpriv)
+    out["test_index"] = sp.test.tolist()
+    out["test_labels"] = d.y[sp.test].tolist()
+    out["train_labels"] = d.y[sp.train].tolist()
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -436,19 +457,17 @@ def _fmt(values: Sequence[float]) -> str:
     return f"{m:.3f} ± {s:.3f}"
 
 
-def write_report(results: list[dict[str, Any]], path: Path, figures: dict[str, str],
-                 config: dict[str, Any]) -> None:
+def _beats(a: Sequence[float], b: Sequence[float]) -> str:
+    (ma, sa), (mb, sb) = _mean_std(a), _mean_std(b)
+    if ma > mb + sa + sb:
+        return "**yes**"
+    if ma > mb:
+        return "higher, within noise"
+    return "no"
+
+
+def _verdict_section(results: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "# DeepCandidate: ε-SentDP document embeddings vs. baselines",
-        "",
-        "Generated by `" + config["command"] + "` "
-        f"({config['date']}, {config['machine']}, {config['minutes']:.0f} min). "
-        "Do not edit by hand: rerun the command.",
-        "",
-        "Test-set **macro-F1** of a classifier on private document embeddings "
-        "(Meehan, Mrini & Chaudhuri, ACL 2022, §5, Figure 4), "
-        f"{config['trials']} trials over the mechanisms' randomness, mean ± std.",
-        "",
         "## Verdict at ε = 10",
         "",
         "| data set | DeepCandidate | truncation | beats truncation | DeepCandidate on the MVC "
@@ -458,57 +477,54 @@ def write_report(results: list[dict[str, Any]], path: Path, figures: dict[str, s
     key = str(EPS_K)
     for r in results:
         dc, tr, mv = r["deepcandidate"][key]["f1"], r["truncation"][key]["f1"], r["mvc"][key]["f1"]
-
-        def beats(a: Sequence[float], b: Sequence[float]) -> str:
-            (ma, sa), (mb, sb) = _mean_std(a), _mean_std(b)
-            if ma > mb + sa + sb:
-                return "**yes**"
-            if ma > mb:
-                return "higher, within noise"
-            return "no"
-
         dc_sub = on_mvc_subsample(r)
-        lines.append(f"| {r['dataset']} | {_fmt(dc)} | {_fmt(tr)} | {beats(dc, tr)} | "
-                     f"{_fmt(dc_sub)} | {_fmt(mv)} | {beats(dc_sub, mv)} |")
-    lines += ["", "\"**yes**\": the mean is higher by more than the two standard deviations "
-              "together; \"higher, within noise\": higher, but by less than that; \"no\": "
-              "not higher. Word-level MVC re-encodes every privatised sentence, so it runs on a "
-              "random subsample of the test documents (below); DeepCandidate is compared with "
-              "it on exactly those documents. Word-level MVC at the same ε is a *weaker* "
-              "guarantee (ε per unit of GloVe distance for each word, not ε for a whole "
-              "sentence).", ""]
-    for r in results:
-        name = r["dataset"]
-        lines += [f"## {name}", "",
-                  f"![{name}]({figures[name]})", "",
-                  f"{r['documents']} documents, classes {', '.join(r['classes'])}; "
-                  f"public: {r['train']} training + {r['validation']} validation documents; "
-                  f"private test: {r['test']} documents. Recoder: {r['n_clusters']} k-means "
-                  f"clusters; candidates m = {r['candidates']}. Non-private macro-F1 "
-                  f"{r['non-private']:.3f} (after the recoder: {r['recoded non-private']:.3f}); "
-                  f"random guess {r['random guess']:.3f}. Word-level MVC on "
-                  f"{len(r['mvc']['documents'])} test documents ({r['mvc']['sentences']} "
-                  f"sentences; non-private on that subsample {r['mvc']['non-private']:.3f}).",
-                  "",
-                  "| ε | DeepCandidate (p) | truncation | word-level MVC |",
-                  "|---|---|---|---|"]
-        for eps in config["epsilons"]:
-            e = str(eps)
-            mv = _fmt(r["mvc"][e]["f1"]) if e in r["mvc"] else "–"
-            lines.append(f"| {eps:g} | {_fmt(r['deepcandidate'][e]['f1'])} "
-                         f"({r['deepcandidate'][e]['p']}) | {_fmt(r['truncation'][e]['f1'])} | "
-                         f"{mv} |")
-        sweep = k_sweep(r)
-        lines += ["", f"Sentences per document at ε = {EPS_K:g}:", "",
-                  "| k | documents | DeepCandidate | truncation | word-level MVC | non-private |",
-                  "|---|---|---|---|---|---|"]
-        for b, row in sweep.items():
-            lines.append(f"| {b} | {row['n'][0]} | {_fmt(row['deepcandidate'])} | "
-                         f"{_fmt(row['truncation'])} | "
-                         f"{_fmt(row['mvc']) if 'mvc' in row else '–'} | "
-                         f"{row['non-private'][0]:.3f} |")
-        lines.append("")
-    lines += [
+        lines.append(f"| {r['dataset']} | {_fmt(dc)} | {_fmt(tr)} | {_beats(dc, tr)} | "
+                     f"{_fmt(dc_sub)} | {_fmt(mv)} | {_beats(dc_sub, mv)} |")
+    return lines + [
+        "", "\"**yes**\": the mean is higher by more than the two standard deviations "
+        "together; \"higher, within noise\": higher, but by less than that; \"no\": "
+        "not higher. Word-level MVC re-encodes every privatised sentence, so it runs on a "
+        "random subsample of the test documents (below); DeepCandidate is compared with "
+        "it on exactly those documents. Word-level MVC at the same ε is a *weaker* "
+        "guarantee (ε per unit of GloVe distance for each word, not ε for a whole "
+        "sentence).", ""]
+
+
+def _dataset_section(r: dict[str, Any], figure: str, epsilons: Sequence[float]) -> list[str]:
+    name = r["dataset"]
+    lines = [f"## {name}", "",
+             f"![{name}]({figure})", "",
+             f"{r['documents']} documents, classes {', '.join(r['classes'])}; "
+             f"public: {r['train']} training + {r['validation']} validation documents; "
+             f"private test: {r['test']} documents. Recoder: {r['n_clusters']} k-means "
+             f"clusters; candidates m = {r['candidates']}. Non-private macro-F1 "
+             f"{r['non-private']:.3f} (after the recoder: {r['recoded non-private']:.3f}); "
+             f"random guess {r['random guess']:.3f}. Word-level MVC on "
+             f"{len(r['mvc']['documents'])} test documents ({r['mvc']['sentences']} "
+             f"sentences; non-private on that subsample {r['mvc']['non-private']:.3f}).",
+             "",
+             "| ε | DeepCandidate (p) | truncation | word-level MVC |",
+             "|---|---|---|---|"]
+    for eps in epsilons:
+        e = str(eps)
+        mv = _fmt(r["mvc"][e]["f1"]) if e in r["mvc"] else "–"
+        lines.append(f"| {eps:g} | {_fmt(r['deepcandidate'][e]['f1'])} "
+                     f"({r['deepcandidate'][e]['p']}) | {_fmt(r['truncation'][e]['f1'])} | "
+                     f"{mv} |")
+    lines += ["", f"Sentences per document at ε = {EPS_K:g}:", "",
+              "| k | documents | DeepCandidate | truncation | word-level MVC | non-private |",
+              "|---|---|---|---|---|---|"]
+    for b, row in k_sweep(r).items():
+        lines.append(f"| {b} | {row['n'][0]} | {_fmt(row['deepcandidate'])} | "
+                     f"{_fmt(row['truncation'])} | "
+                     f"{_fmt(row['mvc']) if 'mvc' in row else '–'} | "
+                     f"{row['non-private'][0]:.3f} |")
+    lines.append("")
+    return lines
+
+
+def _setup_section(config: dict[str, Any]) -> list[str]:
+    return [
         "## Setup",
         "",
         "- Sentence encoder G: " + config["encoder"] + " (384-d; the paper uses 768-d SBERT), "
@@ -550,77 +566,93 @@ def write_report(results: list[dict[str, Any]], path: Path, figures: dict[str, s
         "with its training frequency.",
         "",
     ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, path)
+
+
+def page(results: list[dict[str, Any]], figures: dict[str, str], config: dict[str, Any]) -> str:
+    """The Markdown page, from the results of :func:`run` and the figures' relative paths."""
+    lines = [
+        "# DeepCandidate: ε-SentDP document embeddings vs. baselines",
+        "",
+        "Generated by `" + config["command"] + "` "
+        f"({config['date']}, {config['machine']}, {config['minutes']:.0f} min). "
+        "Do not edit by hand: rerun the command.",
+        "",
+        "Test-set **macro-F1** of a classifier on private document embeddings "
+        "(Meehan, Mrini & Chaudhuri, ACL 2022, §5, Figure 4), "
+        f"{config['trials']} trials over the mechanisms' randomness, mean ± std.",
+        "",
+    ]
+    lines += _verdict_section(results)
+    for r in results:
+        lines += _dataset_section(r, figures[r["dataset"]], config["epsilons"])
+    lines += _setup_section(config)
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------
+# Stages and the command
+
+
+def run(args: Any, argv: Sequence[str], log: Log) -> dict[str, Any]:
+    """Every data set; returns ``{"config": …, "results": […]}`` (what results.json holds)."""
+    from textdp.encoders import load_sbert
+
+    t0 = time.perf_counter()
+    encoder = load_sbert()
+    results = [evaluate_dataset(name, encoder, epsilons=args.epsilons,
+                                mvc_epsilons=args.mvc_epsilons, trials=args.trials,
+                                seed=args.seed, n_candidates=args.n_candidates,
+                                mvc_sentences=args.mvc_sentences,
+                                recoder_epochs=args.recoder_epochs, log=log)
+               for name in args.datasets]
+    config = {"command": harness.command(NAME, argv), "date": time.strftime("%Y-%m-%d"),
+              "machine": harness.machine(),
+              "minutes": (time.perf_counter() - t0) / 60, "trials": args.trials,
+              "seed": args.seed, "epsilons": args.epsilons, "mvc_epsilons": args.mvc_epsilons,
+              "n_candidates": args.n_candidates, "mvc_sentences": args.mvc_sentences,
+              "recoder_epochs": args.recoder_epochs, "encoder": encoder_name(encoder)}
+    return {"config": config, "results": results}
+
+
+def figures(saved: dict[str, Any], fig_dir: Path) -> dict[str, str]:
+    """One PNG per data set; returns their paths relative to the page's folder."""
+    config, out = saved["config"], {}
+    for r in saved["results"]:
+        png = fig_dir / f"{r['dataset']}.png"
+        plot_dataset(r, png, config["epsilons"], config["mvc_epsilons"])
+        out[r["dataset"]] = f"{fig_dir.name}/{png.name}"
+    return out
+
+
+def render(saved: dict[str, Any], out: Path) -> None:
+    """Figures and the page from saved results (``--from-results`` runs only this)."""
+    fig_dir = harness.figure_dir(out)
+    figs = figures(saved, fig_dir)
+    harness.write_text(out, page(saved["results"], figs, saved["config"]))
+    print(f"wrote {out} and {len(figs)} figures in {fig_dir}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m textdp.experiments.deepcandidate",
-                                     description=__doc__.split("\n\n")[0])
+    parser = harness.parser(NAME, __doc__)
     parser.add_argument("--datasets", nargs="+", default=["nyt", "amazon", "bible"])
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(DEFAULT_EPSILONS))
     parser.add_argument("--mvc-epsilons", nargs="+", type=float,
                         default=list(DEFAULT_MVC_EPSILONS))
     parser.add_argument("--trials", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--candidates", type=int, default=2000, dest="n_candidates")
     parser.add_argument("--mvc-sentences", type=int, default=400)
     parser.add_argument("--recoder-epochs", type=int, default=40)
-    parser.add_argument("--out", type=Path, default=Path("docs/results"))
-    parser.add_argument("--from-results", type=Path, default=None, metavar="JSON",
-                        help="only redraw the report and plots from a results.json of a run")
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if args.from_results is not None:
-        saved = json.loads(args.from_results.read_text(encoding="utf-8"))
-        cfg = saved["config"]
-        render(saved["results"], args.out, cfg)
+        render(harness.load_json(args.from_results), args.out)
         return 0
     if EPS_K not in args.epsilons or EPS_K not in args.mvc_epsilons:
         parser.error(f"--epsilons and --mvc-epsilons must include {EPS_K:g}")
-
-    from textdp.encoders import load_sbert
-
-    t0 = time.perf_counter()
-    encoder = load_sbert()
-    results = []
-    for name in args.datasets:
-        res = evaluate_dataset(name, encoder, epsilons=args.epsilons,
-                               mvc_epsilons=args.mvc_epsilons, trials=args.trials,
-                               seed=args.seed, n_candidates=args.n_candidates,
-                               mvc_sentences=args.mvc_sentences,
-                               recoder_epochs=args.recoder_epochs)
-        results.append(res)
-    cmd = "python -m textdp.experiments.deepcandidate"
-    extra = [a for a in (argv if argv is not None else sys.argv[1:])]
-    if extra:
-        cmd += " " + " ".join(extra)
-    config = {"command": cmd, "date": time.strftime("%Y-%m-%d"),
-              "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores",
-              "minutes": (time.perf_counter() - t0) / 60, "trials": args.trials,
-              "seed": args.seed, "epsilons": args.epsilons, "mvc_epsilons": args.mvc_epsilons,
-              "n_candidates": args.n_candidates, "mvc_sentences": args.mvc_sentences,
-              "recoder_epochs": args.recoder_epochs, "encoder": encoder_name(encoder)}
-    fig_dir = args.out / "deepcandidate"
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    with open(fig_dir / "results.json", "w", encoding="utf-8") as f:
-        json.dump({"config": config, "results": results}, f)
-    render(results, args.out, config)
+    saved = run(args, argv, harness.logger(NAME))
+    harness.save_json(harness.figure_dir(args.out) / "results.json", saved)
+    render(saved, args.out)
     return 0
-
-
-def render(results: list[dict[str, Any]], out: Path, config: dict[str, Any]) -> None:
-    """Plots and the Markdown report from the results of :func:`evaluate_dataset`."""
-    fig_dir = out / "deepcandidate"
-    figures = {}
-    for r in results:
-        png = fig_dir / f"{r['dataset']}.png"
-        plot_dataset(r, png, config["epsilons"], config["mvc_epsilons"])
-        figures[r["dataset"]] = f"deepcandidate/{png.name}"
-    write_report(results, out / "deepcandidate.md", figures, config)
-    print(f"wrote {out / 'deepcandidate.md'} and {len(figures)} figures in {fig_dir}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,145 @@
+"""What the experiments share: seeds, where pages go, the machine, cached encodings, saved results.
+
+Every experiment is three stages, each a function of the one before:
+
+* ``run(...) → results`` — the long part; its results are saved beside the page (or in the cache
+  when they are large), so that
+* ``figures(results, fig_dir) → paths`` and ``page(results, ...) → Markdown`` can be redone from
+  them alone (``--from-results``), without re-running anything.
+
+A page lives at ``docs/results/NAME.md`` and its figures in ``docs/results/NAME/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The repository's root (``experiments/`` is not installed: it runs from a source checkout).
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = ROOT / "docs" / "results"
+
+Log = Callable[[str], None]
+
+
+def command(name: str, argv: Sequence[str] = ()) -> str:
+    """The command that regenerates page ``name`` with ``argv`` (as printed on the page)."""
+    return " ".join([f"python -m experiments.{name}", *argv])
+
+
+def default_page(name: str) -> Path:
+    return RESULTS_DIR / f"{name}.md"
+
+
+def figure_dir(page: Path) -> Path:
+    """The folder of a page's figures and saved results: the page's path without ``.md``."""
+    return page.with_suffix("")
+
+
+def rng(seed: int, *key: int) -> np.random.Generator:
+    """An independent generator for the part of an experiment named by ``key``.
+
+    ``SeedSequence(seed, spawn_key=key)``: the same (seed, key) gives the same stream, different
+    keys give independent ones, so adding a part does not shift the randomness of the others.
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
+
+
+def machine() -> str:
+    """CPU model (when the OS says) and core count, for the page's footer."""
+    cpu = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def logger(name: str) -> Log:
+    """A progress printer to stderr, stamped with the seconds since it was made."""
+    t0 = time.perf_counter()
+
+    def log(msg: str) -> None:
+        print(f"[{name} {time.perf_counter() - t0:6.0f}s] {msg}", file=sys.stderr, flush=True)
+
+    return log
+
+
+def cache_root(name: str) -> Path:
+    """``<textdp cache>/experiments/NAME``: encodings and large results that are not committed."""
+    from textdp.vocab import cache_dir
+
+    return cache_dir() / "experiments" / name
+
+
+def cached_encode(folder: Path, key: str, texts: Sequence[str],
+                  encode: Callable[[list[str]], np.ndarray], *, chunk: int = 2048,
+                  log: Log | None = None) -> np.ndarray:
+    """``encode(texts)`` as float64, cached on disk chunk by chunk (an interrupted run resumes).
+
+    The cache is ``folder/KEY-HASH``, HASH a digest of every text, so a changed text set never
+    reads a stale cache; each chunk is written atomically.
+    """
+    texts = list(texts)
+    digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()[:16]
+    root = folder / f"{key}-{digest}"
+    root.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for i, start in enumerate(range(0, len(texts), chunk)):
+        path = root / f"part{i:05d}.npy"
+        if path.exists():
+            part = np.load(path)
+        else:
+            part = np.asarray(encode(texts[start:start + chunk]), dtype=np.float32)
+            fd, tmp = tempfile.mkstemp(dir=root, suffix=".npy")
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, part)
+            os.replace(tmp, path)
+            if log is not None:
+                log(f"  {key}: encoded {min(start + chunk, len(texts)):,}/{len(texts):,}")
+        parts.append(part)
+    return np.concatenate(parts).astype(np.float64) if parts else np.zeros((0, 0))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` atomically (a reader never sees half a page)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def save_json(path: Path, obj: Any, *, indent: int | None = None) -> None:
+    write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
+
+
+def load_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
+    """The options every experiment has: ``--out PAGE``, ``--seed``, ``--from-results FILE``."""
+    ap = argparse.ArgumentParser(prog=command(name), description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=default_page(name),
+                    help="the Markdown page to write; figures go to a folder named after it")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--from-results", type=Path, default=None, metavar="FILE",
+                    help="redo the figures and the page from a run's saved results, without "
+                         "running the experiment")
+    return ap
