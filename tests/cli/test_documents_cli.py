@@ -100,7 +100,7 @@ def test_docembed_equals_the_library_release(capsys, tmp_path, corpora):
     assert code == 0, err
     from textdp import _random
 
-    mech = DeepCandidate(3.0, CandidateSet.load(f), n_projections=7)
+    mech = DeepCandidate(epsilon=3.0, candidates=CandidateSet.load(f), n_projections=7)
     docs = encode_documents(GloveMean(), PRIVATE)
     expected = [mech.release(d, _random.document_generator(11, i)).embedding
                 for i, d in enumerate(docs)]
@@ -153,15 +153,15 @@ def test_release_documents_seeded_unseeded_and_truncation():
 
     rng = np.random.default_rng(3)
     docs = [rng.normal(size=(int(k), 4)) for k in (1, 3, 2)]
-    mech = DeepCandidate(2.0, build_candidates([rng.normal(size=(2, 4)) for _ in range(9)]),
-                         n_projections=5)
+    public = [rng.normal(size=(2, 4)) for _ in range(9)]
+    mech = DeepCandidate(epsilon=2.0, candidates=build_candidates(public), n_projections=5)
     seeded = release_documents(mech, docs, seed=8, start=10)
     expected = [mech.release(d, _random.document_generator(8, 10 + i)).embedding
                 for i, d in enumerate(docs)]
     np.testing.assert_array_equal(seeded, np.vstack(expected))
     unseeded = release_documents(mech, docs, rng=np.random.default_rng(1))
     assert unseeded.shape == (3, 4)
-    trunc = Truncation.from_public(1.0, rng.normal(size=(20, 4)))
+    trunc = Truncation.from_public(epsilon=1.0, public_embeddings=rng.normal(size=(20, 4)))
     assert release_documents(trunc, docs, seed=1).shape == (3, 4)
     assert release_documents(trunc, [], seed=1).shape == (0, 4)
     with pytest.raises(ValueError, match="seed or rng"):

@@ -37,7 +37,7 @@ def test_npy_in_npy_out_with_report(capsys, tmp_path, vectors):
     code, stdout, err = run(capsys, "embed", path, "-o", out, *PRIVEMB, "--report", rep,
                             "--seed", 3, "--audit-pairs", 5000)
     assert code == 0, err
-    mech = PrivEmb(10, 1e-6, 0.9, dim=32)
+    mech = PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=32)
     W = np.load(out)
     assert W.shape == (X.shape[0], mech.m) and W.dtype == np.float64
     # The output is Φx + noise of the right size (mean radius m(1+β)/ε).
@@ -80,7 +80,7 @@ def test_parquet_vectors_strict_snap_and_baseline(capsys, tmp_path):
     table = pq.read_table(out)
     assert table.column_names == ["emb"]  # nothing else is copied from the input
     W = np.array(table.column("emb").to_pylist())
-    assert W.shape == (50, PrivEmb(10, 1e-6, 0.9, dim=20).m)
+    assert W.shape == (50, PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=20).m)
     assert np.array_equal(W * 8, np.round(W * 8))
     r = json.loads(rep.read_text())
     assert r["guarantee"]["delta"] == 0 and r["guarantee"]["verified"]
@@ -101,7 +101,7 @@ def test_texts_are_encoded_with_glove_mean(capsys, tmp_path):
     code, _, err = run(capsys, "embed", src, "-o", out, *PRIVEMB, "--encode", "glove-mean",
                        "--text-field", "body", "--report", rep)
     assert code == 0, err
-    assert np.load(out).shape == (3, PrivEmb(10, 1e-6, 0.9, dim=50).m)
+    assert np.load(out).shape == (3, PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=50).m)
     r = json.loads(rep.read_text())
     assert r["inputs"]["encoder"]["name"] == "glove-mean" and r["counts"]["empty_texts"] == 1
     assert any("zero vector" in w for w in r["warnings"])
@@ -162,7 +162,8 @@ def test_output_paths_are_checked(capsys, tmp_path, vectors):
 
 
 def test_failed_audit_is_warned(capsys, tmp_path):
-    mech = PrivEmb(10, 1e-6, 0.5, dim=200)  # m < d: Φ stretches its top direction beyond 1.5
+    # m < d: Φ stretches its top direction beyond 1.5
+    mech = PrivEmb(epsilon=10, delta=1e-6, beta=0.5, dim=200)
     top = np.linalg.svd(mech.projection)[2][0]
     src = tmp_path / "v.npy"
     np.save(src, np.outer(np.arange(6.0), top))

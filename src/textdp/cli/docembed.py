@@ -87,7 +87,7 @@ def build_docembed_mechanism(epsilon: float, candidates: Path, recoder: Path | N
         raise CLIError(f"{candidates}: the candidates were built with a recoder; give it with "
                        "--recoder FILE")
     try:
-        return DeepCandidate(epsilon, cands, n_projections=n_projections, recoder=h,
+        return DeepCandidate(epsilon=epsilon, candidates=cands, n_projections=n_projections, recoder=h,
                              projection_seed=projection_seed)
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None

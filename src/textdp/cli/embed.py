@@ -172,7 +172,7 @@ def _mechanism_factory(mechanism: Mechanism, epsilon: float, snap: str | None,
     def build(dim: int) -> Any:
         try:
             if mechanism is Mechanism.laplace_vector:
-                return LaplaceVector(epsilon, snap=snap_value)
+                return LaplaceVector(epsilon=epsilon, snap=snap_value)
             return PrivEmb(epsilon=epsilon, dim=dim, snap=snap_value, **privemb)
         except (TypeError, ValueError) as exc:
             raise CLIError(one_line(exc)) from None
