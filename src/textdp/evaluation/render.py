@@ -251,7 +251,9 @@ def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
     for w in report.get("warnings", []):
         doc.paragraph(f"**Warning:** {w}")
     if not g.get("verified", True):
-        doc.paragraph("**No formal guarantee could be established for these parameters.**")
+        doc.paragraph("**No formal guarantee could be established for these parameters.**"
+                      if report.get("kind", "word") == "word" else
+                      "**The guarantee rests on unverified assumptions (listed below).**")
     _guarantee_section(doc, g)
     _mechanism_section(doc, report)
     if report.get("kind", "word") == "word":
