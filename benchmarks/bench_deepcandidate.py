@@ -11,8 +11,8 @@ from benchmarks.common import best_of
 
 def run() -> str:
     from textdp.datasets.documents import load_documents
+    from textdp.encoders import load_sbert
     from textdp.mechanisms.document import DeepCandidate, Recoder, build_candidates
-    from textdp.mechanisms.document.encoding import load_sbert
     from textdp.sentences import split_sentences
 
     docs = load_documents("nyt")[:120]

@@ -455,65 +455,17 @@ class Privatizer:
 
     # ----------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
-        """The privacy report of everything run so far (schema in README.md)."""
-        from textdp import __version__
+        """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
+        from textdp.privacy.report import word_report
 
-        mech = self.mechanism
-        c = self._counts
-        total = sum(self._classes.values())
-        unprotected = [
-            {"kind": "whitespace", "count": self._classes[TokenClass.WHITESPACE],
-             "why": "structure: kept as it is by design"},
-            {"kind": "punctuation", "count": self._classes[TokenClass.PUNCTUATION],
-             "why": "structure: kept as it is by design"},
-            {"kind": "other", "count": self._classes[TokenClass.OTHER],
-             "why": "symbols, emoji and control characters are kept as they are"},
-            {"kind": "case pattern", "count": c["privatized"],
-             "why": "each replacement copies the lower/Title/UPPER pattern of the input word"},
-            {"kind": "document length", "count": self._documents,
-             "why": "the number and position of tokens in each document is released"},
-        ]
-        if c["oov_words_kept"]:
-            unprotected.append({"kind": "out-of-vocabulary words", "count": c["oov_words_kept"],
-                                "why": "oov=keep releases them unchanged"})
-        if c["numbers_kept"]:
-            unprotected.append({"kind": "numbers", "count": c["numbers_kept"],
-                                "why": "oov=keep releases them unchanged"})
-        if c["stopwords_kept"]:
-            unprotected.append({"kind": "stopwords", "count": c["stopwords_kept"],
-                                "why": "keep_stopwords=True releases them unchanged"})
-        warnings = []
-        if self.oov is OOVPolicy.KEEP and (c["oov_words_kept"] or c["numbers_kept"]):
-            warnings.append(
-                f"released unprotected by oov=keep: {c['oov_words_kept']} out-of-vocabulary "
-                f"word token(s), {c['numbers_kept']} number token(s)")
-        if self.seed is not None:
-            warnings.append("seeded run: " + _random.SEEDED_NOTE)
-        seconds = self._seconds
-        return {
-            "schema": "textdp.report/1",
-            "textdp_version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "mechanism": {"name": mech.name, "parameters": mech.parameters},
-            "guarantee": mech.guarantee.to_dict(),
-            "vocabulary": mech.vocabulary.describe(),
-            "policy": {"oov": self.oov.value, "mask_token": self.mask_token,
-                       "keep_stopwords": self.keep_stopwords},
-            "documents": {"count": self._documents, "empty": self._empty_documents,
-                          "max_privatized_words_per_document": self._max_privatized},
-            "tokens": {"total": total,
-                       "by_class": {k.value: v for k, v in self._classes.items()},
-                       "by_policy": dict(c)},
-            "unprotected": unprotected,
-            "warnings": warnings,
-            "randomness": _random.describe(self.seed),
-            "performance": {
-                "wall_seconds": round(seconds, 6),
-                "tokens_per_second": round(total / seconds, 1) if seconds > 0 else None,
-                "words_per_second": round(self._classes[TokenClass.WORD] / seconds, 1)
-                if seconds > 0 else None,
-            },
-        }
+        return word_report(
+            self.mechanism, by_class={k.value: v for k, v in self._classes.items()},
+            by_policy=self._counts,
+            documents={"count": self._documents, "empty": self._empty_documents,
+                       "max_privatized_words_per_document": self._max_privatized},
+            policy={"oov": self.oov.value, "mask_token": self.mask_token,
+                    "keep_stopwords": self.keep_stopwords},
+            seed=self.seed, seconds=self._seconds)
 
 
 @dataclass(frozen=True, slots=True)

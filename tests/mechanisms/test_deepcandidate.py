@@ -357,6 +357,8 @@ def test_train_recoder_small():
 
 
 def test_release_returns_a_candidate_and_text_input_with_a_tiny_encoder():
+    from textdp.encoders import encode_documents
+
     def encoder(sentences: list[str]) -> np.ndarray:
         return np.array([[b / 255 for b in hashlib.sha256(s.encode()).digest()[:6]]
                          for s in sentences])
@@ -364,11 +366,16 @@ def test_release_returns_a_candidate_and_text_input_with_a_tiny_encoder():
     rng = np.random.default_rng(10)
     public = [encoder([f"public {i} {j}." for j in range(3)]) for i in range(20)]
     mech = DeepCandidate(build_candidates(public, ids=[f"doc{i}" for i in range(20)]), epsilon=5.0,
-                         n_projections=7, encoder=encoder)
-    r = mech.release("The food was great. Service was slow. I would go back.", rng)
+                         n_projections=7)
+    # The mechanism takes arrays; textdp.encoders turns a text (or its sentences) into them.
+    text, sentences = encode_documents(encoder, [
+        "The food was great. Service was slow. I would go back.",
+        ["The food was great.", "Service was slow.", "I would go back."]])
+    np.testing.assert_array_equal(text, sentences)
+    r = mech.release(text, rng)
     assert r.id == f"doc{r.index}"
     np.testing.assert_array_equal(r.embedding, mech.candidates.embeddings[r.index])
-    r2 = mech.release(["The food was great.", "Service was slow.", "I would go back."], rng)
+    r2 = mech.release(sentences, rng)
     assert 0 <= r2.index < 20
     emb, idx = mech.release_many([encoder(["a.", "b."]), encoder(["c.", "d.", "e."])], rng)
     assert emb.shape == (2, 6) and idx.shape == (2,)

@@ -3,10 +3,14 @@ mechanism options."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from textdp.io import FileError
 
 __all__ = ["CLIError", "say", "warn", "progress_bar"]
 
@@ -79,3 +83,24 @@ ParamOption = Annotated[list[str] | None, typer.Option(
     "--param", metavar="NAME=VALUE", show_default=False,
     help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "
          "number, else true/false, else a string.")]
+
+
+def option(*flags: str, help: str, metavar: str | None = None, **kwargs: Any) -> Any:
+    """A Typer option; one with a ``metavar`` is a value the user names, shown without default."""
+    if metavar is not None:
+        kwargs.setdefault("show_default", False)
+    return typer.Option(*flags, metavar=metavar, help=help, **kwargs)
+
+
+def check_new_file(path: Path, what: str, *others: tuple[Path, str]) -> None:
+    """``path`` can be written: not a directory, its directory exists, and it is none of
+    ``others`` (``(path, name)`` pairs such as the input)."""
+    for other, name in others:
+        if path.absolute() == other.absolute() or (path.exists() and other.exists()
+                                                   and os.path.samefile(path, other)):
+            raise FileError(path, None, f"the {what} would overwrite the {name}")
+    if path.is_dir():
+        raise FileError(path, None, "is a directory, expected a file name")
+    if not path.absolute().parent.is_dir():
+        raise FileError(path, None, f"directory {str(path.parent)!r} does not exist")
+

@@ -8,12 +8,9 @@ import typer
 
 from textdp import mechanisms as registry
 from textdp._checks import Parameter
+from textdp.mechanisms._signature import keyword_parameters
 
-
-def keyword_parameters(cls: type) -> list[str] | None:
-    """The parameters a mechanism declares (``cls.PARAMETERS``), None if it declares none."""
-    declared = getattr(cls, "PARAMETERS", None)
-    return None if declared is None else [p.name for p in declared]
+__all__ = ["describe_parameter", "keyword_parameters", "mechanisms"]
 
 
 def describe_parameter(p: Parameter) -> str:

@@ -40,20 +40,12 @@ from textdp._checks import (
     check_parameters,
     check_rng,
 )
+from textdp.mechanisms.document.base import SENTDP_SAME_COUNT, DocumentMechanism
 from textdp.mechanisms.document.candidates import CandidateSet, fingerprint_array
-from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
+from textdp.privacy import Guarantee
 
 __all__ = ["DeepCandidate", "CandidateRelease", "exponential_log_probabilities",
            "random_projections", "tukey_depth_utilities", "SENTDP_SAME_COUNT"]
-
-SENTDP_SAME_COUNT = (
-    "Sentence-level: two documents with the same number of sentences k that differ in one whole "
-    "sentence (any sentence replaced by any other) are ε-indistinguishable; documents differing "
-    "in a sentences are (a·ε)-indistinguishable (group privacy). Inserting or deleting a "
-    "sentence is not covered: the neighbouring relation keeps k fixed. The released embedding "
-    "is a public candidate, so the output itself carries no text of the document."
-)
-
 
 def random_projections(dim: int, n_projections: int, seed: int) -> np.ndarray:
     """p unit directions in R^dim as the columns of a (dim, p) matrix, from ``seed`` alone.
@@ -139,22 +131,6 @@ def _check_callable(name: str) -> Callable[[Any], Any]:
     return check
 
 
-def sentence_privacy_map(epsilon: float, d_in: Any) -> Budget:
-    """ε-SentDP's map: documents differing in ``d_in`` substituted sentences (same count k) get
-    (d_in·ε, 0) (group privacy; Meehan et al. 2022, Def. 3.1), rounded up, vectorised."""
-    return Budget(round_up_product(epsilon, check_distance(d_in)))
-
-
-def sentence_guarantee(mechanism: Any, *, per_word: str, assumptions: tuple[str, ...],
-                       reference: str) -> Guarantee:
-    """The ε-SentDP guarantee of a document mechanism: notion, ε, δ and numerics from its code
-    (``privacy_map(1)``: one substituted sentence), the rest in words."""
-    budget = mechanism.privacy_map(1)
-    return Guarantee(notion=Notion.SENTENCE_DP, epsilon=budget.epsilon, delta=budget.delta,
-                     numerics=mechanism.numerics, metric="", per_word=per_word,
-                     per_document=SENTDP_SAME_COUNT, assumptions=assumptions, reference=reference)
-
-
 @dataclass(frozen=True, slots=True)
 class CandidateRelease:
     """What DeepCandidate releases: one public candidate, by embedding, position and id."""
@@ -164,7 +140,7 @@ class CandidateRelease:
     id: str
 
 
-class DeepCandidate:
+class DeepCandidate(DocumentMechanism):
     """ε-SentDP document embedding: sample a public candidate by approximate Tukey depth.
 
     Meehan, Mrini & Chaudhuri (ACL 2022): §4 (mechanism M_TD), Eq. (3) (utility), Algorithm 1
@@ -178,9 +154,9 @@ class DeepCandidate:
         recoder: H, a callable (n, d) → (n, d') applied to every private sentence embedding before
             the depth is computed, or None. Candidates must have been built with the same H.
         projection_seed: the public seed of the directions; must not depend on the private data.
-        encoder: optional sentence encoder G (list[str] → array) so that :meth:`release` also
-            accepts text (a string, split with :func:`textdp.sentences.split_sentences`, or a list of
-            sentences).
+
+    A document is given by its (k, d) sentence embeddings G(s_l): the mechanism never sees text
+    (:func:`textdp.encoders.encode_documents` makes the arrays).
 
     The mechanism is immutable once built; the candidates' projections are computed once.
     """
@@ -194,19 +170,14 @@ class DeepCandidate:
                   default=None, nullable=True, check=_check_callable("recoder")),
         Parameter("projection_seed", int, "public seed of the directions",
                   default=0, check=lambda v: check_nonnegative_int(v, "projection_seed")),
-        Parameter("encoder", object, "sentence encoder G, so that release() accepts text",
-                  default=None, nullable=True, check=_check_callable("encoder")),
     )
-    notion: ClassVar[Notion] = Notion.SENTENCE_DP
-    numerics: ClassVar[Numerics] = Numerics.IDEALIZED
 
     def __init__(self, candidates: CandidateSet | np.ndarray, *, epsilon: float,
                  n_projections: int = 50, recoder: Callable[[np.ndarray], np.ndarray] | None = None,
-                 projection_seed: int = 0,
-                 encoder: Callable[[list[str]], np.ndarray] | None = None) -> None:
+                 projection_seed: int = 0) -> None:
         p = check_parameters(self.PARAMETERS, dict(
             epsilon=epsilon, n_projections=n_projections, recoder=recoder,
-            projection_seed=projection_seed, encoder=encoder), owner=self.name)
+            projection_seed=projection_seed), owner=self.name)
         self._epsilon: float = p["epsilon"]
         recoder_fp = None if recoder is None else getattr(recoder, "fingerprint", None)
         if isinstance(candidates, CandidateSet):
@@ -232,7 +203,6 @@ class DeepCandidate:
         self._n_projections: int = p["n_projections"]
         self._projection_seed: int = p["projection_seed"]
         self._recoder = recoder
-        self._encoder = encoder
         self._projections = random_projections(self._candidates.dim, self._n_projections,
                                                self._projection_seed)
         self._projections.setflags(write=False)
@@ -240,8 +210,8 @@ class DeepCandidate:
 
     # -- read-only description -------------------------------------------------------------
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
+    def dim(self) -> int:
+        return self._candidates.dim
 
     @property
     def candidates(self) -> CandidateSet:
@@ -269,15 +239,10 @@ class DeepCandidate:
         return {"epsilon": self._epsilon, "n_projections": self._n_projections,
                 "projection_seed": self._projection_seed, "candidates": len(self._candidates)}
 
-    def privacy_map(self, d_in: Any) -> Budget:
-        """(d_in·ε, 0) for documents of k sentences differing in ``d_in`` substituted sentences."""
-        return sentence_privacy_map(self._epsilon, d_in)
-
     @property
     def guarantee(self) -> Guarantee:
         """ε-SentDP (Meehan et al. 2022, Def. 3.1; Thm. 4.1), for documents of equal length k."""
-        return sentence_guarantee(
-            self,
+        return self._sentdp_guarantee(
             per_word="not per word: every word of the substituted sentence is covered at once "
                      "(Pr[M(x) ∈ O] ≤ e^ε Pr[M(x′) ∈ O] for x, x′ differing in one sentence)",
             assumptions=(
@@ -318,15 +283,8 @@ class DeepCandidate:
     def _raw_sentences(self, document: Any) -> np.ndarray:
         if isinstance(document, str) or (isinstance(document, Sequence) and document
                                          and all(isinstance(s, str) for s in document)):
-            if self._encoder is None:
-                raise TypeError("text input needs an encoder: DeepCandidate(..., encoder=...)")
-            if isinstance(document, str):
-                from textdp.sentences import split_sentences
-
-                document = split_sentences(document)
-                if not document:
-                    raise ValueError("the document has no sentences")
-            document = np.asarray(self._encoder(list(document)), dtype=np.float64)
+            raise TypeError("DeepCandidate takes sentence embeddings, not text: encode the "
+                            "sentences first (encoders.encode_documents)")
         s = np.asarray(document, dtype=np.float64)
         if s.ndim != 2:
             raise ValueError(
@@ -355,7 +313,7 @@ class DeepCandidate:
         return np.exp(self.log_probabilities(sentence_embeddings))
 
     def release(self, document: Any, rng: np.random.Generator | None = None) -> CandidateRelease:
-        """Release one candidate for ``document`` (its (k, d) sentence embeddings, or text).
+        """Release one candidate for ``document``, given by its (k, d) sentence embeddings.
 
         Sampling is Gumbel-max on the exact log-probabilities: argmax_i (ln P_i + g_i) with g_i
         i.i.d. standard Gumbel, which has law P exactly.

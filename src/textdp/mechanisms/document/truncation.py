@@ -22,14 +22,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from textdp._checks import EPSILON, check_parameters, check_rng
+from textdp.mechanisms.document.base import DocumentMechanism
 from textdp.mechanisms.document.candidates import fingerprint_array
-from textdp.mechanisms.document.deepcandidate import sentence_guarantee, sentence_privacy_map
-from textdp.privacy import Budget, Guarantee, Notion, Numerics
+from textdp.privacy import Guarantee
 
 __all__ = ["Truncation"]
 
 
-class Truncation:
+class Truncation(DocumentMechanism):
     """Clip sentence embeddings to a public box, average, add Laplace((Σ_j w_j)/(k·ε)) per dimension.
 
     Args:
@@ -40,9 +40,6 @@ class Truncation:
 
     name: ClassVar[str] = "truncation"
     PARAMETERS = (EPSILON,)
-    notion: ClassVar[Notion] = Notion.SENTENCE_DP
-    #: Floating-point Laplace sampling, not hardened (module docstring).
-    numerics: ClassVar[Numerics] = Numerics.IDEALIZED
 
     def __init__(self, lower: np.ndarray, upper: np.ndarray, *, epsilon: float) -> None:
         self._epsilon: float = check_parameters(self.PARAMETERS, {"epsilon": epsilon},
@@ -79,8 +76,8 @@ class Truncation:
         return cls(lo, hi, epsilon=epsilon)
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
+    def dim(self) -> int:
+        return int(self._lower.size)
 
     @property
     def lower(self) -> np.ndarray:
@@ -95,15 +92,9 @@ class Truncation:
         return {"epsilon": self._epsilon, "dim": int(self._lower.size),
                 "l1_width": self._l1_width}
 
-    def privacy_map(self, d_in: object) -> Budget:
-        """(d_in·ε, 0) for documents of k sentences differing in ``d_in`` substituted sentences:
-        each moves the clipped mean by at most w/k in L1 (group privacy of the Laplace mechanism)."""
-        return sentence_privacy_map(self._epsilon, d_in)
-
     @property
     def guarantee(self) -> Guarantee:
-        return sentence_guarantee(
-            self,
+        return self._sentdp_guarantee(
             per_word="not per word: the whole substituted sentence is covered (L1 sensitivity "
                      "of the clipped mean is Σ_j w_j / k)",
             assumptions=("x and x′ have the same number of sentences k",
