@@ -114,11 +114,10 @@ def test_nul_in_text_falls_back(vocab):
 def test_document_generators_equal_reference():
     """The vectorised per-document generators are default_rng(SeedSequence(seed, spawn_key=(i,)))."""
     from textdp import _random
-    from textdp.pipeline import _DocumentGenerators
 
     rng = random.Random(3)
     for seed in (0, 1, 12345, 2**32 + 1, 2**64 + 5, 2**130 + 9):
-        gens = _DocumentGenerators(seed)
+        gens = _random.DocumentGenerators(seed)
         assert gens._exact
         positions = [0, 1, 2, 2**32 - 1] + [rng.randrange(2**32) for _ in range(100)] + [2**33]
         for p, g in zip(positions, gens.many(np.array(positions)), strict=True):

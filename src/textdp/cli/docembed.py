@@ -151,7 +151,7 @@ def docembed(
     # 3. Stream the documents; every document draws from its own generator when seeded.
     rows: list[np.ndarray] = []
     counts: list[int] = []
-    os_rng = np.random.default_rng() if seed is None else None
+    os_rng = _random.secure_generator() if seed is None else None
     with open_records(input, text_field=text_field) as reader:
         for batch in reader.batches(batch_size):
             docs = [split_sentences(t) for t in batch.texts]

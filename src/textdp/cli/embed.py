@@ -231,12 +231,12 @@ def _check_finite(X: np.ndarray, path: Path) -> None:
 
 
 def _release(mech: Any, X: np.ndarray, seed: int | None) -> np.ndarray:
-    from textdp._random import document_generator
+    from textdp._random import document_generator, secure_generator
 
     n = X.shape[0]
     k = mech.output_dim(X.shape[1])
     out = np.empty((n, k), dtype=np.float64)
-    rng = np.random.default_rng() if seed is None else None
+    rng = secure_generator() if seed is None else None
     bar = progress_bar("release")(n, "vectors")
     try:
         for c, start in enumerate(range(0, n, CHUNK_ROWS)):
@@ -328,7 +328,7 @@ def embed(
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Texts per encoding batch.")] = 256,
 ) -> None:
-    from textdp import __version__
+    from textdp import __version__, _random
     from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
 
     t0 = time.perf_counter()
@@ -398,8 +398,8 @@ def embed(
     W = _release(mech, X, seed)
     audit = None
     if isinstance(mech, PrivEmb) and audit_pairs > 0 and n >= 2:
-        audit_rng = (np.random.default_rng() if seed is None else
-                     np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_AUDIT_KEY,))))
+        audit_rng = (_random.secure_generator() if seed is None else
+                     _random.seeded_generator(seed, (_AUDIT_KEY,)))
         try:
             audit = mech.audit(X, max_pairs=audit_pairs, rng=audit_rng)
         except ValueError as exc:  # e.g. all vectors identical

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
 from textdp.evaluation._common import derive_seed, jsonable
 from textdp.evaluation.render import Document, fmt, write_report
 
@@ -121,7 +122,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
-    rng = np.random.default_rng(config.seed)
+    rng = _random.generator(config.seed)
     vocab = load_default(config.vocabulary_size) if config.vocabulary_size else load_default()
     word_ids = sample_words(vocab, config.words, rng)
     notes: list[str] = []
@@ -182,7 +183,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
                 row: dict[str, Any] = {"mechanism": name, "epsilon": float(eps)}
                 t0 = time.perf_counter()
                 den = plausible_deniability(mech, word_ids, config.draws,
-                                            np.random.default_rng(derive_seed(rng)))
+                                            _random.public_generator(derive_seed(rng)))
                 row["deniability"] = den.to_dict()
                 private: dict[str, list[str]] = {}
                 for tname, task in tasks.items():

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
 from textdp.mechanisms.document.encoding import SentenceEncoder, encoder_name
 from textdp.vocab import cache_dir
 
@@ -197,7 +198,7 @@ def sub_documents(sentences: Sequence[np.ndarray], labels: np.ndarray, ids: Sequ
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
+    return _random.public_generator(seed, key)
 
 
 def _eps_key(eps: float) -> int:

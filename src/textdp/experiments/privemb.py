@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
 from textdp.mechanisms.embedding import (
     LaplaceVector,
     PrivEmb,
@@ -145,7 +146,7 @@ def mechanisms(dim: int, epsilon: float, betas: Sequence[float], projection_seed
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
+    return _random.public_generator(seed, key)
 
 
 # ------------------------------------------------------------------------------------------------

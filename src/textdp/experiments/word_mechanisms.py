@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
 from textdp.evaluation._common import derive_seed, jsonable
 from textdp.evaluation.render import Document, fmt
 from textdp.vocab import Vocabulary, load_default
@@ -158,7 +159,7 @@ def part_mvc(s: Settings, rng: np.random.Generator) -> dict[str, Any]:
         for eps in epsilons:
             t0 = time.perf_counter()
             d = plausible_deniability(_make("mvc", vocab, eps), ws, s.mvc_draws,
-                                      np.random.default_rng(derive_seed(rng)))
+                                      _random.public_generator(derive_seed(rng)))
             rows.append(d.to_dict())
             say(f"MVC on {vocab.name}, ε = {eps:g}: max N_w {d.n_w.max():.3f}, min S_w "
                 f"{d.distinct.min():.0f} ({time.perf_counter() - t0:.0f} s)")
@@ -189,7 +190,7 @@ def part_fig4(s: Settings, rng: np.random.Generator) -> dict[str, Any]:
                 rows.append({"epsilon": float(eps), "skipped": why})
                 continue
             rows.append(plausible_deniability(mech, ids, s.fig4_draws,
-                                              np.random.default_rng(derive_seed(rng)),
+                                              _random.public_generator(derive_seed(rng)),
                                               method="monte_carlo").summary())
         mc[label] = rows
         say(f"Fig. 4: {label} done")
@@ -705,14 +706,13 @@ def main(argv: list[str] | None = None) -> int:
     fig_dir = out.with_suffix("")
     fig_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    seeds = np.random.SeedSequence(s.seed).spawn(3)
     import platform
 
     results: dict[str, Any] = {"settings": asdict(s), "machine": f"{platform.machine()}, "
                                f"{__import__('os').cpu_count()} cores"}
-    results["mvc"] = part_mvc(s, np.random.default_rng(seeds[0]))
-    results["fig4"] = part_fig4(s, np.random.default_rng(seeds[1]))
-    results["text"] = part_text(s, np.random.default_rng(seeds[2]))
+    results["mvc"] = part_mvc(s, _random.public_generator(s.seed, (0,)))
+    results["fig4"] = part_fig4(s, _random.public_generator(s.seed, (1,)))
+    results["text"] = part_text(s, _random.public_generator(s.seed, (2,)))
     if s.efficiency:
         results["efficiency"] = part_efficiency(s)
     results = jsonable(results)
