@@ -5,21 +5,18 @@ document once, looks every alphanumeric run up in the vocabulary, draws the mech
 (per document when seeded), applies the mechanism to the whole batch in one vectorised call,
 restores case patterns and joins the documents back. No Python code runs per token.
 
-Two paths give the same output and the same report: the fast one treats the batch as one UTF-32
-code array (:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case
-variants, one gather to rebuild the text); the reference one (:meth:`Privatizer._run_strings`)
-splits with a C-level regular expression and uses C-level maps over Python strings. The reference
-path runs when a document contains NUL (the fast path's separator).
+One path for every text: the batch is one UTF-32 code array with document boundaries as offsets
+(:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case variants, one
+gather to rebuild the text), so a document may contain any character, NUL included. The tests
+hold it against a reference that splits with the regular expressions of :mod:`textdp.text`.
 """
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -27,7 +24,7 @@ import numpy as np
 from textdp import _random
 from textdp._checks import check_seed
 from textdp.mechanisms import WordMechanism, create
-from textdp.text import TokenClass, count_structure, restore_case, split_batch
+from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
@@ -38,6 +35,11 @@ DEFAULT_MASK = "[MASK]"
 
 
 class OOVPolicy(StrEnum):
+    """What happens to a word outside the vocabulary, and to a number (the mechanism has no
+    neighbours for them): ``mask`` replaces it by the mask token, ``keep`` releases it
+    unprotected (the report lists it), ``drop`` removes it, ``random`` draws a vocabulary word
+    uniformly, independently of the input."""
+
     MASK = "mask"
     KEEP = "keep"
     DROP = "drop"
@@ -111,7 +113,6 @@ class Privatizer:
             if self.keep_stopwords else None
         )
         self._table = _code_table(vocab)
-        self._fast = self._table.usable and "\x00" not in mask_token
         mask_codes = np.frombuffer(mask_token.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         self._mask_off = self._table.pool.size
         self._mask_len = mask_codes.size
@@ -142,52 +143,14 @@ class Privatizer:
         self._next_position = start + len(texts)
         if not texts:
             return []
-        code_batch = encode_batch(texts) if self._fast else None
-        if code_batch is not None:
-            result = self._run_codes(texts, code_batch, start)
-        else:
-            result = self._run_strings(texts, start)
+        result = self._run_codes(texts, encode_batch(texts), start)
         self._documents += len(texts)
         self._empty_documents += texts.count("")
         self._seconds += time.perf_counter() - t0
         return result
 
-    def _run_strings(self, texts: list[str], start: int) -> list[str]:
-        """The reference path: regular-expression split, one dict lookup per token."""
-        batch = split_batch(texts)
-        tokens = batch.words
-        n = len(tokens)
-        lowered = list(map(str.lower, tokens))
-        ids = np.fromiter(map(self._lookup.get, lowered, repeat(-1)), dtype=np.int64, count=n)
-        in_vocab = ids >= 0
-        private = in_vocab.copy()
-        if self._stop_ids is not None:
-            stop = in_vocab & np.isin(ids, self._stop_ids)
-            private &= ~stop
-            self._counts["stopwords_kept"] += int(stop.sum())
-        oov = np.flatnonzero(~in_vocab)
-        is_number = np.fromiter(map(str.isdecimal, (tokens[i] for i in oov)), dtype=bool,
-                                count=oov.size)
-        priv_pos = np.flatnonzero(private)
-        counts = np.asarray(batch.counts, dtype=np.int64)
-        doc_of = np.repeat(np.arange(len(texts)), counts)
-
-        need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
-        noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
-                                       doc_of[oov] if need_random_oov else None, start, len(texts))
-        new_ids = self.mechanism.apply(ids[priv_pos], noise)
-
-        out = np.array(tokens, dtype=object)
-        out[priv_pos] = self._with_case(self._words[new_ids], tokens, priv_pos)
-        self._apply_oov(out, oov, random_oov, tokens)
-        result = batch.join(out.tolist())
-
-        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts),
-                      count_structure(batch.structure()))
-        return result
-
     def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
-        """The fast path, same output as :meth:`_run_strings`: the batch as one code array."""
+        """Privatise the batch as one code array (see the module docstring)."""
         ids = self._table.find(batch)
         in_vocab = ids >= 0
         private = in_vocab.copy()
@@ -315,35 +278,6 @@ class Privatizer:
         noise = self.mechanism.concat_noise(parts)
         rand = np.concatenate(rand_parts) if oov_docs is not None else None
         return noise, rand
-
-    @staticmethod
-    def _with_case(replacements: np.ndarray, tokens: list[str], pos: np.ndarray) -> np.ndarray:
-        """Give each replacement the case pattern of the token it replaces (see restore_case).
-
-        Most tokens are lowercase and skip all work; the rest go through C-level maps, and only
-        mixed-case tokens (``iPad``) take a Python call each.
-        """
-        if pos.size == 0:
-            return replacements
-        originals = operator.itemgetter(*pos.tolist())(tokens) if pos.size > 1 else (tokens[pos[0]],)
-        cased = np.flatnonzero(~np.fromiter(map(str.islower, originals), dtype=bool, count=pos.size))
-        if cased.size == 0:
-            return replacements
-        out = replacements.copy()
-        templates = [originals[i] for i in cased.tolist()]
-        out[cased] = list(map(restore_case, replacements[cased], templates))
-        return out
-
-    def _apply_oov(self, out: np.ndarray, oov: np.ndarray, random_oov: np.ndarray | None,
-                   tokens: list[str]) -> None:
-        if oov.size == 0 or self.oov is OOVPolicy.KEEP:
-            return
-        if self.oov is OOVPolicy.MASK:
-            out[oov] = self.mask_token
-        elif self.oov is OOVPolicy.DROP:
-            out[oov] = ""
-        else:
-            out[oov] = self._with_case(self._words[random_oov], tokens, oov)
 
     # ----------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
