@@ -197,3 +197,21 @@ def test_documents_never_merge_across_boundaries(vocab):
     assert (batch.whitespace, batch.other) == (2, 2)
     same = batch.assemble(batch.codes, 0, batch.starts.copy(), batch.ends - batch.starts)
     assert same == ["ab", "cd", "", "12", "34", "  ", " ", "\x00", "\x00"]
+
+
+def test_character_classes_equal_the_regular_expressions_on_all_of_unicode():
+    """The code-array classes (textdp.text._codes) equal the token regex's, code point by code point."""
+    import sys
+
+    from textdp.text import _patterns
+    from textdp.text._codes import DIGIT, LETTER, OTHER, PUNCTUATION, WHITESPACE, _char_class
+
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    kind = {"word": LETTER, "number": DIGIT, "whitespace": WHITESPACE, "punctuation": PUNCTUATION,
+            "other": OTHER}
+    expected = np.full(len(everything), 255, dtype=np.uint8)
+    for m in _patterns()[0].finditer(everything):  # runs: every character of a run has its class
+        expected[m.start():m.end()] = kind[m.lastgroup]
+    actual = np.fromiter(map(_char_class, everything), dtype=np.uint8, count=len(everything))
+    assert (expected != 255).all()
+    assert np.flatnonzero(actual != expected).tolist() == []
