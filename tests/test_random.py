@@ -51,6 +51,15 @@ def test_default_is_keyed_from_os_urandom(monkeypatch):
     assert calls == [key_bytes, key_bytes]
 
 
+def test_chacha_where_the_cpu_has_no_aes_instructions(monkeypatch):
+    monkeypatch.setattr(_random, "secure_bit_generator_name", lambda: "ChaCha")
+    g = _random.secure_generator()
+    assert type(g.bit_generator).__name__ == "ChaCha"
+    assert g.bit_generator.state["state"]["rounds"] == 20
+    assert _random.describe(None)["bit_generator"] == "ChaCha"
+    assert g.random(4).tolist() != _random.secure_generator().random(4).tolist()
+
+
 def test_two_unseeded_generators_differ():
     assert _random.secure_generator().random(4).tolist() != _random.secure_generator().random(4).tolist()
     a, b = check_rng(None), check_rng(None)

@@ -6,8 +6,9 @@ Three kinds, kept apart because they promise different things:
   cryptographically secure bit generator keyed with fresh bytes from ``os.urandom``: randomgen's
   ``AESCounter`` (AES-128 in counter mode) where the CPU has AES instructions, else ``ChaCha``
   with 20 rounds (table-based software AES leaks its key through cache timing; ChaCha has no
-  tables). PCG64, numpy's default, is fast and statistically sound but not secure: its state
-  can be recovered from its outputs, and with it every noise draw that followed.
+  tables). PCG64, numpy's default, is fast and statistically sound but not secure: its seed
+  can be recovered from its outputs (Bouillaguet, Martinez & Sauvage, "Practical seed-recovery
+  for the PCG pseudo-random number generator", ToSC 2020), and with it every noise draw.
 * **Seeded** (reproducible, not for production): :func:`seeded_generator` — numpy's PCG64 from
   ``SeedSequence(seed, spawn_key)``. A seeded run derives document i's generator from (seed, i)
   alone — ``default_rng(SeedSequence(seed, spawn_key=(i,)))`` — so its output does not depend on
@@ -54,7 +55,7 @@ def secure_generator() -> np.random.Generator:
         from randomgen import AESCounter
 
         bits = AESCounter(key=int.from_bytes(os.urandom(16), "little"))
-    else:  # pragma: no cover - CPUs without AES instructions
+    else:
         from randomgen import ChaCha
 
         bits = ChaCha(key=int.from_bytes(os.urandom(32), "little"), rounds=20)
