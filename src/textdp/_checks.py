@@ -60,9 +60,12 @@ def check_size(size: object, name: str = "size") -> int:
 
 
 def check_rng(rng: object) -> np.random.Generator:
-    """None → a Generator seeded from OS entropy; a Generator passes; anything else is an error."""
+    """None → a cryptographically secure Generator keyed from OS entropy
+    (:func:`textdp._random.secure_generator`); a Generator passes; anything else is an error."""
     if rng is None:
-        return np.random.default_rng()
+        from textdp import _random
+
+        return _random.secure_generator()
     if isinstance(rng, np.random.Generator):
         return rng
     raise TypeError(

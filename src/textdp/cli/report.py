@@ -51,8 +51,8 @@ def report(
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, show_default=False, help="Seed for --deniability.")] = None,
 ) -> None:
-    import numpy as np
 
+    from textdp import _random
     from textdp.evaluation.render import run_report_document, write_report
 
     if not run.is_file():
@@ -74,7 +74,7 @@ def report(
         raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
     out.mkdir(exist_ok=True)
     doc = run_report_document(data, out, deniability_words=deniability, draws=draws,
-                              rng=np.random.default_rng(seed))
+                              rng=_random.generator(seed))
     paths = write_report(doc, out)
     say(f"wrote {paths['markdown']} and {paths['html']}")
 

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from textdp import _random
 from textdp._checks import (
     EPSILON,
     Parameter,
@@ -53,7 +54,7 @@ def random_projections(dim: int, n_projections: int, seed: int) -> np.ndarray:
     Each column is a normalised standard Gaussian vector, i.e. uniform on the unit sphere
     (Algorithm 1, line 1). The seed must not depend on the private data.
     """
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    rng = _random.public_generator(seed)
     v = rng.standard_normal((dim, n_projections))
     return v / np.linalg.norm(v, axis=0, keepdims=True)
 

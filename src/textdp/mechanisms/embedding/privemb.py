@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from textdp import _random
 from textdp._checks import DELTA, EPSILON, Parameter, check_nonnegative_int, check_parameters, check_rng
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 
@@ -182,7 +183,7 @@ def projection_matrix(seed: int, m: int, dim: int) -> np.ndarray:
     from scipy.special import ndtri
 
     seed = PROJECTION_SEED.validate(seed)
-    raw = np.random.PCG64(seed).random_raw(m * dim)
+    raw = _random.public_bit_generator(seed).random_raw(m * dim)
     u = ((raw >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
     phi = ndtri(u).reshape(m, dim)
     phi /= math.sqrt(m)

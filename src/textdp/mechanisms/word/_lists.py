@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textdp import _random
 from textdp.vocab import Vocabulary, cache_dir
 
 __all__ = [
@@ -69,7 +70,7 @@ def squared_distances64(vectors64: np.ndarray, rows: np.ndarray, point: np.ndarr
 
 def start_word(n_words: int, seed: int) -> int:
     """The first word of the list with ``seed``: ``default_rng(seed).integers(n_words)``."""
-    return int(np.random.default_rng(seed).integers(n_words))
+    return int(_random.public_generator(seed).integers(n_words))
 
 
 def _check_seed(seed: object) -> int:
