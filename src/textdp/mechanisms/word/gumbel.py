@@ -35,7 +35,7 @@ import numpy as np
 
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors.knn import ExactNeighbors, NeighborGraph
+from textdp.neighbors import NearestNeighbors, NeighborGraph
 from textdp.noise import truncated_gumbel, truncated_poisson
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary, cache_dir
@@ -79,7 +79,7 @@ def vocabulary_graph(vocabulary: Vocabulary, k: int = GRAPH_K) -> NeighborGraph:
     path = cache_dir() / "neighbors" / f"graph-v{_GRAPH_FORMAT}-{vocabulary.fingerprint[:32]}-k{k}.npz"
     graph = _load_graph(path, vocabulary, k)
     if graph is None:
-        graph = ExactNeighbors(vocabulary.vectors).neighbor_graph(k)
+        graph = NearestNeighbors(vocabulary.vectors).neighbor_graph(k)
         _save_graph(path, vocabulary, graph)
     _GRAPHS[key] = graph
     return graph
@@ -159,7 +159,7 @@ class TruncatedGumbel(WordMechanism):
         denom = min(lambert_w0(2.0 * alpha * self._delta), math.log(alpha * self._delta0))
         self._scale = 2.0 * self._delta / denom
         self._poisson_mean = math.log(n)
-        self._exact: ExactNeighbors | None = None
+        self._exact: NearestNeighbors | None = None
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -236,7 +236,7 @@ class TruncatedGumbel(WordMechanism):
         if deep.size:
             # Beyond the cached lists (probability ≈ 1e-8 per token): exact search on demand.
             if self._exact is None:
-                self._exact = ExactNeighbors(self.vocabulary.vectors)
+                self._exact = NearestNeighbors(self.vocabulary.vectors)
             kk = int(k[deep].max()) - 1
             idx, d = self._exact.kneighbors(self.vocabulary.vectors[ids[deep]], kk,
                                             exclude=ids[deep])
