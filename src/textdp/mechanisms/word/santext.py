@@ -36,7 +36,7 @@ from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.mechanisms.word.tem import TILE, distances_from, sample_by_distinct_word
 from textdp.neighbors import NearestNeighbors
-from textdp.noise.gumbel import halving_levels
+from textdp.noise import halving_levels
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 

@@ -39,7 +39,7 @@ from textdp._checks import check_probability
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors import NearestNeighbors
-from textdp.noise.gumbel import choose_from_weights, halving_levels
+from textdp.noise import choose_from_weights, halving_levels
 from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 
