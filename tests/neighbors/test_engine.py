@@ -56,7 +56,7 @@ def _planted(seed: int = 0):
     rng = np.random.default_rng(seed)
     v = (rng.standard_normal((N_WORDS, DIM)) * 30).astype(np.float32)
     centres, members, used = [], [], set()
-    for g, rows in enumerate(GROUPS):
+    for rows in GROUPS:
         for variant in range(8):
             c = np.round(rng.uniform(150, 250, DIM) * 16) / 16
             c[0] += 40 * variant  # variants of one group far apart from each other

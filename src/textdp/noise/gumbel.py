@@ -20,11 +20,11 @@ below about 2⁻⁵³ relative to the row total may be sampled with a probabilit
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from textdp._checks import check_rng
+from textdp._checks import check_epsilon, check_rng
+from textdp.noise.geometric import _check_size
 
 __all__ = [
     "gumbel",
@@ -36,27 +36,10 @@ __all__ = [
 ]
 
 
-def _check_size(size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"size must be an integer, got {type(size).__name__}")
-    if size < 0:
-        raise ValueError(f"size must be ≥ 0, got {size}")
-    return int(size)
-
-
-def _check_positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
 def gumbel(size: int, scale: float, rng: np.random.Generator | None = None) -> np.ndarray:
     """``size`` draws of Gumbel(0, ``scale``) (float64)."""
     size = _check_size(size)
-    scale = _check_positive(scale, "scale")
+    scale = check_epsilon(scale, "scale")
     return check_rng(rng).gumbel(0.0, scale, size=size)
 
 
@@ -68,8 +51,8 @@ def truncated_gumbel(size: int, scale: float, bound: float,
     x = −b·ln(−ln u). The result lies in [−B, B] exactly (a final clip only absorbs rounding).
     """
     size = _check_size(size)
-    b = _check_positive(scale, "scale")
-    bound = _check_positive(bound, "bound")
+    b = check_epsilon(scale, "scale")
+    bound = check_epsilon(bound, "bound")
     rng = check_rng(rng)
     lo = math.exp(-math.exp(bound / b)) if bound / b < 700 else 0.0  # F(−B), may underflow to 0
     hi = math.exp(-math.exp(-bound / b))                              # F(B)
@@ -107,7 +90,7 @@ def gumbel_max(scores: np.ndarray, scale: float, rng: np.random.Generator | None
         raise ValueError("scores contain NaN or +inf")
     if not np.isfinite(s).any(axis=-1).all():
         raise ValueError("every row needs at least one finite score")
-    scale = _check_positive(scale, "scale")
+    scale = check_epsilon(scale, "scale")
     rng = check_rng(rng)
     # Shifting a row by its maximum changes no argmax and keeps ±1e300 scores from overflowing.
     shifted = s - s.max(axis=-1, keepdims=True)

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import hashlib
 import numbers
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from textdp.io.atomic import atomic_save_npz
 from textdp.neighbors import NearestNeighbors, squared_distances64
 from textdp.vocab import Vocabulary, cache_dir
 
@@ -224,17 +223,9 @@ def _load_cached(path: Path, vocabulary: Vocabulary, seed: int) -> np.ndarray | 
 
 def _save(path: Path, vocabulary: Vocabulary, seed: int, perm: np.ndarray) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-        os.close(fd)
-        try:
-            np.savez(tmp, perm=perm.astype("<i4"), fingerprint=np.str_(vocabulary.fingerprint),
-                     seed=np.int64(seed), version=np.int64(ALGORITHM_VERSION),
-                     checksum=np.str_(_checksum(perm)))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_save_npz(path, perm=perm.astype("<i4"), fingerprint=np.str_(vocabulary.fingerprint),
+                        seed=np.int64(seed), version=np.int64(ALGORITHM_VERSION),
+                        checksum=np.str_(_checksum(perm)))
     except OSError:
         pass  # a read-only cache only costs time
 

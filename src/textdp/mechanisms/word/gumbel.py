@@ -26,13 +26,12 @@ costs a lookup, k truncated-Gumbel draws and an argmin.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from textdp.io.atomic import atomic_save_npz
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors import NearestNeighbors, NeighborGraph
@@ -105,18 +104,10 @@ def _load_graph(path: Path, vocabulary: Vocabulary, k: int) -> NeighborGraph | N
 
 def _save_graph(path: Path, vocabulary: Vocabulary, g: NeighborGraph) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-        os.close(fd)
-        try:
-            np.savez(tmp, fingerprint=np.array(vocabulary.fingerprint),
-                     indices=g.indices.astype(np.int32), distances=g.distances,
-                     extremes=np.array([g.min_distance, g.max_distance]),
-                     pairs=np.array([*g.min_pair, *g.max_pair]))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_save_npz(path, fingerprint=np.array(vocabulary.fingerprint),
+                        indices=g.indices.astype(np.int32), distances=g.distances,
+                        extremes=np.array([g.min_distance, g.max_distance]),
+                        pairs=np.array([*g.min_pair, *g.max_pair]))
     except OSError:
         pass  # a read-only cache only costs time
 

@@ -34,7 +34,7 @@ import numpy as np
 from textdp._checks import check_probability
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.mechanisms.word.tem import TILE, distances_from, sample_by_distinct_word
+from textdp.mechanisms.word.tem import TILE, distances_from, sample_by_distinct_word, word_id
 from textdp.neighbors import NearestNeighbors
 from textdp.noise import halving_levels
 from textdp.privacy import Guarantee
@@ -82,12 +82,7 @@ class _ExponentialOverVocabulary(WordMechanism):
         self._levels = halving_levels(self._outputs.size, TILE)
 
     def _word_id(self, word: str | int) -> int:
-        if isinstance(word, str):
-            return self.vocabulary.index(word)
-        w = int(word)
-        if not 0 <= w < len(self.vocabulary):
-            raise ValueError(f"word id {w} out of range")
-        return w
+        return word_id(self.vocabulary, word)
 
     def _replacement_log_law(self, w: int) -> np.ndarray:
         """log Pr[y | replace x = w] over the output set, float64."""

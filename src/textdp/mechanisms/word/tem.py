@@ -46,6 +46,16 @@ from textdp.vocab import Vocabulary
 __all__ = ["TEM", "sample_by_distinct_word", "distances_from"]
 
 
+def word_id(vocabulary: Vocabulary, word: str | int) -> int:
+    """The vocabulary row of ``word`` (a string, or a row index checked to be in range)."""
+    if isinstance(word, str):
+        return vocabulary.index(word)
+    w = int(word)
+    if not 0 <= w < len(vocabulary):
+        raise ValueError(f"word id {w} out of range")
+    return w
+
+
 def distances_from(vectors: np.ndarray, word: int, columns: np.ndarray | None = None) -> np.ndarray:
     """float64 Euclidean distances from row ``word`` to every row (or to ``columns``)."""
     v = np.asarray(vectors, dtype=np.float64)
@@ -226,12 +236,7 @@ class TEM(WordMechanism):
         return logp if log else np.exp(logp)
 
     def _word_id(self, word: str | int) -> int:
-        if isinstance(word, str):
-            return self.vocabulary.index(word)
-        w = int(word)
-        if not 0 <= w < len(self.vocabulary):
-            raise ValueError(f"word id {w} out of range")
-        return w
+        return word_id(self.vocabulary, word)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # One uniform per halving decision (see sample_by_distinct_word).
