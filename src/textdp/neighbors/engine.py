@@ -43,13 +43,15 @@ _FMAX = float(np.finfo(np.float32).max)  # score of padding rows: never a candid
 _CAP = _FMAX / 2  # thresholds stay below the padding score
 
 
-def squared_distances64(vectors64: np.ndarray, rows: np.ndarray, points: np.ndarray) -> np.ndarray:
+def squared_distances64(vectors64: np.ndarray, rows: np.ndarray | None,
+                        points: np.ndarray) -> np.ndarray:
     """The float64 squared distances every result is defined by: Σ_i (v_i − p_i)² per row.
 
-    ``points`` is one point (d,) or one per row (len(rows), d); the sum is numpy's row sum, the
-    same as a brute force ``((v − q)**2).sum(axis=-1)`` over the same float64 values.
+    ``rows`` selects rows of ``vectors64`` (None: all of them); ``points`` is one point (d,) or
+    one per row, (len(rows), d). The sum is numpy's row sum, the same as a brute force
+    ``((v − q)**2).sum(axis=-1)`` over the same float64 values.
     """
-    diff = vectors64[rows] - points
+    diff = (vectors64 if rows is None else vectors64[rows]) - points
     diff *= diff
     return diff.sum(axis=1)
 
@@ -542,9 +544,8 @@ class NearestNeighbors:
         err = self._error(q)[1] + 2.0**-24 * self._max_norm ** 2
         lower = float((row_max - err).max())
         best, max_pair = -1.0, (0, 0)
-        every = np.arange(nv)
         for i in np.flatnonzero(row_max + err >= lower).tolist():
-            far = squared_distances64(self.vectors64, every, self.vectors64[i])
+            far = squared_distances64(self.vectors64, None, self.vectors64[i])
             j = int(np.argmax(far))
             if far[j] > best:
                 best, max_pair = float(far[j]), (min(i, j), max(i, j))
