@@ -182,3 +182,26 @@ def test_neighbor_graph_equals_brute_force(planted):
     want_i, want_d = _brute(w, w[rows], 3, rows)
     np.testing.assert_array_equal(g.indices[rows], want_i)
     np.testing.assert_array_equal(g.distances[rows], want_d)
+
+
+def test_pairs_within_certify_their_radius():
+    """The 1-Diffractor candidate pairs: symmetric blocks (I ≤ J, the transposed half included)
+    return every pair within t_i − e_i exactly, and none beyond t_i."""
+    rng = np.random.default_rng(3)
+    v = (rng.standard_normal((2500, 6)) * 20).astype(np.float32)
+    v[2400] = v[10]  # a duplicate in another block
+    nn = NearestNeighbors(v)
+    v64 = v.astype(np.float64)
+    sq = (v64 ** 2).sum(1)
+    exact = sq[:, None] + sq[None, :] - 2 * v64 @ v64.T
+    thr = np.quantile(exact, 0.01, axis=1).astype(np.float32)
+    rows, cols, d32 = nn.pairs_within(thr, block=512)
+    assert (rows != cols).all() and (d32 <= thr[rows]).all()
+    got = np.zeros(exact.shape, dtype=bool)
+    got[rows, cols] = True
+    assert got.sum() == rows.size  # no pair twice
+    err = nn.error_bound(np.sqrt(sq), full=True)
+    must = exact <= (thr.astype(np.float64) - err)[:, None]
+    np.fill_diagonal(must, False)
+    assert must.sum() > 2500 and not (must & ~got).any()
+    assert got[10, 2400] and got[2400, 10]
