@@ -43,6 +43,7 @@ from textdp._checks import (
 )
 from textdp.mechanisms.document.base import SENTDP_SAME_COUNT, DocumentMechanism
 from textdp.mechanisms.document.candidates import CandidateSet, fingerprint_array
+from textdp.noise import gumbel_max
 from textdp.privacy import Guarantee
 
 __all__ = ["DeepCandidate", "CandidateRelease", "exponential_log_probabilities",
@@ -110,18 +111,6 @@ def exponential_log_probabilities(utilities: np.ndarray, epsilon: float,
         logits = shifted * (eps / (2.0 * delta))       # ≤ 0, max exactly 0
         logits[np.isnan(logits)] = -np.inf            # 0·(−inf) cannot happen (eps > 0); guard
     return logits - np.log(np.exp(logits).sum())      # the sum is in [1, m]
-
-
-def _gumbel_max(log_probabilities: np.ndarray, rng: np.random.Generator, size: int,
-                block: int = 1 << 20) -> np.ndarray:
-    """``size`` draws i with Pr[i] = exp(log_probabilities[i]): argmax_i (ln P_i + Gumbel_i)."""
-    m = log_probabilities.shape[0]
-    out = np.empty(size, dtype=np.int64)
-    rows = max(1, block // m)
-    for start in range(0, size, rows):
-        n = min(rows, size - start)
-        out[start:start + n] = np.argmax(log_probabilities + rng.gumbel(size=(n, m)), axis=1)
-    return out
 
 
 def _check_callable(name: str) -> Callable[[Any], Any]:
@@ -320,7 +309,7 @@ class DeepCandidate(DocumentMechanism):
         i.i.d. standard Gumbel, which has law P exactly.
         """
         rng = check_rng(rng)
-        i = int(_gumbel_max(self.log_probabilities(document), rng, 1)[0])
+        i = int(gumbel_max(self.log_probabilities(document), 1.0, rng))
         return CandidateRelease(self._candidates.embeddings[i], i, self._candidates.ids[i])
 
     def sample_indices(self, document: Any, size: int,
@@ -333,7 +322,7 @@ class DeepCandidate(DocumentMechanism):
         """
         if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
             raise ValueError(f"size must be a positive integer, got {size!r}")
-        return _gumbel_max(self.log_probabilities(document), check_rng(rng), int(size))
+        return gumbel_max(self.log_probabilities(document), 1.0, check_rng(rng), size=int(size))
 
     def release_many(self, documents: Sequence[Any], rng: np.random.Generator | None = None,
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -350,7 +339,7 @@ class DeepCandidate(DocumentMechanism):
         bounds = np.cumsum([d.shape[0] for d in docs])[:-1]
         for n, sp in enumerate(np.split(proj, bounds)):
             u = tukey_depth_utilities(sp, self._candidate_projections)
-            idx[n] = _gumbel_max(exponential_log_probabilities(u, self._epsilon), rng, 1)[0]
+            idx[n] = gumbel_max(exponential_log_probabilities(u, self._epsilon), 1.0, rng)
         return self._candidates.embeddings[idx], idx
 
     def __repr__(self) -> str:

@@ -41,6 +41,7 @@ import numpy as np
 
 from textdp import _random
 from textdp._checks import DELTA, EPSILON, Parameter, check_nonnegative_int, check_parameters, check_rng
+from textdp.noise import metric_laplace
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 
 __all__ = [
@@ -209,23 +210,6 @@ def spectral_norm_upper(matrix: np.ndarray) -> float:
     sigma = float(np.linalg.svd(a, compute_uv=False)[0])
     margin = max(1e-9, 64.0 * (a.shape[0] + a.shape[1]) * _EPS64)
     return float(np.nextafter(sigma * (1.0 + margin), np.inf))
-
-
-def _add_metric_noise(out: np.ndarray, g: np.ndarray, scale: float,
-                      rng: np.random.Generator) -> None:
-    """out += z row-wise, z with density ∝ exp(−‖z‖/scale): g/‖g‖ (g standard normal, a uniform
-    direction) times a Gamma(k, scale) radius. ``g`` is a scratch buffer of out's shape."""
-    n, k = g.shape
-    rng.standard_normal(out=g)
-    squared = np.einsum("ij,ij->i", g, g)
-    # A zero Gaussian vector has probability 0; redraw defensively rather than divide by zero.
-    while (zero := squared == 0).any():
-        g[zero] = rng.standard_normal((int(zero.sum()), k))
-        squared[zero] = np.einsum("ij,ij->i", g[zero], g[zero])
-    factor = rng.gamma(shape=float(k), scale=scale, size=n)
-    factor /= np.sqrt(squared)
-    g *= factor[:, None]
-    out += g
 
 
 def _round_up(x: float) -> float:
@@ -434,7 +418,8 @@ class EmbeddingMechanism(ABC):
             stop = min(n, start + rows)
             block = out[start:stop]
             self._transform_into(X[start:stop], block)
-            _add_metric_noise(block, buffer[: stop - start], scale, rng)
+            block += metric_laplace(stop - start, k, rng=rng, scale=scale,
+                                    out=buffer[: stop - start])
         if self.snap_exponent is not None:
             snap_to_grid(out, self.snap_exponent)
         return out

@@ -37,7 +37,7 @@ from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.mechanisms.word._lists import ALGORITHM_VERSION, build_list, build_lists
-from textdp.noise.geometric import _two_sided_geometric, clamped_geometric_log_pmf
+from textdp.noise import clamped_geometric_log_pmf, two_sided_geometric
 from textdp.vocab import Vocabulary
 
 __all__ = ["Diffractor", "build_list", "build_lists", "tem_gamma"]
@@ -260,7 +260,7 @@ class Diffractor(WordMechanism):
         m = ids.size
         k = self._lists.shape[0]
         if self._method == "geometric":
-            offsets = _two_sided_geometric(m, self._epsilon, rng)
+            offsets = two_sided_geometric(m, self._epsilon, rng)
             return (rng.integers(k, size=m), offsets) if k > 1 else offsets
         u = rng.random(2 * m)
         lists = rng.integers(k, size=m) if k > 1 else np.zeros(m, dtype=np.int64)

@@ -26,15 +26,14 @@ costs a lookup, k truncated-Gumbel draws and an argmin.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from textdp.io.atomic import atomic_save_npz
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors.knn import ExactNeighbors, NeighborGraph
+from textdp.neighbors import NearestNeighbors, NeighborGraph
 from textdp.noise import truncated_gumbel, truncated_poisson
 from textdp.vocab import Vocabulary, cache_dir
 
@@ -77,7 +76,7 @@ def vocabulary_graph(vocabulary: Vocabulary, k: int = GRAPH_K) -> NeighborGraph:
     path = cache_dir() / "neighbors" / f"graph-v{_GRAPH_FORMAT}-{vocabulary.fingerprint[:32]}-k{k}.npz"
     graph = _load_graph(path, vocabulary, k)
     if graph is None:
-        graph = ExactNeighbors(vocabulary.vectors).neighbor_graph(k)
+        graph = NearestNeighbors(vocabulary.vectors).neighbor_graph(k)
         _save_graph(path, vocabulary, graph)
     _GRAPHS[key] = graph
     return graph
@@ -103,18 +102,10 @@ def _load_graph(path: Path, vocabulary: Vocabulary, k: int) -> NeighborGraph | N
 
 def _save_graph(path: Path, vocabulary: Vocabulary, g: NeighborGraph) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-        os.close(fd)
-        try:
-            np.savez(tmp, fingerprint=np.array(vocabulary.fingerprint),
-                     indices=g.indices.astype(np.int32), distances=g.distances,
-                     extremes=np.array([g.min_distance, g.max_distance]),
-                     pairs=np.array([*g.min_pair, *g.max_pair]))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_save_npz(path, fingerprint=np.array(vocabulary.fingerprint),
+                        indices=g.indices.astype(np.int32), distances=g.distances,
+                        extremes=np.array([g.min_distance, g.max_distance]),
+                        pairs=np.array([*g.min_pair, *g.max_pair]))
     except OSError:
         pass  # a read-only cache only costs time
 
@@ -160,7 +151,7 @@ class TruncatedGumbel(WordMechanism):
         denom = min(lambert_w0(2.0 * alpha * self._delta), math.log(alpha * self._delta0))
         self._scale = 2.0 * self._delta / denom
         self._poisson_mean = math.log(n)
-        self._exact: ExactNeighbors | None = None
+        self._exact: NearestNeighbors | None = None
 
     @property
     def scale(self) -> float:
@@ -224,7 +215,7 @@ class TruncatedGumbel(WordMechanism):
         if deep.size:
             # Beyond the cached lists (probability ≈ 1e-8 per token): exact search on demand.
             if self._exact is None:
-                self._exact = ExactNeighbors(self.vocabulary.vectors)
+                self._exact = NearestNeighbors(self.vocabulary.vectors)
             kk = int(k[deep].max()) - 1
             idx, d = self._exact.kneighbors(self.vocabulary.vectors[ids[deep]], kk,
                                             exclude=ids[deep])

@@ -27,7 +27,7 @@ from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors import NearestNeighbors
-from textdp.noise import uniform_sphere
+from textdp.noise import metric_laplace
 from textdp.vocab import Vocabulary
 
 __all__ = ["Mahalanobis", "regularized_covariance"]
@@ -114,16 +114,12 @@ class Mahalanobis(WordMechanism):
         return ("Σ is computed from the public embedding matrix only",)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        n = self.vocabulary.dim
-        # float32 like MVC's noise: the noisy vector is float32 anyway.
-        u = uniform_sphere(ids.size, n, rng, dtype=np.float32)
-        r = rng.gamma(shape=float(n), scale=1.0 / self.epsilon, size=ids.size)
-        # Columns of S·uᵀ are S·u, scaled by r and deliberately not re-normalised (the norm of
-        # S·u carries the ellipse's shape). (S·uᵀ)ᵀ rather than u·S: BLAS handles the wide
-        # product far better than the tall-and-skinny one.
-        z = np.ascontiguousarray((self._sqrt32 @ u.T).T)
-        z *= r.astype(np.float32)[:, None]
-        return z
+        # float32 like MVC's noise: the noisy vector is float32 anyway. z = Σ_λ^{1/2}·(r·u) with
+        # r·u metric Laplace, deliberately not re-normalised (the norm of S·u carries the
+        # ellipse's shape). (S·xᵀ)ᵀ rather than x·S: BLAS handles the wide product far better
+        # than the tall-and-skinny one.
+        x = metric_laplace(ids.size, self.vocabulary.dim, self.epsilon, rng, dtype=np.float32)
+        return np.ascontiguousarray((self._sqrt32 @ x.T).T)
 
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         noisy = self.vocabulary.vectors[ids]

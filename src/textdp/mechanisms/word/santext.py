@@ -35,8 +35,8 @@ from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.mechanisms.word.tem import TILE, distances_from, sample_by_distinct_word
-from textdp.neighbors.knn import ExactNeighbors
-from textdp.noise.gumbel import halving_levels
+from textdp.neighbors import NearestNeighbors
+from textdp.noise import halving_levels
 from textdp.privacy import Notion
 from textdp.vocab import Vocabulary
 
@@ -75,7 +75,7 @@ class _ExponentialOverVocabulary(WordMechanism):
 
     def _setup(self, outputs: np.ndarray) -> None:
         self._outputs = np.asarray(outputs, dtype=np.int64)
-        self._out_nn = ExactNeighbors(self.vocabulary.vectors[self._outputs])
+        self._out_nn = NearestNeighbors(self.vocabulary.vectors[self._outputs])
         # Column of each vocabulary word among the outputs (−1 when it is not one).
         self._column = np.full(len(self.vocabulary), -1, dtype=np.int64)
         self._column[self._outputs] = np.arange(self._outputs.size)

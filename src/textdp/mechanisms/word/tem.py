@@ -37,8 +37,8 @@ import numpy as np
 from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors.knn import ExactNeighbors
-from textdp.noise.gumbel import choose_from_weights, halving_levels
+from textdp.neighbors import NearestNeighbors
+from textdp.noise import choose_from_weights, halving_levels
 from textdp.vocab import Vocabulary
 
 __all__ = ["TEM", "sample_by_distinct_word", "distances_from"]
@@ -55,7 +55,7 @@ def distances_from(vectors: np.ndarray, word: int, columns: np.ndarray | None = 
 TILE = 64
 
 
-def sample_by_distinct_word(neighbors: ExactNeighbors, vectors: np.ndarray, ids: np.ndarray,
+def sample_by_distinct_word(neighbors: NearestNeighbors, vectors: np.ndarray, ids: np.ndarray,
                             u: np.ndarray, *, scale: float, cap: float | None,
                             self_column: np.ndarray) -> np.ndarray:
     """Per token, a row v of ``neighbors`` drawn ∝ exp(−scale·min(‖φ(v) − φ(w)‖, cap)).
@@ -148,7 +148,7 @@ def _certified_pass(neighbors, vectors, ids, u, tokens, out, scale, cap, self_co
     return np.sort(np.concatenate(uncertain)) if uncertain else np.empty(0, dtype=np.int64)
 
 
-def _exact_choice(neighbors: ExactNeighbors, query: np.ndarray, u: np.ndarray, scale: float,
+def _exact_choice(neighbors: NearestNeighbors, query: np.ndarray, u: np.ndarray, scale: float,
                   cap: float | None) -> np.ndarray:
     """The same halving on float64 weights from directly computed distances (for one word)."""
     diff = neighbors.vectors64 - np.asarray(query, dtype=np.float32).astype(np.float64)
@@ -185,7 +185,7 @@ class TEM(WordMechanism):
         n = len(self.vocabulary)
         scale = 2.0 * self.sensitivity / self.epsilon
         self._gamma = scale * math.log((1.0 - self._beta) * (n - 1) / self._beta)
-        self._nn = ExactNeighbors(self.vocabulary.vectors)
+        self._nn = NearestNeighbors(self.vocabulary.vectors)
 
     @property
     def beta(self) -> float:
