@@ -100,13 +100,16 @@ def document_generator(seed: int, position: int) -> np.random.Generator:
     return seeded_generator(seed, (position,))
 
 
-def describe(seed: int | None) -> dict:
-    """The report's ``randomness`` section for a run with ``seed`` (None: the secure default)."""
+def describe(seed: int | None, unit: str = "document i") -> dict:
+    """The report's ``randomness`` section for a run with ``seed`` (None: the secure default).
+
+    ``unit`` names what stream i feeds (documents for text; a chunk of rows for vectors).
+    """
     if seed is None:
         return {"source": "os-entropy", "seeded": False, "bit_generator": secure_bit_generator_name(),
                 "cryptographically_secure": True}
     return {"source": "seed", "seeded": True, "seed": seed,
-            "derivation": "document i uses default_rng(SeedSequence(seed, spawn_key=(i,)))",
+            "derivation": f"{unit} uses default_rng(SeedSequence(seed, spawn_key=(i,)))",
             "note": SEEDED_NOTE, "bit_generator": "PCG64", "cryptographically_secure": False}
 
 

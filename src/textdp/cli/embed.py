@@ -268,7 +268,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
         mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
         dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
         encoder=encoder.describe() if encoder is not None else None, empty_texts=empty_texts,
-        audit=audit)
+        audit=audit, chunk_rows=CHUNK_ROWS)
     result["io"] = {"input": os.fspath(input), "output": os.fspath(output),
                     "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
     with AtomicFiles() as files:

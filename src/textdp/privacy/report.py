@@ -43,7 +43,7 @@ _STRUCTURE = "structure: kept as it is by design"
 def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any],
             inputs: Mapping[str, Any], counts: Mapping[str, Any],
             unprotected: list[dict[str, Any]], warnings: list[str], seed: int | None,
-            performance: Mapping[str, Any]) -> dict[str, Any]:
+            performance: Mapping[str, Any], unit: str = "document i") -> dict[str, Any]:
     """The envelope every kind shares; a seeded run is always warned about."""
     from textdp import __version__
 
@@ -54,7 +54,7 @@ def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "mechanism": dict(mechanism), "guarantee": dict(guarantee), "inputs": dict(inputs),
             "counts": dict(counts), "unprotected": unprotected, "warnings": warnings,
-            "randomness": _random.describe(seed), "performance": dict(performance)}
+            "randomness": _random.describe(seed, unit), "performance": dict(performance)}
 
 
 def _rate(count: int, seconds: float) -> float | None:
@@ -129,12 +129,13 @@ def _word_unprotected(by_class: Mapping[str, int], by_policy: Mapping[str, int],
 def embedding_report(mechanism: Any, *, vectors_in: int, vectors_out: int, dim_in: int,
                      dim_out: int, seed: int | None, seconds: float,
                      encoder: Mapping[str, Any] | None = None, empty_texts: int | None = None,
-                     audit: Any = None) -> dict[str, Any]:
+                     audit: Any = None, chunk_rows: int | None = None) -> dict[str, Any]:
     """The report of an embedding release (PrivEmb, LaplaceVector: ``textdp embed``).
 
     ``audit`` is PrivEmb's :class:`ProjectionAudit` of the input (or None); ``encoder`` the
     ``describe()`` of the encoder that made the vectors from texts, ``empty_texts`` how many texts
-    it encoded as the zero vector.
+    it encoded as the zero vector; ``chunk_rows`` the rows each seeded stream i feeds (rows
+    chunk_rows·i onwards), for the report's derivation.
     """
     description = mechanism.describe() if hasattr(mechanism, "m") else mechanism.describe(dim_in)
     details, warnings = _details(description)
@@ -155,7 +156,9 @@ def embedding_report(mechanism: Any, *, vectors_in: int, vectors_out: int, dim_i
     return _report("embedding", details, mechanism.guarantee.to_dict(), inputs, counts,
                    unprotected, warnings, seed,
                    {"wall_seconds": round(seconds, 6),
-                    "vectors_per_second": _rate(vectors_out, seconds)})
+                    "vectors_per_second": _rate(vectors_out, seconds)},
+                   unit="vector i" if not chunk_rows else
+                   f"rows {chunk_rows}·i … {chunk_rows}·i + {chunk_rows - 1}")
 
 
 def document_report(mechanism: Any, *, sentence_counts: Any, seed: int | None, seconds: float,
