@@ -85,7 +85,8 @@ def test_privatize_calibrate_embed_take_a_vocabulary(fake_wheel, tmp_path, capsy
                  "laplace-vector", "--encode", "glove-mean", "--vocabulary", "glove-840b-300d",
                  "--seed", "0", "--report", str(emb_report)]) == 0
     assert np.load(tmp_path / "e.npy").shape == (1, 4)
-    assert json.loads(emb_report.read_text())["encoder"]["vocabulary"]["name"] == "glove-840b-300d"
+    encoder = json.loads(emb_report.read_text())["inputs"]["encoder"]
+    assert encoder["vocabulary"]["name"] == "glove-840b-300d"
     np.save(tmp_path / "x.npy", np.zeros((2, 3)))
     assert main(["embed", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"), "--epsilon", "1",
                  "--mechanism", "laplace-vector", "--vocabulary", "glove-840b-300d"]) == 2

@@ -42,12 +42,11 @@ def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     import resource
     import tracemalloc
 
-    import numpy as np
-
+    from textdp import _random
     from textdp.mechanisms import create
     from textdp.vocab import DEFAULT, load
 
-    rng = np.random.default_rng(spec.get("seed", 0))
+    rng = _random.public_generator(spec.get("seed", 0))
     vocab = load(spec.get("vocabulary") or DEFAULT, size=spec.get("vocabulary_size") or None)
     params = dict(spec.get("params") or {})
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -130,18 +129,6 @@ def _glove_root() -> Path:
     return Path(glove.ROOT)
 
 
-def _atomic_save_npz(path: Path, **arrays: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _restrict_glove(size: int, alphabetic_only: bool) -> tuple[list[str], np.ndarray]:
     import pyarrow.parquet as pq
     import wordfreq
@@ -196,7 +183,9 @@ def load_default(size: int = 50_000, *, alphabetic_only: bool = True) -> Vocabul
         words, vectors = _restrict_glove(size, alphabetic_only)
         vocab = Vocabulary(words, vectors, name=name)
         try:
-            _atomic_save_npz(path, words=np.array(words), vectors=vectors)
+            from textdp.io.atomic import atomic_save_npz
+
+            atomic_save_npz(path, words=np.array(words), vectors=vectors)
         except OSError:
             pass  # a read-only cache only costs speed
     _DEFAULT_CACHE[key] = vocab

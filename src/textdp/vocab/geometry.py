@@ -73,9 +73,9 @@ def _kth_distances(vectors: np.ndarray, rows: np.ndarray, k: int) -> Iterator[np
 
     The one place that calls the neighbour engine, so that a change of its API touches only this.
     """
-    from textdp.neighbors.knn import ExactNeighbors
+    from textdp.neighbors import NearestNeighbors
 
-    engine = ExactNeighbors(vectors)
+    engine = NearestNeighbors(vectors)
     for start in range(0, rows.size, _CHUNK):
         chunk = rows[start:start + _CHUNK]
         _, distances = engine.kneighbors(vectors[chunk], k, exclude=chunk)

@@ -181,14 +181,13 @@ def _parse_wheel(path: Path) -> tuple[Vocabulary, dict]:
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
-    os.close(fd)
-    try:
-        np.save(tmp, array, allow_pickle=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    import io
+
+    from textdp.io.atomic import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def _load_840b() -> Vocabulary:
@@ -237,15 +236,14 @@ def _read_meta(name: str) -> dict | None:
 
 
 def _write_meta(name: str, meta: dict) -> None:
+    from textdp.io.atomic import atomic_write_json
+
     path = _meta_path(name)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1)
-        os.replace(tmp, path)
+        atomic_write_json(path, meta)
     except OSError:
-        pass
+        pass  # a read-only cache only costs speed
 
 
 # --- the registry --------------------------------------------------------------------------------
