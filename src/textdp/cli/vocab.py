@@ -64,8 +64,7 @@ def stats(
     k-th neighbour (ε·d_k)-indistinguishable. The search is exact; every word is queried
     unless --sample is given.
     """
-    import numpy as np
-
+    from textdp import _random
     from textdp.cli._vocabulary import resolve_vocabulary
     from textdp.io import AtomicFiles, FileError
     from textdp.vocab.geometry import neighbor_distances, plot_neighbor_distances
@@ -79,7 +78,7 @@ def stats(
     vocab = resolve_vocabulary(name)
     say(f"exact k-NN of {sample or len(vocab):,} words of {name} ({len(vocab):,} × {vocab.dim})")
     try:
-        result = neighbor_distances(vocab, sample=sample, rng=np.random.default_rng(seed))
+        result = neighbor_distances(vocab, sample=sample, rng=_random.generator(seed))
     except ValueError as exc:
         raise CLIError(one_line(exc)) from None
     with AtomicFiles() as files:

@@ -111,7 +111,9 @@ def neighbor_distances(vocabulary: Vocabulary, ks: Sequence[int] = KS, *,
     if sample is None or sample >= n:
         rows, sample = np.arange(n), None
     else:
-        rng = rng if rng is not None else np.random.default_rng()
+        from textdp import _random
+
+        rng = rng if rng is not None else _random.generator()
         rows = np.sort(rng.choice(n, size=sample, replace=False))
     t0 = time.perf_counter()
     columns = np.array(kept) - 1
