@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
-    file), 130 when interrupted.
+    file), 3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
+    SIGTERM; temporary files removed).
     """
     command = typer.main.get_command(app)
     try:
