@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover
 
 from textdp.cli._common import PROG, CLIError, one_line
 from textdp.io import FileError
+from textdp.io.atomic import sigterm_as_interrupt
 
 __all__ = ["app", "main", "CLIError"]
 
@@ -89,8 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     command = typer.main.get_command(app)
     try:
-        status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
-                              standalone_mode=False)
+        with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
+            status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
+                                  standalone_mode=False)
     except (CLIError, FileError) as exc:
         return _error(exc)
     except OSError as exc:  # permission denied, disk full, …: the user's environment, not a bug
