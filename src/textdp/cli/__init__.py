@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
         return _error(exc.format_message() + hint)
     except (typer.Abort, KeyboardInterrupt):
+        status = 130
+    if status == 130:  # typer turns KeyboardInterrupt into a silent Exit(130)
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
     return status if isinstance(status, int) else 0

@@ -20,7 +20,16 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.cli.mechanisms import keyword_parameters
-from textdp.io import AtomicFiles, FileError, check_input, check_output, map_text_file
+from textdp.io import (
+    FORMATS,
+    AtomicFiles,
+    FileError,
+    ReadOptions,
+    check_input,
+    check_output,
+    map_text_file,
+)
+from textdp.io.streams import is_stdio
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
 
 DEFAULT_BATCH_SIZE = 2048
@@ -58,7 +67,10 @@ not), the vocabulary fingerprint, textdp version, timing, and an "io" entry (inp
 format, records in and out). Without --report a one-line summary goes to stderr.
 
 Errors (bad parameters, a malformed record) print one line, naming file and line, and exit
-with status 2; parameters are checked before any input is read.
+with status 2; parameters are checked before any input is read. --on-error skip leaves a
+malformed record out instead (counted and listed by line in the report's "io" entry), and
+--null pass lets a null text field pass through as null. Interrupted (Ctrl-C, SIGTERM): exit
+130, no output and no temporary file left.
 
 \b
 Example:
@@ -152,9 +164,24 @@ def privatize(
         help="Non-negative integer for a reproducible run (the same output for any batch "
              "size). For testing only: anyone who learns the seed can undo the noise. "
              "Default: OS entropy.")] = None,
-    text_field: Annotated[str, typer.Option(
-        "--text-field", help="JSON field, CSV column or Parquet column holding the document "
-                             "(ignored for .txt).")] = "text",
+    text_field: Annotated[list[str] | None, typer.Option(
+        "--text-field", show_default=False,
+        help="JSON field (dotted path for nested objects), CSV/TSV column or Parquet column "
+             "holding the document; repeatable (default: text; ignored for .txt).")] = None,
+    format: Annotated[str | None, typer.Option(
+        "--format", show_default=False,
+        help=f"Format of '-' (standard input/output), or instead of the extensions: "
+             f"{', '.join(FORMATS)}.")] = None,
+    delimiter: Annotated[str | None, typer.Option(
+        "--delimiter", show_default=False,
+        help="CSV/TSV field separator, one character (default: ',' for .csv, tab for "
+             ".tsv; '\\t' for a tab).")] = None,
+    on_error: Annotated[str, typer.Option(
+        "--on-error", help="fail: a malformed record stops the run, no output; skip: leave it "
+                           "out, counted and listed by line in the report.")] = "fail",
+    null: Annotated[str, typer.Option(
+        "--null", help="error: a null text field is an error; pass: it stays null in the "
+                       "output.")] = "error",
     oov: Annotated[OOVPolicy, typer.Option(
         "--oov", case_sensitive=False,
         help="What happens to out-of-vocabulary words and numbers (see above).")] = OOVPolicy.MASK,
@@ -174,9 +201,10 @@ def privatize(
     beta: BetaOption = None,
     param: ParamOption = None,
 ) -> None:
-    # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
-    check_output(output, input)
-    check_input(input)
+    # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
+    options = read_options(text_field, delimiter, on_error, null)
+    check_output(output, input, format)
+    check_input(input, format)
     if report is not None:
         check_report_path(report, input, output)
 
@@ -192,7 +220,7 @@ def privatize(
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all.
     with AtomicFiles() as files:
-        io_summary = map_text_file(input, output, runner.run, text_field=text_field,
+        io_summary = map_text_file(input, output, runner.run, options=options, format=format,
                                    batch_size=batch_size, progress=progress_bar("privatize"),
                                    files=files)
         result = runner.report()
@@ -201,7 +229,11 @@ def privatize(
             files.write_json(report, result)
 
     # 4. Tell the user where things went and what the guarantee is.
-    say(f"wrote {io_summary['records_out']} records to {output}")
+    say(f"wrote {io_summary['records_out']} records to "
+        f"{'standard output' if is_stdio(output) else output}")
+    if io_summary.get("records_skipped"):
+        warn(f"{io_summary['records_skipped']} malformed records skipped (first at line "
+             f"{next(iter(io_summary['skipped'][0].values()))}; listed in the report)")
     if report is not None:
         say(f"privacy report: {report}")
     else:
@@ -211,6 +243,22 @@ def privatize(
         warn(message)
     if not result["guarantee"].get("verified", True):
         warn("no formal guarantee could be established for these parameters")
+
+
+def read_options(text_fields: list[str] | None, delimiter: str | None, on_error: str,
+                 null: str) -> ReadOptions:
+    """The I/O options of the command line, checked (one-line errors)."""
+    if on_error not in ("fail", "skip"):
+        raise CLIError(f"--on-error must be fail or skip, got {on_error!r}")
+    if null not in ("error", "pass"):
+        raise CLIError(f"--null must be error or pass, got {null!r}")
+    if delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    try:
+        return ReadOptions(text_fields=tuple(text_fields or ("text",)), delimiter=delimiter,
+                           on_error=on_error, null=null)
+    except ValueError as exc:
+        raise CLIError(one_line(exc)) from None
 
 
 def check_report_path(report: Path, input: Path, output: Path) -> None:

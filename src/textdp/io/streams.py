@@ -111,10 +111,41 @@ def open_input(path: str | os.PathLike, compression: str | None = None) -> Binar
         inner: BinaryIO = gzip.open(path, "rb")  # type: ignore[assignment]
     else:
         _need_zstd(path)
-        raw = open(path, "rb")  # noqa: SIM115
-        inner = _zstd.ZstdDecompressor().stream_reader(raw, read_across_frames=True,
-                                                       closefd=True)
+        inner = _ZstdFrames(open(path, "rb"))  # noqa: SIM115
     return io.BufferedReader(_Guarded(inner, name, compression), buffer_size=1 << 16)
+
+
+class _ZstdFrames:
+    """The decompressed content of a file of zstd frames; a truncated last frame is an error
+    (zstandard's stream reader would end silently, losing records)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self._dobj = _zstd.ZstdDecompressor().decompressobj()
+        self._pending = b""
+        self._in_frame = False
+
+    def read(self, size: int = -1) -> bytes:
+        while not self._pending:
+            chunk = self._raw.read(1 << 16)
+            if not chunk:
+                if self._in_frame:
+                    raise EOFError("the last zstd frame is truncated")
+                return b""
+            while chunk:
+                self._in_frame = True
+                self._pending += self._dobj.decompress(chunk)
+                chunk = b""
+                if self._dobj.eof:  # a frame ended: what follows starts the next one
+                    chunk = self._dobj.unused_data
+                    self._dobj = _zstd.ZstdDecompressor().decompressobj()
+                    self._in_frame = False
+        n = len(self._pending) if size < 0 else size
+        out, self._pending = self._pending[:n], self._pending[n:]
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 class _GzipOutput(gzip.GzipFile):
