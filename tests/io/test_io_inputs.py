@@ -225,3 +225,24 @@ def test_parquet_cannot_be_gzipped(tmp_path):
     pq.write_table(pa.table({"text": ["a"]}), src)
     with pytest.raises(FileError, match="compressed inside"):
         map_text_file(src, tmp_path / "o.parquet.gz", upper)
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 1000])
+def test_fast_and_exact_paths_write_the_same_bytes(tmp_path, monkeypatch, batch_size):
+    # Fast-path lines, exact-path lines (escapes, nesting, spacing) and blank lines mixed in one
+    # batch, and a new text with a lone surrogate (must stay a \u escape: not UTF-8).
+    lines = TRICKY + "\n  \n" + "".join(
+        json.dumps({"id": i, "text": f"doc {i}", "t": "text"}) + "\n" for i in range(7))
+    src = write_bytes(tmp_path / "in.jsonl", lines.encode())
+
+    def odd(texts, start):
+        return [t.upper() + ("\ud800" if (start + i) % 4 == 0 else "") for i, t in enumerate(texts)]
+
+    map_text_file(src, tmp_path / "fast.jsonl", odd, batch_size=batch_size)
+    monkeypatch.setattr(jsonl_module, "_validate", None)
+    map_text_file(src, tmp_path / "exact.jsonl", odd, batch_size=batch_size)
+    fast = (tmp_path / "fast.jsonl").read_bytes()
+    assert fast == (tmp_path / "exact.jsonl").read_bytes()
+    assert fast.count(b"\\ud800") == 4 and fast.decode("utf-8").count("\n") == lines.count("\n")
+    assert [json.loads(x)["text"] for x in fast.decode().splitlines()[-7:]] == \
+        [f"DOC {i}" + ("\ud800" if (i + 7) % 4 == 0 else "") for i in range(7)]

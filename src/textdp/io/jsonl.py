@@ -224,11 +224,17 @@ def _fast_span(raw: bytes, quoted_key: bytes) -> int:
     duplicates would be further tokens). Key tokens with a value other than a string are not
     counted: the top-level key's value is known to be a string.
     """
-    if b"\\u" in raw:
+    if b"\\" in raw and b"\\u" in raw:
         return -1
     n = len(quoted_key)
-    at = -1
     i = raw.find(quoted_key)
+    if i > 0 and raw.find(quoted_key, i + n) < 0 and raw[i - 1] != _BACKSLASH:  # the usual line
+        j = i + n
+        if raw.startswith(b': "', j):  # as json.dumps writes it
+            return j + 2
+        m = _COLON_QUOTE.match(raw, j)
+        return -1 if m is None else m.end() - 1
+    at = -1
     while i >= 0:
         if i == 0 or raw[i - 1] != _BACKSLASH:
             m = _COLON_QUOTE.match(raw, i + n)
@@ -258,6 +264,7 @@ class JsonLinesReader(LineFileReader):
                  options: ReadOptions | None = None, compression: str | None = None) -> None:
         super().__init__(path, text_field=text_field, options=options, compression=compression)
         self.blank_lines = 0
+        self._exact_entries = 0  # in the batch being read
         try:
             self._tree = _FieldTree(self.text_fields)
         except ValueError:
@@ -282,21 +289,24 @@ class JsonLinesReader(LineFileReader):
                     obj = _validate(raw)
                 except _INVALID:
                     obj = None
-                if type(obj) is dict:
-                    text = obj.get(key)
-                    if type(text) is str:
-                        start = _fast_span(raw, quoted)
-                        if start >= 0:
-                            entries.append((raw, start, _closing_quote(raw, start) + 1))
-                            texts.append(text)
-                            records += 1
-                            if len(texts) >= batch_size:
-                                yield self._batch(texts, entries, records, mark)
-                                mark, entries, texts, records = lines.bytes_read, [], [], 0
-                            continue
+                text = obj.get(key) if type(obj) is dict else None
+                if type(text) is str:
+                    start = _fast_span(raw, quoted)
+                    if start >= 0:
+                        end = raw.find(b'"', start + 1)
+                        if raw[end - 1] == _BACKSLASH:
+                            end = _closing_quote(raw, start)
+                        entries.append((raw, start, end + 1))
+                        texts.append(text)
+                        records += 1
+                        if len(texts) >= batch_size:
+                            yield self._batch(texts, entries, records, mark)
+                            mark, entries, texts, records = lines.bytes_read, [], [], 0
+                        continue
             entry = self._exact(raw, texts)
             if entry is None:
                 continue
+            self._exact_entries += 1
             entries.append(entry)
             if type(entry) is not bytes:
                 records += 1
@@ -305,6 +315,11 @@ class JsonLinesReader(LineFileReader):
                     mark, entries, texts, records = lines.bytes_read, [], [], 0
         if entries:
             yield self._batch(texts, entries, records, mark)
+
+    def _payload(self, entries: list[Any]) -> Any:
+        # (entries, BOM, whether every entry is the fast path's (raw, start, end))
+        all_fast, self._exact_entries = self._exact_entries == 0, 0
+        return entries, self._lines.bom, all_fast
 
     def _records(self) -> Iterator[tuple[list[str] | None, Any]]:  # pragma: no cover
         raise NotImplementedError("JsonLinesReader.batches reads the lines itself")
@@ -364,9 +379,20 @@ class JsonLinesWriter(LineFileWriter):
     """Writes each line with the text fields' string values replaced, every other byte as read."""
 
     def _write(self, batch: Batch, texts: Sequence[str]) -> None:
-        entries, bom = batch.payload
+        entries, bom, all_fast = batch.payload
         out = [self._start(bom)]
         k = 0
+        if all_fast:
+            encode = encode_basestring
+            try:  # the usual batch: no lone surrogate in the new texts
+                for raw, start, end in entries:
+                    out += (raw[:start], encode(texts[k]).encode("utf-8"), raw[end:])
+                    k += 1
+            except UnicodeEncodeError:
+                out, k = [out[0]], 0
+            else:
+                self._fh.write(b"".join(out))
+                return
         for entry in entries:
             if type(entry) is bytes:  # a blank line
                 out.append(entry)

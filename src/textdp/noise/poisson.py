@@ -15,7 +15,6 @@ import math
 import numbers
 
 import numpy as np
-from scipy import stats
 
 from textdp._checks import check_rng
 
@@ -42,12 +41,16 @@ def _check(lam: object, low: object, high: object) -> tuple[float, int, float]:
 
 
 def _window_mass(lam: float, low: int, hi: float) -> float:
+    from scipy import stats  # lazily: scipy.stats costs ~0.3 s at every CLI start otherwise
+
     upper = 1.0 if math.isinf(hi) else stats.poisson.cdf(hi, lam)
     return float(upper - (stats.poisson.cdf(low - 1, lam) if low > 0 else 0.0))
 
 
 def truncated_poisson_pmf(k: np.ndarray, lam: float, low: int, high: int | None) -> np.ndarray:
     """P[K = k | low ≤ K ≤ high] for K ~ Poisson(lam) (float64; 0 outside the window)."""
+    from scipy import stats  # lazily, as above
+
     lam, low, hi = _check(lam, low, high)
     k = np.asarray(k)
     logp = stats.poisson.logpmf(k, lam)
@@ -67,6 +70,8 @@ def truncated_poisson(lam: float, low: int, high: int | None, size: int,
 
     ``high=None`` means no upper bound.
     """
+    from scipy import stats  # lazily, as above
+
     lam, low, hi = _check(lam, low, high)
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 0:
         raise ValueError(f"size must be an integer ≥ 0, got {size!r}")
