@@ -155,9 +155,7 @@ def calibrate(
         bar.close()
 
     # 3. Output: the results first, so that nothing failing afterwards (a plot) can lose them.
-    data = _output(result, vocab, seed, draws, json_output)
-    if plot is not None:
-        _plot(data, plot)
+    _output(result, vocab, seed, draws, json_output, plot)
     if result.epsilon is None:
         warn("no ε in the searched grid meets the targets")
         return NO_EPSILON_MEETS_TARGETS
@@ -226,15 +224,21 @@ def _plot(data: dict[str, Any], plot: Path) -> None:
 
 
 def _output(result: Calibration, vocab: Vocabulary, seed: int | None, draws: int,
-            json_output: bool) -> dict[str, Any]:
-    """The JSON object, or the table and the verdict, on stdout (flushed); returns the JSON data."""
+            json_output: bool, plot: Path | None) -> None:
+    """The JSON object, or the table and the verdict, on stdout (flushed); then the plot."""
     data = result.to_dict()
     data["vocabulary"] = vocab.describe()
     data["seed"] = seed
     if json_output:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-        return data
+    else:
+        _table(result, vocab, draws)
+    sys.stdout.flush()
+    if plot is not None:
+        _plot(data, plot)
+
+
+def _table(result: Calibration, vocab: Vocabulary, draws: int) -> None:
     typer.echo(f"{result.mechanism} on {vocab.name} ({len(vocab):,} words), "
                f"{len(result.words)} words × {draws} draws, "
                f"{result.method.replace('_', ' ')}"
@@ -244,8 +248,6 @@ def _output(result: Calibration, vocab: Vocabulary, seed: int | None, draws: int
     if not (result.monotone.get("max_n_w_nondecreasing", True)
             and result.monotone.get("min_s_w_nonincreasing", True)):
         typer.echo("note: N_w or S_w is not monotone in ε on this grid (see the table)")
-    sys.stdout.flush()
-    return data
 
 
 calibrate.__doc__ = HELP

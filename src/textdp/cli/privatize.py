@@ -146,13 +146,35 @@ def summary_line(report: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+# The I/O options (issue 12): what inputs people have.
+TextFieldOption = Annotated[list[str] | None, typer.Option(
+    "--text-field", show_default=False,
+    help="JSON field (dotted path for nested objects), CSV/TSV column or Parquet column "
+         "holding the document; repeatable (default: text; ignored for .txt).")]
+FormatOption = Annotated[str | None, typer.Option(
+    "--format", show_default=False,
+    help=f"Format of '-' (standard input/output), or instead of the extensions: "
+         f"{', '.join(FORMATS)}.")]
+DelimiterOption = Annotated[str | None, typer.Option(
+    "--delimiter", show_default=False,
+    help="CSV/TSV field separator, one character (default: ',' for .csv, tab for .tsv; "
+         "'\\t' for a tab).")]
+OnErrorOption = Annotated[str, typer.Option(
+    "--on-error", help="fail: a malformed record stops the run, no output; skip: leave it out, "
+                       "counted and listed by line in the report.")]
+NullOption = Annotated[str, typer.Option(
+    "--null", help="error: a null text field is an error; pass: it stays null in the output.")]
+
+
 def privatize(
     input: Annotated[Path, typer.Argument(
         metavar="INPUT", show_default=False,
-        help="Input file: .txt, .jsonl, .csv or .parquet.")],
+        help="Input file: .txt, .jsonl, .csv, .tsv or .parquet (+ .gz / .zst), or - for "
+             "standard input.")],
     output: Annotated[Path, typer.Option(
         "--output", "-o", metavar="OUTPUT", show_default=False,
-        help="Output file, same format as INPUT; its directory must exist.")],
+        help="Output file, same format as INPUT (+ .gz / .zst); its directory must exist; - for "
+             "standard output.")],
     epsilon: Annotated[float, typer.Option(
         "--epsilon", metavar="EPSILON", show_default=False,
         help="Privacy parameter ε > 0 (per unit of the mechanism's metric; smaller = more "
@@ -164,24 +186,11 @@ def privatize(
         help="Non-negative integer for a reproducible run (the same output for any batch "
              "size). For testing only: anyone who learns the seed can undo the noise. "
              "Default: OS entropy.")] = None,
-    text_field: Annotated[list[str] | None, typer.Option(
-        "--text-field", show_default=False,
-        help="JSON field (dotted path for nested objects), CSV/TSV column or Parquet column "
-             "holding the document; repeatable (default: text; ignored for .txt).")] = None,
-    format: Annotated[str | None, typer.Option(
-        "--format", show_default=False,
-        help=f"Format of '-' (standard input/output), or instead of the extensions: "
-             f"{', '.join(FORMATS)}.")] = None,
-    delimiter: Annotated[str | None, typer.Option(
-        "--delimiter", show_default=False,
-        help="CSV/TSV field separator, one character (default: ',' for .csv, tab for "
-             ".tsv; '\\t' for a tab).")] = None,
-    on_error: Annotated[str, typer.Option(
-        "--on-error", help="fail: a malformed record stops the run, no output; skip: leave it "
-                           "out, counted and listed by line in the report.")] = "fail",
-    null: Annotated[str, typer.Option(
-        "--null", help="error: a null text field is an error; pass: it stays null in the "
-                       "output.")] = "error",
+    text_field: TextFieldOption = None,
+    format: FormatOption = None,
+    delimiter: DelimiterOption = None,
+    on_error: OnErrorOption = "fail",
+    null: NullOption = "error",
     oov: Annotated[OOVPolicy, typer.Option(
         "--oov", case_sensitive=False,
         help="What happens to out-of-vocabulary words and numbers (see above).")] = OOVPolicy.MASK,
@@ -203,10 +212,7 @@ def privatize(
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
-    check_output(output, input, format)
-    check_input(input, format)
-    if report is not None:
-        check_report_path(report, input, output)
+    check_paths(input, output, report, format)
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
@@ -229,11 +235,7 @@ def privatize(
             files.write_json(report, result)
 
     # 4. Tell the user where things went and what the guarantee is.
-    say(f"wrote {io_summary['records_out']} records to "
-        f"{'standard output' if is_stdio(output) else output}")
-    if io_summary.get("records_skipped"):
-        warn(f"{io_summary['records_skipped']} malformed records skipped (first at line "
-             f"{next(iter(io_summary['skipped'][0].values()))}; listed in the report)")
+    say_written(io_summary, output)
     if report is not None:
         say(f"privacy report: {report}")
     else:
@@ -243,6 +245,24 @@ def privatize(
         warn(message)
     if not result["guarantee"].get("verified", True):
         warn("no formal guarantee could be established for these parameters")
+
+
+def check_paths(input: Path, output: Path, report: Path | None, format: str | None) -> None:
+    """INPUT, OUTPUT and the report path, checked without reading or writing anything."""
+    check_output(output, input, format)
+    check_input(input, format)
+    if report is not None:
+        check_report_path(report, input, output)
+
+
+def say_written(io_summary: dict[str, Any], output: Path) -> None:
+    """Where the records went, and how many malformed ones were skipped."""
+    say(f"wrote {io_summary['records_out']} records to "
+        f"{'standard output' if is_stdio(output) else output}")
+    if io_summary.get("records_skipped"):
+        first = next(iter(io_summary["skipped"][0].values()))
+        warn(f"{io_summary['records_skipped']} malformed records skipped (the first at line "
+             f"{first}; all are listed in the report)")
 
 
 def read_options(text_fields: list[str] | None, delimiter: str | None, on_error: str,
