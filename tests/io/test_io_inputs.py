@@ -246,3 +246,16 @@ def test_fast_and_exact_paths_write_the_same_bytes(tmp_path, monkeypatch, batch_
     assert fast.count(b"\\ud800") == 4 and fast.decode("utf-8").count("\n") == lines.count("\n")
     assert [json.loads(x)["text"] for x in fast.decode().splitlines()[-7:]] == \
         [f"DOC {i}" + ("\ud800" if (i + 7) % 4 == 0 else "") for i in range(7)]
+
+
+def test_truncated_line_message_ignores_the_line_ending(tmp_path):
+    src = write_bytes(tmp_path / "in.jsonl", b'{"text": "a"}\n{"text": "b\n{"text": "c"}\n')
+    with pytest.raises(FileError, match=r"in.jsonl:2: malformed JSON: Unterminated string"):
+        map_text_file(src, tmp_path / "o.jsonl", upper)
+
+
+def test_csv_malformed_quoting_skipped(tmp_path):
+    src = write_bytes(tmp_path / "in.csv", b'text,n\none,1\n"bad"x,2\ntwo,3\n')
+    summary = map_text_file(src, tmp_path / "o.csv", upper, options=ReadOptions(on_error="skip"))
+    assert (tmp_path / "o.csv").read_bytes() == b"text,n\nONE,1\nTWO,3\n"
+    assert [s["line"] for s in summary["skipped"]] == [3]

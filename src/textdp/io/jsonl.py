@@ -27,7 +27,7 @@ from json.decoder import scanstring
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-from textdp.io._lines import LineFileReader, LineFileWriter
+from textdp.io._lines import LineFileReader, LineFileWriter, split_ending
 from textdp.io.records import Batch, ReadOptions
 
 try:
@@ -334,10 +334,11 @@ class JsonLinesReader(LineFileReader):
         if not line.strip():
             self.blank_lines += 1
             return raw
+        content = split_ending(line)[0]  # spans in it are spans in line
         try:
-            found = self._tree.walk(line)
+            found = self._tree.walk(content)
         except _Malformed:
-            self.reject(self._lines.line, _malformed_message(line))
+            self.reject(self._lines.line, _malformed_message(content))
             return None
         except _Problem as exc:
             self.reject(self._lines.line, str(exc))
