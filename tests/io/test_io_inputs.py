@@ -259,3 +259,20 @@ def test_csv_malformed_quoting_skipped(tmp_path):
     summary = map_text_file(src, tmp_path / "o.csv", upper, options=ReadOptions(on_error="skip"))
     assert (tmp_path / "o.csv").read_bytes() == b"text,n\nONE,1\nTWO,3\n"
     assert [s["line"] for s in summary["skipped"]] == [3]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_keys_spelled_with_escapes(tmp_path, monkeypatch, fast):
+    # "my/text" may be written "my\/text"; "text" may be written "te\u0078t". Each spelling is
+    # the same key: found, and a second spelling in one object is a duplicate (never left raw).
+    if not fast:
+        monkeypatch.setattr(jsonl_module, "_validate", None)
+    one = write_bytes(tmp_path / "one.jsonl", b'{"my\\/text": "one", "x": "caf\\u00e9"}\n')
+    map_text_file(one, tmp_path / "o1.jsonl", upper, options=ReadOptions(text_fields=("my/text",)))
+    assert (tmp_path / "o1.jsonl").read_bytes() == b'{"my\\/text": "ONE", "x": "caf\\u00e9"}\n'
+    two = write_bytes(tmp_path / "two.jsonl", b'{"te\\u0078t": "two", "y": "\\u00e9"}\n')
+    map_text_file(two, tmp_path / "o2.jsonl", upper)
+    assert (tmp_path / "o2.jsonl").read_bytes() == b'{"te\\u0078t": "TWO", "y": "\\u00e9"}\n'
+    dup = write_bytes(tmp_path / "dup.jsonl", b'{"my/text": "a", "my\\/text": "a"}\n')
+    with pytest.raises(FileError, match="appears twice"):
+        map_text_file(dup, tmp_path / "o3.jsonl", upper, options=ReadOptions(text_fields=("my/text",)))

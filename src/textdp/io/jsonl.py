@@ -211,10 +211,34 @@ def _closing_quote(raw: bytes, start: int) -> int:
     return q
 
 
-def _fast_span(raw: bytes, quoted_key: bytes) -> int:
+# A JSON string token, and (group 2) the ':' after it when it is a key. On a valid JSON line,
+# finditer from the start meets every string token in order: outside strings there are no quotes.
+_STRING_TOKEN = re.compile(rb'"((?:[^"\\]++|\\.)*+)"([ \t\n\r]*+:[ \t\n\r]*+)?')
+
+
+def _span_by_tokens(raw: bytes, key: str) -> int:
+    """:func:`_fast_span` for any line and key: every key token of ``raw`` is decoded and compared
+    with ``key`` (escapes such as ``\\u0074`` included); exactly one with a string value must
+    match."""
+    plain = key.encode("utf-8")
+    at = -1
+    for m in _STRING_TOKEN.finditer(raw):
+        if m.group(2) is None or raw[m.end():m.end() + 1] != b'"':
+            continue  # a value, or a key whose value is not a string (not the top-level one)
+        body = m.group(1)
+        if body == plain or (b"\\" in body and scanstring(body.decode("utf-8") + '"', 0)[0] == key):
+            if at >= 0:
+                return -1
+            at = m.end()
+    return at
+
+
+def _fast_span(raw: bytes, quoted_key: bytes, key: str | None = None) -> int:
     """The index of the opening quote of the value of the one key spelled ``quoted_key`` in
     ``raw``, a line already validated as a JSON object whose top-level key has a string value;
-    -1 when that cannot be settled by byte searches (the exact path then decides).
+    -1 when that cannot be settled (the exact path then decides). ``key`` given: a key that is
+    not plain (see below), always compared token by token (:func:`_span_by_tokens`), as are lines
+    with ``\\u`` escapes.
 
     Why this is exact on valid JSON without ``\\u`` escapes: inside a JSON string every ``"`` is
     preceded by a backslash, so an occurrence of ``"key"`` not preceded by one starts a string
@@ -224,8 +248,8 @@ def _fast_span(raw: bytes, quoted_key: bytes) -> int:
     duplicates would be further tokens). Key tokens with a value other than a string are not
     counted: the top-level key's value is known to be a string.
     """
-    if b"\\" in raw and b"\\u" in raw:
-        return -1
+    if key is not None or (b"\\" in raw and b"\\u" in raw):
+        return _span_by_tokens(raw, key if key is not None else quoted_key[1:-1].decode())
     n = len(quoted_key)
     i = raw.find(quoted_key)
     if i > 0 and raw.find(quoted_key, i + n) < 0 and raw[i - 1] != _BACKSLASH:  # the usual line
@@ -272,13 +296,14 @@ class JsonLinesReader(LineFileReader):
             raise
         path0 = self._tree.paths[0]
         self._fast_key: str | None = None
-        if (_validate is not None and len(self.text_fields) == 1 and len(path0) == 1
-                and _PLAIN_KEY.match(path0[0])):
+        if _validate is not None and len(self.text_fields) == 1 and len(path0) == 1:
             self._fast_key = path0[0]
 
     def batches(self, batch_size: int) -> Iterator[Batch]:
         lines, key = self._lines, self._fast_key
         quoted = f'"{key}"'.encode() if key is not None else b""
+        # A key with other spellings than "key" (\/, escapes) is compared token by token.
+        other = key if key is not None and not _PLAIN_KEY.match(key) else None
         entries: list[Any] = []
         texts: list[str] = []
         records = 0
@@ -291,7 +316,7 @@ class JsonLinesReader(LineFileReader):
                     obj = None
                 text = obj.get(key) if type(obj) is dict else None
                 if type(text) is str:
-                    start = _fast_span(raw, quoted)
+                    start = _fast_span(raw, quoted, other)
                     if start >= 0:
                         end = raw.find(b'"', start + 1)
                         if raw[end - 1] == _BACKSLASH:
