@@ -40,11 +40,14 @@ HELP = """Privatise every document of INPUT and write them to OUTPUT.
 INPUT formats, by extension (OUTPUT must have the same one):
   .txt      one document per line; every line, empty ones included, gives one line out,
             with its own line ending
-  .jsonl    one JSON object per line; the document is the string field --text-field;
-            every other field passes through unchanged and in order
+  .jsonl    one JSON object per line; the document is the string field --text-field
+            (a dotted path such as meta.text reaches into nested objects); every other
+            byte of the line (fields, numbers as written, escapes) is copied unchanged
   .csv      header row; the document is the column --text-field; other columns pass
-            through; quoted fields may span lines
+  .tsv      through; quoted fields may span lines; --delimiter sets the separator
   .parquet  the document is the string column --text-field; other columns pass through
+  + .gz or .zst (reviews.jsonl.gz): compressed; '-': standard input/output (--format)
+Repeat --text-field to privatise several fields of each record, each as its own document.
 
 N records in give N records out, in order. The file is read in batches of --batch-size
 documents (memory stays bounded), with a progress bar when stderr is a terminal. OUTPUT
@@ -148,22 +151,24 @@ def summary_line(report: dict[str, Any]) -> str:
 
 # The I/O options (issue 12): what inputs people have.
 TextFieldOption = Annotated[list[str] | None, typer.Option(
-    "--text-field", show_default=False,
+    "--text-field", metavar="NAME", show_default=False,
     help="JSON field (dotted path for nested objects), CSV/TSV column or Parquet column "
          "holding the document; repeatable (default: text; ignored for .txt).")]
 FormatOption = Annotated[str | None, typer.Option(
-    "--format", show_default=False,
+    "--format", metavar="FORMAT", show_default=False,
     help=f"Format of '-' (standard input/output), or instead of the extensions: "
          f"{', '.join(FORMATS)}.")]
 DelimiterOption = Annotated[str | None, typer.Option(
-    "--delimiter", show_default=False,
+    "--delimiter", metavar="CHAR", show_default=False,
     help="CSV/TSV field separator, one character (default: ',' for .csv, tab for .tsv; "
          "'\\t' for a tab).")]
 OnErrorOption = Annotated[str, typer.Option(
-    "--on-error", help="fail: a malformed record stops the run, no output; skip: leave it out, "
-                       "counted and listed by line in the report.")]
+    "--on-error", metavar="fail|skip",
+    help="fail: a malformed record stops the run, no output; skip: leave it out, counted and "
+         "listed by line in the report.")]
 NullOption = Annotated[str, typer.Option(
-    "--null", help="error: a null text field is an error; pass: it stays null in the output.")]
+    "--null", metavar="error|pass",
+    help="error: a null text field is an error; pass: it stays null in the output.")]
 
 
 def privatize(
