@@ -72,13 +72,15 @@ class _Guarded(io.RawIOBase):
     def __init__(self, inner: BinaryIO, path: str, codec: str | None, *,
                  close_inner: bool = True) -> None:
         self._inner, self._path, self._codec, self._close_inner = inner, path, codec, close_inner
+        self._read = getattr(inner, "read1", inner.read)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
         try:
-            data = self._inner.read(len(buffer))
+            # read1 where there is one: a pipe gives what it has, without waiting for a full buffer
+            data = self._read(len(buffer))
         except _STREAM_ERRORS as exc:
             what = f"corrupt or truncated {self._codec} data" if self._codec else "read error"
             raise FileError(self._path, None, f"{what} ({exc})") from None
