@@ -165,3 +165,17 @@ def test_only_stale_temporaries_of_the_same_output_are_removed(tmp_path):
     removed = remove_stale_temporaries(tmp_path / "out.txt")
     assert [p.name for p in removed] == [names[0]]
     assert _temporaries(tmp_path) == sorted(names[1:])
+
+
+def test_parquet_through_pipes(tmp_path):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"id": [1, 2], "text": ["the food was great", "a fine day"]}), buf)
+    r = cli("privatize", "-", "-o", "-", "--format", "parquet", *BASE, stdin=buf.getvalue())
+    assert r.returncode == 0, r.stderr
+    table = pq.read_table(io.BytesIO(r.stdout))
+    assert table.column("id").to_pylist() == [1, 2] and table.num_rows == 2
