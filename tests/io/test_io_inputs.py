@@ -276,3 +276,22 @@ def test_keys_spelled_with_escapes(tmp_path, monkeypatch, fast):
     dup = write_bytes(tmp_path / "dup.jsonl", b'{"my/text": "a", "my\\/text": "a"}\n')
     with pytest.raises(FileError, match="appears twice"):
         map_text_file(dup, tmp_path / "o3.jsonl", upper, options=ReadOptions(text_fields=("my/text",)))
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_escapes_in_other_keys_and_values(tmp_path, monkeypatch, fast):
+    # \u escapes elsewhere in the line keep the fast path exact: in another key, in a value, in a
+    # nested key that spells "text" (not the top-level field: left alone).
+    if not fast:
+        monkeypatch.setattr(jsonl_module, "_validate", None)
+    data = (b'{"caf\\u00e9": 1, "text": "x \\u00e9"}\n'
+            b'{"a": {"te\\u0078t": "inner"}, "text": "outer \\\\u"}\n'
+            b'{"v": "\\u00e9\\"", "text": "q", "w": "\\\\\\u00e9"}\n'
+            b'{"te\\u0078t": "outer", "m": {"text": "inner"}}\n')
+    src = write_bytes(tmp_path / "in.jsonl", data)
+    map_text_file(src, tmp_path / "o.jsonl", upper)
+    assert (tmp_path / "o.jsonl").read_bytes() == (
+        '{"caf\\u00e9": 1, "text": "X É"}\n'
+        '{"a": {"te\\u0078t": "inner"}, "text": "OUTER \\\\U"}\n'
+        '{"v": "\\u00e9\\"", "text": "Q", "w": "\\\\\\u00e9"}\n'
+        '{"te\\u0078t": "OUTER", "m": {"text": "inner"}}\n').encode()

@@ -44,6 +44,7 @@ __all__ = ["JsonLinesReader", "JsonLinesWriter", "parse_field_path"]
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _COLON_QUOTE = re.compile(rb'[ \t\n\r]*:[ \t\n\r]*"')
+_COLON = re.compile(rb"[ \t\n\r]*:")
 _BACKSLASH = 92
 # Keys the fast path handles: their only other spelling in JSON is with \u escapes.
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_\- ]+\Z")
@@ -233,22 +234,34 @@ def _span_by_tokens(raw: bytes, key: str) -> int:
     return at
 
 
+def _escaped_key(raw: bytes) -> bool:
+    """Whether a key of ``raw`` (valid JSON) holds a ``\\u`` escape: for each string holding
+    one, its closing quote is found and the string is a key if a ``:`` follows."""
+    p = raw.find(b"\\u")
+    while p >= 0:
+        q = _closing_quote(raw, p - 1)
+        if _COLON.match(raw, q + 1) is not None:
+            return True
+        p = raw.find(b"\\u", q + 1)
+    return False
+
+
 def _fast_span(raw: bytes, quoted_key: bytes, key: str | None = None) -> int:
     """The index of the opening quote of the value of the one key spelled ``quoted_key`` in
     ``raw``, a line already validated as a JSON object whose top-level key has a string value;
     -1 when that cannot be settled (the exact path then decides). ``key`` given: a key that is
     not plain (see below), always compared token by token (:func:`_span_by_tokens`), as are lines
-    with ``\\u`` escapes.
+    with a ``\\u`` escape in a key.
 
-    Why this is exact on valid JSON without ``\\u`` escapes: inside a JSON string every ``"`` is
-    preceded by a backslash, so an occurrence of ``"key"`` not preceded by one starts a string
-    token, and one followed by ``:`` is a key. Without ``\\u`` escapes a key equal to ``key`` can
-    only be spelled ``"key"`` (the fast path takes only keys of letters, digits, ``_``, ``-`` and
-    spaces). So if exactly one such key token exists, it is the top-level one (nested keys and
-    duplicates would be further tokens). Key tokens with a value other than a string are not
-    counted: the top-level key's value is known to be a string.
+    Why this is exact on valid JSON without ``\\u`` escapes in keys: inside a JSON string every
+    ``"`` is preceded by a backslash, so an occurrence of ``"key"`` not preceded by one starts a
+    string token, and one followed by ``:`` is a key. Without ``\\u`` escapes in keys, a key
+    equal to ``key`` can only be spelled ``"key"`` (the fast path takes only keys of letters,
+    digits, ``_``, ``-`` and spaces). So if exactly one such key token exists, it is the top-level
+    one (nested keys and duplicates would be further tokens). Key tokens with a value other than
+    a string are not counted: the top-level key's value is known to be a string.
     """
-    if key is not None or (b"\\" in raw and b"\\u" in raw):
+    if key is not None or (b"\\" in raw and b"\\u" in raw and _escaped_key(raw)):
         return _span_by_tokens(raw, key if key is not None else quoted_key[1:-1].decode())
     n = len(quoted_key)
     i = raw.find(quoted_key)
