@@ -11,8 +11,8 @@ from benchmarks.common import best_of
 
 def run() -> str:
     from textdp.datasets.documents import load_documents
+    from textdp.encoders import load_sbert
     from textdp.mechanisms.document import DeepCandidate, Recoder, build_candidates
-    from textdp.mechanisms.document.encoding import load_sbert
     from textdp.sentences import split_sentences
 
     docs = load_documents("nyt")[:120]
@@ -41,7 +41,7 @@ def run() -> str:
 
     rows = []
     for p in (10, 50, 100):
-        mech = DeepCandidate(10.0, cands, n_projections=p, recoder=h, projection_seed=0)
+        mech = DeepCandidate(cands, epsilon=10.0, n_projections=p, recoder=h, projection_seed=0)
         t_mech = best_of(lambda mech=mech: mech.release_many(sents, rng), repeat=2)
         total = t_split + t_encode + t_mech
         rows.append((p, len(docs) / t_mech, len(docs) / total, 100 * t_mech / total))

@@ -32,15 +32,15 @@ def run() -> str:
         label = "1 thread" if threads == 1 else "all threads"
         with threadpool_limits(threads):
             for beta in (0.9, 0.5):
-                mech = PrivEmb(10.0, 1e-6, beta, dim=d)
+                mech = PrivEmb(epsilon=10.0, delta=1e-6, beta=beta, dim=d)
                 gemm = gemm_rate_f64(X, np.ascontiguousarray(mech.projection.T))
                 rate = n / best_of(lambda m=mech: m.release(X, rng), repeat=5)
                 rows.append((f"PrivEmb release 384 → {mech.m} (β = {beta:g})", label, rate, gemm))
-            strict = PrivEmb(10.0, 1e-6, 0.9, dim=d, strict=True, snap="auto")
+            strict = PrivEmb(epsilon=10.0, delta=1e-6, beta=0.9, dim=d, strict=True, snap="auto")
             gemm = gemm_rate_f64(X, np.ascontiguousarray(strict.projection.T))
             rate = n / best_of(lambda s=strict: s.release(X, rng), repeat=5)
             rows.append((f"PrivEmb strict + snap auto, 384 → {strict.m}", label, rate, gemm))
-            m1 = LaplaceVector(10.0)
+            m1 = LaplaceVector(epsilon=10.0)
             rows.append(("LaplaceVector (M1) release, 384 → 384", label,
                          n / best_of(lambda m=m1: m.release(X, rng), repeat=3), float("nan")))
     lines = [

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
+
 #: The repository's root (``experiments/`` is not installed: it runs from a source checkout).
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "docs" / "results"
@@ -53,7 +55,7 @@ def rng(seed: int, *key: int) -> np.random.Generator:
     ``SeedSequence(seed, spawn_key=key)``: the same (seed, key) gives the same stream, different
     keys give independent ones, so adding a part does not shift the randomness of the others.
     """
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
+    return _random.public_generator(seed, tuple(key))
 
 
 def machine() -> str:

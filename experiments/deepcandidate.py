@@ -37,7 +37,7 @@ import numpy as np
 
 from experiments import _harness as harness
 from experiments._harness import Log
-from textdp.mechanisms.document.encoding import SentenceEncoder, encoder_name
+from textdp.encoders import SentenceEncoder, encoder_name
 
 NAME = "deepcandidate"
 DEFAULT_EPSILONS = (1.0, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0)
@@ -595,7 +595,7 @@ def page(results: list[dict[str, Any]], figures: dict[str, str], config: dict[st
 
 def run(args: Any, argv: Sequence[str], log: Log) -> dict[str, Any]:
     """Every data set; returns ``{"config": …, "results": […]}`` (what results.json holds)."""
-    from textdp.mechanisms.document.encoding import load_sbert
+    from textdp.encoders import load_sbert
 
     t0 = time.perf_counter()
     encoder = load_sbert()

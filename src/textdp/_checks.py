@@ -1,27 +1,46 @@
-"""Parameter checks shared by every mechanism: TypeError for a wrong type, ValueError for a range."""
+"""Parameter checks and declarations: TypeError for a wrong type, ValueError for a wrong range.
+
+A mechanism declares each of its parameters once, as a :class:`Parameter` (name, type, range or
+choices, default, help). That one declaration validates the constructor's arguments, names the
+parameters of ``mechanisms.create`` and of the CLI, and is listed by ``textdp mechanisms``.
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+__all__ = ["REQUIRED", "Parameter", "check_epsilon", "check_names", "check_nonnegative_int",
+           "check_parameters", "check_positive",
+           "check_probability", "check_rng", "check_seed", "check_size"]
+
+
+def _check_real(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_positive(value: object, name: str) -> float:
+    """A finite real number > 0."""
+    v = _check_real(value, name)
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
-    value = float(epsilon)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
-    return value
+    return check_positive(epsilon, name)
 
 
 def check_probability(value: object, name: str, *, open_low: bool = True,
                       open_high: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
+    v = _check_real(value, name)
     low_ok = v > 0 if open_low else v >= 0
     high_ok = v < 1 if open_high else v <= 1
     if not (math.isfinite(v) and low_ok and high_ok):
@@ -31,10 +50,22 @@ def check_probability(value: object, name: str, *, open_low: bool = True,
     return v
 
 
+def check_size(size: object, name: str = "size") -> int:
+    """An integer ≥ 0 (a number of draws)."""
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(size).__name__}")
+    if int(size) < 0:
+        raise ValueError(f"{name} must be ≥ 0, got {size!r}")
+    return int(size)
+
+
 def check_rng(rng: object) -> np.random.Generator:
-    """None → a Generator seeded from OS entropy; a Generator passes; anything else is an error."""
+    """None → a cryptographically secure Generator keyed from OS entropy
+    (:func:`textdp._random.secure_generator`); a Generator passes; anything else is an error."""
     if rng is None:
-        return np.random.default_rng()
+        from textdp import _random
+
+        return _random.secure_generator()
     if isinstance(rng, np.random.Generator):
         return rng
     raise TypeError(
@@ -43,9 +74,159 @@ def check_rng(rng: object) -> np.random.Generator:
     )
 
 
-def check_seed(seed: object) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+def check_seed(seed: object, name: str = "seed") -> int | None:
+    """None, or a non-negative integer; anything else is a ValueError (a seed is a value, not a type)."""
+    return None if seed is None else check_nonnegative_int(seed, name)
+
+
+def check_nonnegative_int(value: object, name: str) -> int:
+    """A non-negative integer, else a ValueError (a seed is a value, not a type)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: The default of a parameter that must be given.
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One parameter of a mechanism, declared once.
+
+    Attributes:
+        name: the keyword (``epsilon``, ``beta``, …), in the papers' words.
+        type: ``float``, ``int``, ``bool`` or ``str`` for values the command line can give;
+            ``object`` for Python-only values (arrays, vocabularies, callables).
+        help: one line for a user: what it is, in the paper's terms.
+        default: the value when not given; :data:`REQUIRED` when it must be given.
+        low, high: the range of a number (None: unbounded on that side).
+        low_open, high_open: whether the range excludes that end.
+        choices: the accepted strings of a ``str`` parameter.
+        nullable: None is accepted (and means "not set": see the mechanism's docstring).
+        check: a custom check ``value → value`` for what the fields above cannot say; it raises
+            TypeError or ValueError itself.
+        flag: the command line has a flag ``--name`` for it (others go through ``--param``).
+    """
+
+    name: str
+    type: type
+    help: str
+    default: Any = REQUIRED
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple[str, ...] = ()
+    nullable: bool = False
+    check: Callable[[Any], Any] | None = None
+    flag: bool = False
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def command_line(self) -> bool:
+        """Whether the command line can give it (a number, an integer, a flag or a string)."""
+        return self.type in (float, int, bool, str)
+
+    def describe_range(self) -> str:
+        """The accepted values in a few symbols: ``(0, 1)``, ``≥ 1``, ``geometric | tem``, …"""
+        if self.choices:
+            text = " | ".join(self.choices)
+        elif self.type is bool:
+            text = "true | false"
+        elif self.low is not None and self.high is not None:
+            text = (f"{'(' if self.low_open else '['}{self.low:g}, "
+                    f"{self.high:g}{')' if self.high_open else ']'}")
+        elif self.low is not None:
+            text = f"{'>' if self.low_open else '≥'} {self.low:g}"
+        elif self.high is not None:
+            text = f"{'<' if self.high_open else '≤'} {self.high:g}"
+        else:
+            text = {float: "real", int: "integer", str: "string"}.get(self.type, "see help")
+        return text + (" or none" if self.nullable else "")
+
+    def validate(self, value: Any) -> Any:
+        """The checked value: TypeError for a wrong type, ValueError for a value out of range."""
+        if value is None and self.nullable:
+            return None
+        if self.check is not None:
+            return self.check(value)
+        if self.type is bool:
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{self.name} must be True or False, got {value!r}")
+            return bool(value)
+        if self.type is str:
+            if not isinstance(value, str):
+                raise TypeError(f"{self.name} must be a string, got {type(value).__name__}")
+            if self.choices and value not in self.choices:
+                raise ValueError(f"unknown {self.name} {value!r}; choose one of: "
+                                 f"{', '.join(self.choices)}")
+            return value
+        if self.type is int:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{self.name} must be an integer, got {type(value).__name__}")
+            value = int(value)
+        elif self.type is float:
+            value = _check_real(value, self.name)
+        else:
+            return value
+        self._check_range(value)
+        return value
+
+    def _check_range(self, v: float) -> None:
+        lo_ok = self.low is None or (v > self.low if self.low_open else v >= self.low)
+        hi_ok = self.high is None or (v < self.high if self.high_open else v <= self.high)
+        finite = self.type is int or math.isfinite(v)
+        if lo_ok and hi_ok and finite:
+            return
+        if self.low is not None and self.high is not None:
+            must = f"lie in {self.describe_range()}"
+        elif self.type is float:
+            must = "be a finite number" + ("" if self.low is None and self.high is None
+                                            else f" {self.describe_range()}")
+        else:
+            must = f"be {self.describe_range()}"
+        raise ValueError(f"{self.name} must {must}, got {v!r}")
+
+
+def check_names(declared: Iterable[Parameter], given: Iterable[str], *, owner: str) -> None:
+    """ValueError naming the parameters in ``given`` that are not declared, or the required ones
+    missing from it, with the accepted names."""
+    declared = tuple(declared)
+    given = list(given)
+    names = [p.name for p in declared]
+    unknown = [k for k in given if k not in names]
+    missing = [p.name for p in declared if p.required and p.name not in given]
+    if unknown or missing:
+        what = (f"unknown parameter(s) {', '.join(map(repr, unknown))}" if unknown else
+                f"missing required parameter(s) {', '.join(map(repr, missing))}")
+        raise ValueError(f"{owner}: {what}; it accepts: {', '.join(names)}")
+
+
+def check_parameters(declared: Iterable[Parameter], given: Mapping[str, Any], *,
+                     owner: str) -> dict[str, Any]:
+    """Every declared parameter's checked value, defaults filled in, in declaration order.
+
+    Raises:
+        ValueError: a parameter that is not declared, or a required one that is missing
+            (:func:`check_names`).
+        TypeError, ValueError: from :meth:`Parameter.validate`.
+    """
+    declared = tuple(declared)
+    check_names(declared, given, owner=owner)
+    return {p.name: p.validate(given[p.name] if p.name in given else p.default) for p in declared}
+
+
+# Declarations shared by several families (the papers' names and ranges).
+EPSILON = Parameter("epsilon", float, "privacy parameter ε (per unit of the mechanism's metric)",
+                    low=0.0, low_open=True)
+DELTA = Parameter("delta", float, "δ of an (ε, δ) guarantee", low=0.0, high=1.0, low_open=True,
+                  high_open=True)

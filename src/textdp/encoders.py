@@ -9,6 +9,12 @@
   downloaded at run time.
 * any callable ``list[str] → array`` — wrapped by :class:`CallableEncoder`, which checks its output.
 
+Encoders live here and only here: the mechanisms take arrays and never call an encoder. The
+functions at the end turn files and documents into arrays for them: :func:`encode_file` (one
+vector per text, for ``textdp embed``) and :func:`encode_documents` /
+:func:`iter_document_embeddings` (one (k, d) array of sentence embeddings per document, for
+DeepCandidate, its candidates and its recoder: Meehan, Mrini & Chaudhuri, ACL 2022, §3.2).
+
 Encoders are deterministic (no randomness) and are not privacy mechanisms: they run on the raw text
 before the vectors are privatised.
 """
@@ -17,18 +23,22 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "get_encoder",
-           "load_sbert"]
+__all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "SentenceEncoder",
+           "check_encoder", "encode_document_file", "encode_documents", "encode_file",
+           "encoder_name", "get_encoder", "iter_document_embeddings", "load_sbert"]
 
 #: Names accepted by :func:`get_encoder` and ``textdp embed --encode``.
 ENCODERS = ("glove-mean", "sbert")
+
+#: A sentence encoder: a list of sentences in, one row per sentence out.
+SentenceEncoder = Callable[[list[str]], np.ndarray]
 
 
 @runtime_checkable
@@ -205,3 +215,114 @@ def get_encoder(encoder: str | Encoder | Callable[[list[str]], Any]) -> Encoder:
 def load_sbert(batch_size: int = 64) -> SBERT:
     """The SBERT encoder (all-MiniLM-L6-v2, offline); the model loads on first use."""
     return SBERT(batch_size=batch_size)
+
+
+def encoder_name(encoder: object) -> str:
+    """A name for reports and cache keys: ``encoder.name`` if it has one, else its qualified name."""
+    name = getattr(encoder, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return getattr(encoder, "__qualname__", type(encoder).__qualname__)
+
+
+def check_encoder(encoder: object) -> SentenceEncoder:
+    if not callable(encoder):
+        raise TypeError("encoder must be a callable list[str] -> (n, d) array, got "
+                        f"{type(encoder).__name__}")
+    return encoder  # type: ignore[return-value]
+
+
+def encode_documents(encoder: SentenceEncoder, documents: Sequence[str | Sequence[str]],
+                     ) -> list[np.ndarray]:
+    """Sentence embeddings G(s_l) of every document, in one encoder call: (k_i, d) float arrays.
+
+    A document is a text (split with :func:`textdp.sentences.split_sentences`) or its list of
+    sentences. SentDP (Meehan, Mrini & Chaudhuri, ACL 2022, §3.2, Eq. 1) embeds a document as
+    the mean of these rows; DeepCandidate takes them all.
+
+    Raises:
+        ValueError: the encoder returned the wrong number of rows, or a non-finite value.
+    """
+    from textdp.sentences import split_sentences
+
+    check_encoder(encoder)
+    docs = [split_sentences(d) if isinstance(d, str) else list(d) for d in documents]
+    flat = [s for doc in docs for s in doc]
+    counts = np.fromiter((len(doc) for doc in docs), dtype=np.int64, count=len(docs))
+    if not flat:
+        return [np.zeros((0, 0)) for _ in docs]
+    emb = np.asarray(encoder(flat), dtype=np.float64)
+    if emb.ndim != 2 or emb.shape[0] != len(flat):
+        raise ValueError(f"the encoder returned shape {emb.shape} for {len(flat)} sentences; "
+                         "expected one row per sentence")
+    if not np.isfinite(emb).all():
+        raise ValueError("the encoder returned a non-finite value")
+    return np.split(emb, np.cumsum(counts)[:-1])
+
+
+def iter_document_embeddings(path: str | os.PathLike, encoder: SentenceEncoder, *,
+                             text_field: str = "text", batch_size: int = 256,
+                             ) -> Iterator[tuple[int, list[np.ndarray]]]:
+    """The documents of a text file (one per record), batch by batch, as sentence embeddings.
+
+    Yields ``(start, embeddings)``: the 0-based record number of the batch's first document and
+    one (k, d) array per document. Raises :class:`textdp.io.FileError` naming the first document
+    without a sentence (DeepCandidate needs at least one).
+    """
+    from textdp.io import FileError, open_records
+    from textdp.sentences import split_sentences
+
+    with open_records(path, text_field=text_field) as reader:
+        for batch in reader.batches(batch_size):
+            docs = [split_sentences(t) for t in batch.texts]
+            for i, sentences in enumerate(docs):
+                if not sentences:
+                    raise FileError(path, None, f"document {batch.start + i + 1} has no "
+                                                "sentences (DeepCandidate needs at least one)")
+            yield batch.start, encode_documents(encoder, docs)
+
+
+def encode_document_file(path: str | os.PathLike, encoder: SentenceEncoder, *,
+                         text_field: str = "text", batch_size: int = 256) -> list[np.ndarray]:
+    """Every document of a text file as its (k, d) sentence embeddings (see
+    :func:`iter_document_embeddings`): the input of :func:`~textdp.mechanisms.document.build_candidates`
+    and :func:`~textdp.mechanisms.document.train_recoder`."""
+    from textdp.io import FileError
+
+    docs = [d for _, batch in iter_document_embeddings(path, encoder, text_field=text_field,
+                                                       batch_size=batch_size) for d in batch]
+    if not docs:
+        raise FileError(path, None, "no documents")
+    return docs
+
+
+def encode_file(path: str | os.PathLike, encoder: Encoder, *, text_field: str = "text",
+                batch_size: int = 256, progress: Callable[[int | None, str], Any] | None = None,
+                ) -> tuple[np.ndarray, int]:
+    """One vector per text of a file (.txt, .jsonl, .csv, .parquet): ``(vectors, empty)``.
+
+    ``empty`` counts the texts encoded as the zero vector because none of their words is known
+    (glove-mean; 0 for other encoders). ``progress`` is a factory ``(total, unit) → bar`` (with
+    ``update`` and ``close``), e.g. a tqdm.
+    """
+    from textdp.io import FileError, open_records
+
+    parts, empty = [], 0
+    with open_records(path, text_field=text_field) as reader:
+        bar = progress(reader.total, reader.unit) if progress is not None else None
+        try:
+            for batch in reader.batches(batch_size):
+                if hasattr(encoder, "encode_with_counts"):
+                    vectors, counts = encoder.encode_with_counts(batch.texts)
+                    empty += int((counts == 0).sum())
+                else:
+                    vectors = encoder(batch.texts)
+                parts.append(vectors)
+                if bar is not None:
+                    bar.update(batch.progress)
+        finally:
+            if bar is not None:
+                bar.close()
+    if not parts:
+        raise FileError(path, None, "no texts")
+    return np.concatenate(parts), empty

@@ -5,21 +5,18 @@ document once, looks every alphanumeric run up in the vocabulary, draws the mech
 (per document when seeded), applies the mechanism to the whole batch in one vectorised call,
 restores case patterns and joins the documents back. No Python code runs per token.
 
-Two paths give the same output and the same report: the fast one treats the batch as one UTF-32
-code array (:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case
-variants, one gather to rebuild the text); the reference one (:meth:`Privatizer._run_strings`)
-splits with a C-level regular expression and uses C-level maps over Python strings. The reference
-path runs when a document contains NUL (the fast path's separator).
+One path for every text: the batch is one UTF-32 code array with document boundaries as offsets
+(:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case variants, one
+gather to rebuild the text), so a document may contain any character, NUL included. The tests
+hold it against a reference that splits with the regular expressions of :mod:`textdp.text`.
 """
 
 from __future__ import annotations
 
-import operator
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -27,7 +24,7 @@ import numpy as np
 from textdp import _random
 from textdp._checks import check_seed
 from textdp.mechanisms import WordMechanism, create
-from textdp.text import TokenClass, count_structure, restore_case, split_batch
+from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
@@ -38,6 +35,11 @@ DEFAULT_MASK = "[MASK]"
 
 
 class OOVPolicy(StrEnum):
+    """What happens to a word outside the vocabulary, and to a number (the mechanism has no
+    neighbours for them): ``mask`` replaces it by the mask token, ``keep`` releases it
+    unprotected (the report lists it), ``drop`` removes it, ``random`` draws a vocabulary word
+    uniformly, independently of the input."""
+
     MASK = "mask"
     KEEP = "keep"
     DROP = "drop"
@@ -57,115 +59,6 @@ _COUNTERS = (
     "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
     "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
 )
-
-
-_M32 = 0xFFFFFFFF
-_M128 = (1 << 128) - 1
-_PCG64_MULT = (2549297995355413924 << 64) + 4865540595714422341
-
-
-class _DocumentGenerators:
-    """The generators of :func:`textdp._random.document_generator` for many documents at once.
-
-    ``default_rng(SeedSequence(seed, spawn_key=(i,)))`` costs ~8 µs per document, mostly the
-    SeedSequence hash in Python-level Cython. Its arithmetic (numpy's ``SeedSequence``: uint32
-    hashmix/mix over the entropy words, then ``generate_state``; PCG64's ``srandom``) is redone
-    here: the part that depends only on the seed once, the part that depends on i vectorised
-    over documents, and one reused Generator receives each document's PCG64 state in turn.
-    The result is checked against ``document_generator`` itself at construction; if numpy ever
-    derives streams differently, every document falls back to ``document_generator``.
-    """
-
-    _INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
-    _MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
-
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        words = self._words(seed)
-        words += [0] * (4 - len(words))
-        self._hc = self._INIT_A
-        mixer = [self._hashmix(w) for w in words[:4]]
-        for i_src in range(4):
-            for i_dst in range(4):
-                if i_src != i_dst:
-                    mixer[i_dst] = self._mix(mixer[i_dst], self._hashmix(mixer[i_src]))
-        for w in words[4:]:
-            for i_dst in range(4):
-                mixer[i_dst] = self._mix(mixer[i_dst], self._hashmix(w))
-        self._mixer = mixer  # pool after the seed's words; the spawn key comes next
-        self._bit_generator = np.random.PCG64()
-        self._generator = np.random.Generator(self._bit_generator)
-        self._exact = True
-        probe = [0, 1, 2, 12345, 2**32 - 1]
-        for p, g in zip(probe, self.many(np.array(probe)), strict=True):
-            mine = g.bit_generator.state, g.random(4).tolist()
-            ref_g = _random.document_generator(seed, p)
-            if mine != (ref_g.bit_generator.state, ref_g.random(4).tolist()):
-                self._exact = False
-
-    @staticmethod
-    def _words(n: int) -> list[int]:
-        out = []
-        while n > 0:
-            out.append(n & _M32)
-            n >>= 32
-        return out or [0]
-
-    def _hashmix(self, value):
-        value ^= self._hc
-        self._hc = (self._hc * self._MULT_A) & _M32
-        value = (value * self._hc) & _M32
-        return value ^ (value >> 16)
-
-    @classmethod
-    def _mix(cls, x, y):
-        r = (cls._MIX_L * x - cls._MIX_R * y) & _M32
-        return r ^ (r >> 16)
-
-    def _states(self, positions: np.ndarray) -> list[tuple[int, int]]:
-        """(PCG64 state, increment) of the documents at ``positions`` (each < 2^32)."""
-        u32 = np.uint32
-        with np.errstate(over="ignore"):
-            w = positions.astype(np.uint32)
-            hc = self._hc
-            mixer = []
-            for i_dst in range(4):
-                h = w ^ u32(hc)
-                hc = (hc * self._MULT_A) & _M32
-                h *= u32(hc)
-                h ^= h >> u32(16)
-                r = u32(self._MIX_L) * u32(self._mixer[i_dst]) - u32(self._MIX_R) * h
-                r ^= r >> u32(16)
-                mixer.append(r)
-            hcb = self._INIT_B
-            state = []
-            for i_dst in range(8):
-                v = mixer[i_dst % 4] ^ u32(hcb)
-                hcb = (hcb * self._MULT_B) & _M32
-                v *= u32(hcb)
-                v ^= v >> u32(16)
-                state.append(v.astype(np.uint64))
-            val = [(state[2 * k] | (state[2 * k + 1] << np.uint64(32))).tolist() for k in range(4)]
-        out = []
-        for v0, v1, v2, v3 in zip(*val, strict=True):
-            inc = ((((v2 << 64) | v3) << 1) | 1) & _M128
-            # pcg_setseq_128_srandom_r: state = 0; step; state += initstate; step.
-            st = ((inc + ((v0 << 64) | v1)) * _PCG64_MULT + inc) & _M128
-            out.append((st, inc))
-        return out
-
-    def many(self, positions: np.ndarray) -> Iterator[np.random.Generator]:
-        """Generators for ``positions`` in order; each is valid until the next one is taken."""
-        positions = np.asarray(positions, dtype=np.int64)
-        if not self._exact or (positions.size and int(positions.max()) >= 2**32):
-            for p in positions.tolist():
-                yield _random.document_generator(self.seed, p)
-            return
-        bg, g = self._bit_generator, self._generator
-        for st, inc in self._states(positions):
-            bg.state = {"bit_generator": "PCG64", "state": {"state": st, "inc": inc},
-                        "has_uint32": 0, "uinteger": 0}
-            yield g
 
 
 _TABLES: dict[int, tuple[Vocabulary, CodeTable]] = {}
@@ -209,8 +102,9 @@ class Privatizer:
         self.mask_token = mask_token
         self.keep_stopwords = bool(keep_stopwords)
         self.seed = check_seed(seed)
-        self._rng = np.random.default_rng() if self.seed is None else None
-        self._doc_generators = _DocumentGenerators(self.seed) if self.seed is not None else None
+        self._rng = _random.secure_generator() if self.seed is None else None
+        self._doc_generators = (_random.DocumentGenerators(self.seed)
+                                if self.seed is not None else None)
         vocab = mechanism.vocabulary
         self._lookup = vocab.lookup
         self._words = vocab.words_array
@@ -219,7 +113,6 @@ class Privatizer:
             if self.keep_stopwords else None
         )
         self._table = _code_table(vocab)
-        self._fast = self._table.usable and "\x00" not in mask_token
         mask_codes = np.frombuffer(mask_token.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         self._mask_off = self._table.pool.size
         self._mask_len = mask_codes.size
@@ -250,52 +143,14 @@ class Privatizer:
         self._next_position = start + len(texts)
         if not texts:
             return []
-        code_batch = encode_batch(texts) if self._fast else None
-        if code_batch is not None:
-            result = self._run_codes(texts, code_batch, start)
-        else:
-            result = self._run_strings(texts, start)
+        result = self._run_codes(texts, encode_batch(texts), start)
         self._documents += len(texts)
         self._empty_documents += texts.count("")
         self._seconds += time.perf_counter() - t0
         return result
 
-    def _run_strings(self, texts: list[str], start: int) -> list[str]:
-        """The reference path: regular-expression split, one dict lookup per token."""
-        batch = split_batch(texts)
-        tokens = batch.words
-        n = len(tokens)
-        lowered = list(map(str.lower, tokens))
-        ids = np.fromiter(map(self._lookup.get, lowered, repeat(-1)), dtype=np.int64, count=n)
-        in_vocab = ids >= 0
-        private = in_vocab.copy()
-        if self._stop_ids is not None:
-            stop = in_vocab & np.isin(ids, self._stop_ids)
-            private &= ~stop
-            self._counts["stopwords_kept"] += int(stop.sum())
-        oov = np.flatnonzero(~in_vocab)
-        is_number = np.fromiter(map(str.isdecimal, (tokens[i] for i in oov)), dtype=bool,
-                                count=oov.size)
-        priv_pos = np.flatnonzero(private)
-        counts = np.asarray(batch.counts, dtype=np.int64)
-        doc_of = np.repeat(np.arange(len(texts)), counts)
-
-        need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
-        noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
-                                       doc_of[oov] if need_random_oov else None, start, len(texts))
-        new_ids = self.mechanism.apply(ids[priv_pos], noise)
-
-        out = np.array(tokens, dtype=object)
-        out[priv_pos] = self._with_case(self._words[new_ids], tokens, priv_pos)
-        self._apply_oov(out, oov, random_oov, tokens)
-        result = batch.join(out.tolist())
-
-        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts),
-                      count_structure(batch.structure()))
-        return result
-
     def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
-        """The fast path, same output as :meth:`_run_strings`: the batch as one code array."""
+        """Privatise the batch as one code array (see the module docstring)."""
         ids = self._table.find(batch)
         in_vocab = ids >= 0
         private = in_vocab.copy()
@@ -419,101 +274,24 @@ class Privatizer:
             if oov_docs is not None:
                 rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
         if not parts:
-            parts = [self.mechanism.draw(ids[:0], np.random.default_rng())]  # draws nothing
+            parts = [self.mechanism.draw(ids[:0], _random.secure_generator())]  # draws nothing
         noise = self.mechanism.concat_noise(parts)
         rand = np.concatenate(rand_parts) if oov_docs is not None else None
         return noise, rand
 
-    @staticmethod
-    def _with_case(replacements: np.ndarray, tokens: list[str], pos: np.ndarray) -> np.ndarray:
-        """Give each replacement the case pattern of the token it replaces (see restore_case).
-
-        Most tokens are lowercase and skip all work; the rest go through C-level maps, and only
-        mixed-case tokens (``iPad``) take a Python call each.
-        """
-        if pos.size == 0:
-            return replacements
-        originals = operator.itemgetter(*pos.tolist())(tokens) if pos.size > 1 else (tokens[pos[0]],)
-        cased = np.flatnonzero(~np.fromiter(map(str.islower, originals), dtype=bool, count=pos.size))
-        if cased.size == 0:
-            return replacements
-        out = replacements.copy()
-        templates = [originals[i] for i in cased.tolist()]
-        out[cased] = list(map(restore_case, replacements[cased], templates))
-        return out
-
-    def _apply_oov(self, out: np.ndarray, oov: np.ndarray, random_oov: np.ndarray | None,
-                   tokens: list[str]) -> None:
-        if oov.size == 0 or self.oov is OOVPolicy.KEEP:
-            return
-        if self.oov is OOVPolicy.MASK:
-            out[oov] = self.mask_token
-        elif self.oov is OOVPolicy.DROP:
-            out[oov] = ""
-        else:
-            out[oov] = self._with_case(self._words[random_oov], tokens, oov)
-
     # ----------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
-        """The privacy report of everything run so far (schema in README.md)."""
-        from textdp import __version__
+        """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
+        from textdp.privacy.report import word_report
 
-        mech = self.mechanism
-        c = self._counts
-        total = sum(self._classes.values())
-        unprotected = [
-            {"kind": "whitespace", "count": self._classes[TokenClass.WHITESPACE],
-             "why": "structure: kept as it is by design"},
-            {"kind": "punctuation", "count": self._classes[TokenClass.PUNCTUATION],
-             "why": "structure: kept as it is by design"},
-            {"kind": "other", "count": self._classes[TokenClass.OTHER],
-             "why": "symbols, emoji and control characters are kept as they are"},
-            {"kind": "case pattern", "count": c["privatized"],
-             "why": "each replacement copies the lower/Title/UPPER pattern of the input word"},
-            {"kind": "document length", "count": self._documents,
-             "why": "the number and position of tokens in each document is released"},
-        ]
-        if c["oov_words_kept"]:
-            unprotected.append({"kind": "out-of-vocabulary words", "count": c["oov_words_kept"],
-                                "why": "oov=keep releases them unchanged"})
-        if c["numbers_kept"]:
-            unprotected.append({"kind": "numbers", "count": c["numbers_kept"],
-                                "why": "oov=keep releases them unchanged"})
-        if c["stopwords_kept"]:
-            unprotected.append({"kind": "stopwords", "count": c["stopwords_kept"],
-                                "why": "keep_stopwords=True releases them unchanged"})
-        warnings = []
-        if self.oov is OOVPolicy.KEEP and (c["oov_words_kept"] or c["numbers_kept"]):
-            warnings.append(
-                f"released unprotected by oov=keep: {c['oov_words_kept']} out-of-vocabulary "
-                f"word token(s), {c['numbers_kept']} number token(s)")
-        if self.seed is not None:
-            warnings.append("seeded run: " + _random.SEEDED_NOTE)
-        seconds = self._seconds
-        return {
-            "schema": "textdp.report/1",
-            "textdp_version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "mechanism": {"name": mech.name, "parameters": mech.parameters},
-            "guarantee": mech.guarantee.to_dict(),
-            "vocabulary": mech.vocabulary.describe(),
-            "policy": {"oov": self.oov.value, "mask_token": self.mask_token,
-                       "keep_stopwords": self.keep_stopwords},
-            "documents": {"count": self._documents, "empty": self._empty_documents,
-                          "max_privatized_words_per_document": self._max_privatized},
-            "tokens": {"total": total,
-                       "by_class": {k.value: v for k, v in self._classes.items()},
-                       "by_policy": dict(c)},
-            "unprotected": unprotected,
-            "warnings": warnings,
-            "randomness": _random.describe(self.seed),
-            "performance": {
-                "wall_seconds": round(seconds, 6),
-                "tokens_per_second": round(total / seconds, 1) if seconds > 0 else None,
-                "words_per_second": round(self._classes[TokenClass.WORD] / seconds, 1)
-                if seconds > 0 else None,
-            },
-        }
+        return word_report(
+            self.mechanism, by_class={k.value: v for k, v in self._classes.items()},
+            by_policy=self._counts,
+            documents={"count": self._documents, "empty": self._empty_documents,
+                       "max_privatized_words_per_document": self._max_privatized},
+            policy={"oov": self.oov.value, "mask_token": self.mask_token,
+                    "keep_stopwords": self.keep_stopwords},
+            seed=self.seed, seconds=self._seconds)
 
 
 @dataclass(frozen=True, slots=True)

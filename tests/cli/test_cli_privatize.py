@@ -335,6 +335,9 @@ def test_version_and_mechanisms(capsys):
     lines = out.splitlines()
     assert [x.split("\t")[0] for x in lines] == available()
     assert any(x.startswith("mvc\t") and "epsilon" in x for x in lines)
+    # Each parameter with its range and default, from the declarations.
+    assert any(x.startswith("tem\t") and "beta (0, 1), default 0.001" in x for x in lines)
+    assert any(x.startswith("vickrey\t") and "t [0, 1], default 0.75" in x for x in lines)
 
 
 def test_no_arguments_and_unknown_command(capsys):

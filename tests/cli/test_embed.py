@@ -12,7 +12,7 @@ import pytest
 
 from textdp import PrivEmb
 from textdp.cli import main
-from textdp.cli.embed import CHUNK_ROWS
+from textdp.mechanisms.embedding.release import CHUNK_ROWS
 
 PRIVEMB = ["--epsilon", "10", "--delta", "1e-6", "--beta", "0.9"]
 
@@ -37,20 +37,24 @@ def test_npy_in_npy_out_with_report(capsys, tmp_path, vectors):
     code, stdout, err = run(capsys, "embed", path, "-o", out, *PRIVEMB, "--report", rep,
                             "--seed", 3, "--audit-pairs", 5000)
     assert code == 0, err
-    mech = PrivEmb(10, 1e-6, 0.9, dim=32)
+    mech = PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=32)
     W = np.load(out)
     assert W.shape == (X.shape[0], mech.m) and W.dtype == np.float64
     # The output is Φx + noise of the right size (mean radius m(1+β)/ε).
     radius = np.linalg.norm(W - X @ mech.projection.T, axis=1)
     assert radius.mean() == pytest.approx(mech.m * 1.9 / 10, rel=0.02)
     r = json.loads(rep.read_text())
-    assert r["m"] == mech.m and r["gaussian_width"] == pytest.approx(np.sqrt(5))
-    assert r["projection_sha256"] == mech.projection_fingerprint
+    assert r["kind"] == "embedding"
+    assert r["mechanism"]["m"] == mech.m
+    assert r["mechanism"]["gaussian_width"]["omega"] == pytest.approx(np.sqrt(5))
+    assert r["mechanism"]["projection"]["sha256"] == mech.projection_fingerprint
     assert r["guarantee"]["notion"] == "(ε, δ)-Lipschitz privacy"
     assert r["guarantee"]["delta"] == pytest.approx(mech.delta_bound)
-    assert r["audit"]["n_pairs"] == 5000 and r["audit"]["bound"] == pytest.approx(1.9)
+    audit = r["inputs"]["audit"]
+    assert audit["n_pairs"] == 5000 and audit["bound"] == pytest.approx(1.9)
     assert r["randomness"]["seeded"] and r["randomness"]["seed"] == 3
-    assert r["io"]["vectors_in"] == r["io"]["vectors_out"] == X.shape[0]
+    assert r["counts"]["vectors_in"] == r["counts"]["vectors_out"] == X.shape[0]
+    assert r["io"]["records_in"] == r["io"]["records_out"] == X.shape[0]
     assert stdout == "" and "audit: max" in err and "wrote 4,196 private vectors" in err
 
 
@@ -76,11 +80,11 @@ def test_parquet_vectors_strict_snap_and_baseline(capsys, tmp_path):
     table = pq.read_table(out)
     assert table.column_names == ["emb"]  # nothing else is copied from the input
     W = np.array(table.column("emb").to_pylist())
-    assert W.shape == (50, PrivEmb(10, 1e-6, 0.9, dim=20).m)
+    assert W.shape == (50, PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=20).m)
     assert np.array_equal(W * 8, np.round(W * 8))
     r = json.loads(rep.read_text())
     assert r["guarantee"]["delta"] == 0 and r["guarantee"]["verified"]
-    assert r["audit"]["exhaustive"] and r["audit"]["passed"]
+    assert r["inputs"]["audit"]["exhaustive"] and r["inputs"]["audit"]["passed"]
     assert r["mechanism"]["snap"]["grid"] == 0.125
     # The baseline keeps d.
     out2 = tmp_path / "m1.npy"
@@ -97,9 +101,9 @@ def test_texts_are_encoded_with_glove_mean(capsys, tmp_path):
     code, _, err = run(capsys, "embed", src, "-o", out, *PRIVEMB, "--encode", "glove-mean",
                        "--text-field", "body", "--report", rep)
     assert code == 0, err
-    assert np.load(out).shape == (3, PrivEmb(10, 1e-6, 0.9, dim=50).m)
+    assert np.load(out).shape == (3, PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=50).m)
     r = json.loads(rep.read_text())
-    assert r["encoder"]["name"] == "glove-mean" and r["io"]["empty_texts"] == 1
+    assert r["inputs"]["encoder"]["name"] == "glove-mean" and r["counts"]["empty_texts"] == 1
     assert any("zero vector" in w for w in r["warnings"])
 
 
@@ -158,10 +162,33 @@ def test_output_paths_are_checked(capsys, tmp_path, vectors):
 
 
 def test_failed_audit_is_warned(capsys, tmp_path):
-    mech = PrivEmb(10, 1e-6, 0.5, dim=200)  # m < d: Φ stretches its top direction beyond 1.5
+    # m < d: Φ stretches its top direction beyond 1.5
+    mech = PrivEmb(epsilon=10, delta=1e-6, beta=0.5, dim=200)
     top = np.linalg.svd(mech.projection)[2][0]
     src = tmp_path / "v.npy"
     np.save(src, np.outer(np.arange(6.0), top))
     code, _, err = run(capsys, "embed", src, "-o", tmp_path / "w.npy", "--epsilon", 10,
                        "--delta", "1e-6", "--beta", "0.5")
     assert code == 0 and "ABOVE the bound" in err and "consider --strict" in err
+
+
+def test_library_release_is_what_the_command_writes(capsys, tmp_path, vectors):
+    from textdp import _random
+    from textdp.mechanisms.embedding.release import audit_projection, release_vectors
+
+    path, X = vectors
+    out = tmp_path / "w.npy"
+    assert run(capsys, "embed", path, "-o", out, *PRIVEMB, "--seed", 4, "--audit-pairs", 0)[0] == 0
+    mech = PrivEmb(epsilon=10, delta=1e-6, beta=0.9, dim=32)
+    done = []
+    W = release_vectors(mech, X, seed=4, progress=done.append)
+    np.testing.assert_array_equal(W, np.load(out))
+    assert done == [CHUNK_ROWS, 100]
+    # Chunk c draws from the generator of (seed, c) alone.
+    np.testing.assert_array_equal(W[CHUNK_ROWS:],
+                                  mech.release(X[CHUNK_ROWS:], _random.document_generator(4, 1)))
+    with pytest.raises(ValueError, match="seed or rng"):
+        release_vectors(mech, X, seed=1, rng=np.random.default_rng(1))
+    assert audit_projection(mech, X[:1], max_pairs=10) is None
+    assert audit_projection(mech, X, max_pairs=0) is None
+    assert audit_projection(mech, X[:50], max_pairs=30, seed=1).n_pairs == 30

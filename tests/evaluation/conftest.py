@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from textdp.mechanisms.base import WordMechanism
-from textdp.privacy import Guarantee
+from textdp.privacy import Guarantee, Notion
 from textdp.vocab import Vocabulary
 
 SYLLABLES = ("ano", "eli", "oru", "umi")
@@ -21,7 +21,7 @@ WORDS = tuple(c + s for c in "bdfgklmnpr" for s in SYLLABLES)  # 40 letter-only 
 class _Test(WordMechanism):
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(notion="none (test mechanism)", epsilon=self.epsilon, metric="none",
+        return Guarantee(notion=Notion.NONE, epsilon=self.epsilon, metric="none",
                          per_word="none", verified=False)
 
 

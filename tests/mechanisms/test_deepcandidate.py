@@ -72,7 +72,7 @@ def test_depth_matches_brute_force_two_sided():
     d, k = 5, 7
     cands = _candidates(rng, 40, d)
     s = rng.normal(0, 1, (k, d))
-    mech = DeepCandidate(1.0, cands, n_projections=9, projection_seed=3)
+    mech = DeepCandidate(cands, epsilon=1.0, n_projections=9, projection_seed=3)
     expected = _brute_force_utilities(s, cands.embeddings, mech.projections)
     np.testing.assert_array_equal(mech.utilities(s), expected)
     assert expected.min() >= -k / 2 and expected.max() <= 0
@@ -103,8 +103,8 @@ def test_projections_depend_on_the_seed_only():
     np.testing.assert_array_equal(a, random_projections(16, 8, 42))
     assert not np.allclose(a, random_projections(16, 8, 43))
     rng = np.random.default_rng(0)
-    m1 = DeepCandidate(1.0, _candidates(rng, 5, 16), n_projections=8, projection_seed=42)
-    m2 = DeepCandidate(1.0, _candidates(rng, 30, 16, scale=9), n_projections=8, projection_seed=42)
+    m1 = DeepCandidate(_candidates(rng, 5, 16), epsilon=1.0, n_projections=8, projection_seed=42)
+    m2 = DeepCandidate(_candidates(rng, 30, 16, scale=9), epsilon=1.0, n_projections=8, projection_seed=42)
     np.testing.assert_array_equal(m1.projections, m2.projections)
     with pytest.raises(ValueError):
         m1.projections[0, 0] = 1.0
@@ -122,7 +122,7 @@ def test_exact_privacy_neighbouring_documents(epsilon, use_recoder):
     recoder = _random_recoder(rng, d) if use_recoder else None
     public = [rng.normal(0, 1, (rng.integers(1, 6), d)) for _ in range(60)]
     cands = build_candidates(public, recoder=recoder)
-    mech = DeepCandidate(epsilon, cands, n_projections=15, recoder=recoder, projection_seed=5)
+    mech = DeepCandidate(cands, epsilon=epsilon, n_projections=15, recoder=recoder, projection_seed=5)
     worst_u, worst_lp = 0.0, 0.0
     for _ in range(150):
         k = int(rng.integers(1, 16))
@@ -143,7 +143,7 @@ def test_privacy_bound_is_tight_enough_to_catch_a_wrong_epsilon():
     rng = np.random.default_rng(11)
     d, eps = 4, 1.0
     cands = _candidates(rng, 50, d)
-    wrong = DeepCandidate(2.2 * eps, cands, n_projections=10)
+    wrong = DeepCandidate(cands, epsilon=2.2 * eps, n_projections=10)
     worst = 0.0
     for _ in range(200):
         x = rng.normal(0, 1, (8, d))
@@ -193,7 +193,7 @@ def _setup_sampler():
     d, k = 5, 9
     cands = _candidates(rng, 40, d, scale=0.4)
     s = rng.normal(0, 1, (k, d))
-    return DeepCandidate(1.5, cands, n_projections=12, projection_seed=1), s, rng
+    return DeepCandidate(cands, epsilon=1.5, n_projections=12, projection_seed=1), s, rng
 
 
 @pytest.mark.statistical
@@ -215,11 +215,11 @@ def test_chi_square_release_path():
 @pytest.mark.statistical
 def test_chi_square_power_wrong_epsilon():
     mech, s, rng = _setup_sampler()
-    wrong = DeepCandidate(1.5 * 1.05 * 2, mech.candidates, n_projections=12, projection_seed=1)
+    wrong = DeepCandidate(mech.candidates, epsilon=1.5 * 1.05 * 2, n_projections=12, projection_seed=1)
     samples = wrong.sample_indices(s, 100_000, rng)
     assert _chi2_pvalue(samples, mech.output_probabilities(s)) < ALPHA
     # ε × 1.05 alone is rejected too at n = 300,000 (a 5% error in the exponent)
-    wrong = DeepCandidate(1.5 * 1.05, mech.candidates, n_projections=12, projection_seed=1)
+    wrong = DeepCandidate(mech.candidates, epsilon=1.5 * 1.05, n_projections=12, projection_seed=1)
     samples = wrong.sample_indices(s, 300_000, rng)
     assert _chi2_pvalue(samples, mech.output_probabilities(s)) < ALPHA
 
@@ -247,7 +247,7 @@ def test_log_space_stability_huge_k_and_epsilon():
     cands = _candidates(rng, 25, d, scale=3.0)
     s = rng.normal(0, 1, (200_000, d))  # u down to −100,000
     for eps in (1.0, 30.0, 1e6):
-        p = DeepCandidate(eps, cands, n_projections=5).output_probabilities(s)
+        p = DeepCandidate(cands, epsilon=eps, n_projections=5).output_probabilities(s)
         assert np.isfinite(p).all() and np.isclose(p.sum(), 1.0)
     lp = exponential_log_probabilities(np.array([1e300, -1e300, 0.0]), 50.0)
     assert not np.isnan(lp).any() and lp[0] == 0.0 and lp[1] == -5e301 and np.exp(lp[1]) == 0
@@ -281,8 +281,8 @@ def test_recoder_is_applied_to_each_sentence_before_depth_and_mean():
     np.testing.assert_allclose(cands.embeddings[0], h(public[0]).mean(axis=0))
     assert not np.allclose(cands.embeddings[0], h(public[0].mean(axis=0, keepdims=True))[0])
     s = rng.normal(0, 1, (7, d))
-    with_h = DeepCandidate(3.0, cands, recoder=h, n_projections=11)
-    manual = DeepCandidate(3.0, cands.embeddings, n_projections=11)  # the same space, by hand
+    with_h = DeepCandidate(cands, epsilon=3.0, recoder=h, n_projections=11)
+    manual = DeepCandidate(cands.embeddings, epsilon=3.0, n_projections=11)  # the same space, by hand
     np.testing.assert_array_equal(with_h.utilities(s), manual.utilities(h(s)))
 
 
@@ -293,12 +293,12 @@ def test_recoder_mismatch_is_refused():
     plain = build_candidates([rng.normal(0, 1, (3, d)) for _ in range(5)])
     recoded = build_candidates([rng.normal(0, 1, (3, d)) for _ in range(5)], recoder=h)
     with pytest.raises(ValueError, match="recoder"):
-        DeepCandidate(1.0, plain, recoder=h)
+        DeepCandidate(plain, epsilon=1.0, recoder=h)
     with pytest.raises(ValueError, match="recoder"):
-        DeepCandidate(1.0, recoded)
+        DeepCandidate(recoded, epsilon=1.0)
     with pytest.raises(ValueError, match="recoder"):
-        DeepCandidate(1.0, recoded, recoder=_random_recoder(rng, d))
-    DeepCandidate(1.0, recoded, recoder=h)
+        DeepCandidate(recoded, epsilon=1.0, recoder=_random_recoder(rng, d))
+    DeepCandidate(recoded, epsilon=1.0, recoder=h)
 
 
 def test_recoder_save_load_and_tamper(tmp_path):
@@ -357,18 +357,25 @@ def test_train_recoder_small():
 
 
 def test_release_returns_a_candidate_and_text_input_with_a_tiny_encoder():
+    from textdp.encoders import encode_documents
+
     def encoder(sentences: list[str]) -> np.ndarray:
         return np.array([[b / 255 for b in hashlib.sha256(s.encode()).digest()[:6]]
                          for s in sentences])
 
     rng = np.random.default_rng(10)
     public = [encoder([f"public {i} {j}." for j in range(3)]) for i in range(20)]
-    mech = DeepCandidate(5.0, build_candidates(public, ids=[f"doc{i}" for i in range(20)]),
-                         n_projections=7, encoder=encoder)
-    r = mech.release("The food was great. Service was slow. I would go back.", rng)
+    mech = DeepCandidate(build_candidates(public, ids=[f"doc{i}" for i in range(20)]), epsilon=5.0,
+                         n_projections=7)
+    # The mechanism takes arrays; textdp.encoders turns a text (or its sentences) into them.
+    text, sentences = encode_documents(encoder, [
+        "The food was great. Service was slow. I would go back.",
+        ["The food was great.", "Service was slow.", "I would go back."]])
+    np.testing.assert_array_equal(text, sentences)
+    r = mech.release(text, rng)
     assert r.id == f"doc{r.index}"
     np.testing.assert_array_equal(r.embedding, mech.candidates.embeddings[r.index])
-    r2 = mech.release(["The food was great.", "Service was slow.", "I would go back."], rng)
+    r2 = mech.release(sentences, rng)
     assert 0 <= r2.index < 20
     emb, idx = mech.release_many([encoder(["a.", "b."]), encoder(["c.", "d.", "e."])], rng)
     assert emb.shape == (2, 6) and idx.shape == (2,)
@@ -378,17 +385,17 @@ def test_bad_inputs():
     rng = np.random.default_rng(12)
     cands = _candidates(rng, 5, 3)
     with pytest.raises(TypeError):
-        DeepCandidate("1", cands)
+        DeepCandidate(cands, epsilon="1")
     for eps in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError):
-            DeepCandidate(eps, cands)
+            DeepCandidate(cands, epsilon=eps)
     with pytest.raises(ValueError):
-        DeepCandidate(1.0, cands, n_projections=0)
+        DeepCandidate(cands, epsilon=1.0, n_projections=0)
     with pytest.raises(TypeError):
-        DeepCandidate(1.0, cands, n_projections=2.5)
+        DeepCandidate(cands, epsilon=1.0, n_projections=2.5)
     with pytest.raises(ValueError):
-        DeepCandidate(1.0, cands, projection_seed=-1)
-    mech = DeepCandidate(1.0, cands)
+        DeepCandidate(cands, epsilon=1.0, projection_seed=-1)
+    mech = DeepCandidate(cands, epsilon=1.0)
     with pytest.raises(ValueError, match="sentence embeddings"):
         mech.release(np.zeros(3))  # a document mean is not enough
     with pytest.raises(ValueError):
@@ -405,7 +412,7 @@ def test_bad_inputs():
 
 def test_guarantee_states_sentdp_and_the_same_count_assumption():
     rng = np.random.default_rng(13)
-    mech = textdp.DeepCandidate(4.0, _candidates(rng, 5, 3), n_projections=3)
+    mech = textdp.DeepCandidate(_candidates(rng, 5, 3), epsilon=4.0, n_projections=3)
     g = mech.guarantee
     assert "SentDP" in g.notion and g.epsilon == 4.0 and g.delta == 0.0
     assert any("same number of sentences" in a for a in g.assumptions)
@@ -420,7 +427,7 @@ def test_release_many_equals_sequential_releases():
     d = 6
     h = _random_recoder(rng, d)
     public = [rng.normal(0, 1, (int(rng.integers(1, 5)), d)) for _ in range(50)]
-    mech = DeepCandidate(8.0, build_candidates(public, recoder=h), recoder=h, n_projections=9)
+    mech = DeepCandidate(build_candidates(public, recoder=h), epsilon=8.0, recoder=h, n_projections=9)
     docs = [rng.normal(0, 1, (int(rng.integers(1, 9)), d)) for _ in range(20)]
     emb, idx = mech.release_many(docs, np.random.default_rng(99))
     seq_rng = np.random.default_rng(99)

@@ -104,7 +104,7 @@ def test_mahalanobis_passes_and_a_scaled_up_epsilon_is_flagged():
     eps = 1.5
     right = Mahalanobis(vocab, epsilon=eps, lam=0.5)
     pairs = _pairs(vocab, 2, 1)
-    bound = lambda a, b: eps * float(right.distance(a, b))  # noqa: E731
+    bound = lambda a, b: float(right.privacy_loss(a, b))  # noqa: E731
     worst, report = audit(right, pairs, bound, N, seed=1)
     assert worst <= 0, report
     # Broken: noise for 4ε while claiming ε.
@@ -117,8 +117,9 @@ def test_vickrey_without_exclusion_passes_and_broken_variants_are_flagged():
     eps = 1.5
     pairs = _pairs(vocab, 2, 1)
     dist = _euclid(vocab)
-    bound = lambda a, b: eps * dist(a, b)  # noqa: E731
     right = Vickrey(vocab, epsilon=eps, t=0.75, exclude_input=False)
+    bound = lambda a, b: float(right.privacy_loss(a, b))  # noqa: E731
+    assert bound(*pairs[0]) == pytest.approx(eps * dist(*pairs[0]), rel=1e-14)
     worst, report = audit(right, pairs, bound, N, seed=3)
     assert worst <= 0, report
     worst, report = audit(Vickrey(vocab, epsilon=4 * eps, exclude_input=False), pairs, bound, N,
@@ -126,7 +127,7 @@ def test_vickrey_without_exclusion_passes_and_broken_variants_are_flagged():
     assert worst > 0, report
     # SPEC's variant (input word excluded) has no ε·d guarantee, and the audit proves it.
     spec = Vickrey(vocab, epsilon=eps, t=0.75)
-    assert not spec.guarantee.verified
+    assert not spec.guarantee.verified and math.isinf(spec.privacy_loss(*pairs[0]))
     worst, report = audit(spec, pairs, bound, N, seed=5)
     assert worst > 0, report
 
@@ -147,10 +148,11 @@ def test_truncated_gumbel_passes_and_shrunk_noise_is_flagged():
     vocab = _vocab(8, seed=4)
     eps = smallest_feasible_epsilon(8, vocabulary_graph(vocab).min_distance) * 1.01
     pairs = _pairs(vocab, 2, 1)
-    dist = _euclid(vocab)
-    bound = lambda a, b: eps * dist(a, b)  # noqa: E731
+    right = TruncatedGumbel(vocab, epsilon=eps)
+    bound = lambda a, b: float(right.privacy_loss(a, b))  # noqa: E731
+    assert bound(*pairs[0]) == pytest.approx(eps * _euclid(vocab)(*pairs[0]), rel=1e-14)
     n = 1_000_000
-    worst, report = audit(TruncatedGumbel(vocab, epsilon=eps), pairs, bound, n, seed=6)
+    worst, report = audit(right, pairs, bound, n, seed=6)
     assert worst <= 0, report
     broken = _ShrunkNoise(vocab, epsilon=eps)
     # Small enough that a word can no longer lose to a neighbour: outputs become deterministic.

@@ -72,20 +72,20 @@ M_TABLE = [
 def test_m_matches_the_formula(d, delta, beta, m):
     omega = math.sqrt(math.log2(d))
     assert math.ceil((omega + math.sqrt(math.log(1 / delta))) ** 2 / beta**2) == m
-    assert PrivEmb(1.0, delta, beta, dim=d).m == m
+    assert PrivEmb(epsilon=1.0, delta=delta, beta=beta, dim=d).m == m
     assert projected_dimension(delta, beta, default_gaussian_width(d)) == m
 
 
 def test_user_gaussian_width_overrides_the_default():
-    mech = PrivEmb(1.0, 1e-6, 0.5, dim=384, gaussian_width=6.0)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.5, dim=384, gaussian_width=6.0)
     assert mech.gaussian_width == 6.0
     assert mech.m == math.ceil((6.0 + math.sqrt(math.log(1e6))) ** 2 / 0.25)
     assert mech.describe()["gaussian_width"]["source"] == "user"
 
 
 def test_explicit_calibration_makes_the_requested_delta_provable():
-    paper = PrivEmb(1.0, 1e-6, 0.9, dim=384)
-    explicit = PrivEmb(1.0, 1e-6, 0.9, dim=384, calibration="explicit")
+    paper = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=384)
+    explicit = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=384, calibration="explicit")
     # The paper's m supports about √δ; the explicit m supports δ itself.
     assert 1e-4 < paper.delta_bound < 1.1e-3
     assert paper.guarantee.delta == paper.delta_bound
@@ -95,19 +95,20 @@ def test_explicit_calibration_makes_the_requested_delta_provable():
 
 
 def test_finite_domain_gives_a_verified_guarantee():
-    mech = PrivEmb(2.0, 1e-6, 0.9, dim=50, domain_size=47_883)
+    mech = PrivEmb(epsilon=2.0, delta=1e-6, beta=0.9, dim=50, domain_size=47_883)
     assert mech.gaussian_width == pytest.approx(math.sqrt(2 * math.log(47_883 * 47_882)))
     assert mech.gaussian_width == finite_gaussian_width(47_883)
     assert mech.guarantee.verified and 0 < mech.guarantee.delta < 1e-2
-    assert not PrivEmb(2.0, 1e-6, 0.9, dim=50).guarantee.verified
+    assert not PrivEmb(epsilon=2.0, delta=1e-6, beta=0.9, dim=50).guarantee.verified
 
 
 # --- the projection ------------------------------------------------------------------------------
 
 def test_projection_is_reproducible_from_its_seed_alone():
-    a = PrivEmb(1.0, 1e-6, 0.7, dim=384, projection_seed=7)
-    b = PrivEmb(5.0, 1e-6, 0.7, dim=384, projection_seed=7, strict=True)  # ε, strict: same Φ
-    c = PrivEmb(1.0, 1e-6, 0.7, dim=384, projection_seed=8)
+    a = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.7, dim=384, projection_seed=7)
+    # ε, strict: same Φ
+    b = PrivEmb(epsilon=5.0, delta=1e-6, beta=0.7, dim=384, projection_seed=7, strict=True)
+    c = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.7, dim=384, projection_seed=8)
     assert a.projection.shape == (a.m, 384)
     assert np.array_equal(a.projection, b.projection)
     assert a.projection_fingerprint == b.projection_fingerprint
@@ -149,7 +150,7 @@ def test_projection_entries_are_normal_with_variance_1_over_m():
                                           (384, 0.5, 0.9, 40_000)])
 def test_noise_radius_is_gamma_m_scale_1_plus_beta_over_eps(d, eps, beta, n):
     rng = np.random.default_rng(100 + d)
-    mech = PrivEmb(eps, 1e-6, beta, dim=d)
+    mech = PrivEmb(epsilon=eps, delta=1e-6, beta=beta, dim=d)
     X = 3.0 * rng.standard_normal((n, d))
     z = _noise_of(mech, X, rng)
     assert z.shape == (n, mech.m)
@@ -162,7 +163,7 @@ def test_noise_radius_is_gamma_m_scale_1_plus_beta_over_eps(d, eps, beta, n):
 @pytest.mark.statistical
 def test_noise_direction_is_uniform():
     rng = np.random.default_rng(5)
-    mech = PrivEmb(2.0, 1e-6, 0.9, dim=50)
+    mech = PrivEmb(epsilon=2.0, delta=1e-6, beta=0.9, dim=50)
     z = _noise_of(mech, rng.standard_normal((100_000, 50)), rng)
     k = mech.m
     for v in _directions(k, rng):
@@ -180,7 +181,7 @@ def test_laplace_vector_radius_is_gamma_d_scale_1_over_eps():
     rng = np.random.default_rng(9)
     d, eps = 50, 2.0
     X = rng.standard_normal((100_000, d))
-    z = LaplaceVector(eps).release(X, rng) - X
+    z = LaplaceVector(epsilon=eps).release(X, rng) - X
     assert _radius_p(z, d, 1 / eps) > ALPHA
     assert _direction_p(z, np.eye(d)[0]) > ALPHA
     assert _radius_p(z * 1.05, d, 1 / eps) < ALPHA
@@ -188,14 +189,14 @@ def test_laplace_vector_radius_is_gamma_d_scale_1_over_eps():
 
 def test_release_is_the_projection_when_noise_is_negligible():
     rng = np.random.default_rng(2)
-    mech = PrivEmb(1e12, 1e-6, 0.6, dim=20)
+    mech = PrivEmb(epsilon=1e12, delta=1e-6, beta=0.6, dim=20)
     X = rng.standard_normal((5000, 20))  # spans several internal blocks
     np.testing.assert_allclose(mech.release(X, rng), X @ mech.projection.T, atol=1e-6)
 
 
 def test_a_seeded_generator_reproduces_the_release():
     X = np.random.default_rng(0).standard_normal((300, 30))
-    mech = PrivEmb(1.0, 1e-6, 0.9, dim=30)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=30)
     a = mech.release(X, np.random.default_rng(42))
     b = mech.release(X, np.random.default_rng(42))
     assert np.array_equal(a, b)
@@ -206,7 +207,7 @@ def test_a_seeded_generator_reproduces_the_release():
 # --- strict mode ---------------------------------------------------------------------------------
 
 def test_strict_sensitivity_is_the_spectral_norm_rounded_up():
-    mech = PrivEmb(1.0, 1e-6, 0.9, dim=384, strict=True)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=384, strict=True)
     sigma = np.linalg.svd(mech.projection, compute_uv=False)[0]
     assert mech.sensitivity == mech.spectral_norm == spectral_norm_upper(mech.projection)
     assert sigma < mech.sensitivity <= sigma * (1 + 1e-8)
@@ -218,7 +219,7 @@ def test_strict_sensitivity_is_the_spectral_norm_rounded_up():
 def test_strict_pure_epsilon_bound_holds_with_the_spectral_norm():
     rng = np.random.default_rng(3)
     eps, d = 0.7, 128
-    mech = PrivEmb(eps, 1e-6, 0.8, dim=d, strict=True)
+    mech = PrivEmb(epsilon=eps, delta=1e-6, beta=0.8, dim=d, strict=True)
     phi, lam = mech.projection, mech.noise_scale
     assert lam >= mech.sensitivity / eps
     # Pairs: random, very close, and along Φ's top right singular vector (the worst direction).
@@ -243,7 +244,7 @@ def test_strict_pure_epsilon_bound_holds_with_the_spectral_norm():
     assert np.all(tight <= eps * dist[2000:] * (1 + 1e-9))
     assert np.all(tight >= eps * dist[2000:] * (1 - 1e-6))
     # Power: noise calibrated to 1 + β (non-strict) violates ε along the same direction.
-    loose = PrivEmb(eps, 1e-6, 0.8, dim=d)
+    loose = PrivEmb(epsilon=eps, delta=1e-6, beta=0.8, dim=d)
     assert np.array_equal(loose.projection, phi)
     loose_ratio = tight * lam / loose.noise_scale
     assert np.all(loose_ratio > eps * dist[2000:] * 1.2)
@@ -252,7 +253,7 @@ def test_strict_pure_epsilon_bound_holds_with_the_spectral_norm():
 @pytest.mark.statistical
 def test_strict_noise_radius_is_gamma_m_scale_s_over_eps():
     rng = np.random.default_rng(4)
-    mech = PrivEmb(3.0, 1e-6, 0.9, dim=100, strict=True)
+    mech = PrivEmb(epsilon=3.0, delta=1e-6, beta=0.9, dim=100, strict=True)
     z = _noise_of(mech, rng.standard_normal((100_000, 100)), rng)
     assert _radius_p(z, mech.m, mech.spectral_norm / 3.0) > ALPHA
     assert _radius_p(z, mech.m, 1.9 / 3.0) < ALPHA  # not the non-strict calibration
@@ -263,8 +264,8 @@ def test_strict_noise_radius_is_gamma_m_scale_s_over_eps():
 @pytest.mark.parametrize("k", [-6, 0, 3])
 def test_snapped_coordinates_are_exact_multiples_of_2_to_the_k(k):
     X = np.random.default_rng(0).standard_normal((2000, 40))
-    snapped = PrivEmb(2.0, 1e-6, 0.8, dim=40, snap=k)
-    plain = PrivEmb(2.0, 1e-6, 0.8, dim=40)
+    snapped = PrivEmb(epsilon=2.0, delta=1e-6, beta=0.8, dim=40, snap=k)
+    plain = PrivEmb(epsilon=2.0, delta=1e-6, beta=0.8, dim=40)
     w = snapped.release(X, np.random.default_rng(5))
     w_plain = plain.release(X, np.random.default_rng(5))
     grid = 2.0**k
@@ -279,10 +280,10 @@ def test_snapped_coordinates_are_exact_multiples_of_2_to_the_k(k):
 
 
 def test_auto_snap_uses_the_smallest_power_of_two_above_the_noise_scale():
-    mech = PrivEmb(3.0, 1e-6, 0.9, dim=64, snap="auto")
+    mech = PrivEmb(epsilon=3.0, delta=1e-6, beta=0.9, dim=64, snap="auto")
     k = mech.snap_exponent
     assert 2.0 ** (k - 1) < mech.noise_scale <= 2.0**k
-    w = LaplaceVector(4.0, snap="auto").release(np.ones((10, 5)), np.random.default_rng(0))
+    w = LaplaceVector(epsilon=4.0, snap="auto").release(np.ones((10, 5)), np.random.default_rng(0))
     assert np.array_equal(w / 0.25, np.round(w / 0.25))
 
 
@@ -290,7 +291,7 @@ def test_auto_snap_uses_the_smallest_power_of_two_above_the_noise_scale():
 
 def test_audit_uses_every_pair_when_n_is_small_and_matches_brute_force():
     rng = np.random.default_rng(6)
-    mech = PrivEmb(1.0, 1e-6, 0.9, dim=30)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=30)
     X = rng.standard_normal((40, 30))
     X[5] = X[3]  # one identical pair: skipped
     result = mech.audit(X)
@@ -307,13 +308,14 @@ def test_audit_uses_every_pair_when_n_is_small_and_matches_brute_force():
 
 def test_audit_samples_pairs_when_n_is_large():
     rng = np.random.default_rng(7)
-    mech = PrivEmb(1.0, 1e-6, 0.9, dim=30)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=30)
     result = mech.audit(rng.standard_normal((2000, 30)), max_pairs=5000, rng=rng)
     assert not result.exhaustive and result.n_pairs == 5000
 
 
 def test_audit_flags_data_along_the_stretched_direction():
-    mech = PrivEmb(1.0, 1e-6, 0.5, dim=200)  # m < d: Φ stretches some directions well beyond 1.5
+    # m < d: Φ stretches some directions well beyond 1.5
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.5, dim=200)
     top = np.linalg.svd(mech.projection)[2][0]
     X = np.outer(np.arange(10.0), top) + 1.0
     result = mech.audit(X)
@@ -325,19 +327,19 @@ def test_audit_flags_data_along_the_stretched_direction():
 # --- guarantee and report ------------------------------------------------------------------------
 
 def test_guarantee_states_delta_assumptions_and_composition():
-    mech = PrivEmb(2.0, 1e-6, 0.9, dim=384, projection_seed=11)
+    mech = PrivEmb(epsilon=2.0, delta=1e-6, beta=0.9, dim=384, projection_seed=11)
     g = mech.guarantee
     assert g.notion == "(ε, δ)-Lipschitz privacy" and g.epsilon == 2.0 and not g.verified
     assert g.delta == gordon_delta(mech.m, 0.9, mech.gaussian_width)
     text = " ".join(g.assumptions)
     assert "public seed 11" in text and "Gaussian width" in text and "1e-06" in text
     assert "not N·δ" in g.per_document
-    m1 = LaplaceVector(2.0).guarantee
+    m1 = LaplaceVector(epsilon=2.0).guarantee
     assert m1.delta == 0.0 and m1.verified and "pure" in m1.notion
 
 
 def test_describe_has_everything_a_report_needs():
-    mech = PrivEmb(1.0, 1e-6, 0.5, dim=50)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.5, dim=50)
     d = mech.describe()
     assert d["m"] == 149 and d["projection"]["shape"] == [149, 50]
     assert len(d["projection"]["sha256"]) == 64
@@ -345,7 +347,7 @@ def test_describe_has_everything_a_report_needs():
     # m ≥ d and more noise than the baseline: both warned.
     assert any("does not reduce" in w for w in d["warnings"])
     assert any("baseline" in w for w in d["warnings"])
-    assert not any("baseline" in w for w in PrivEmb(1.0, 1e-6, 0.9, dim=384).warnings())
+    assert not any("baseline" in w for w in PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=384).warnings())
 
 
 # --- bad input -----------------------------------------------------------------------------------
@@ -361,7 +363,7 @@ def test_describe_has_everything_a_report_needs():
     (np.zeros((2, 3), dtype=bool), TypeError, "real numbers"),
 ])
 def test_bad_vectors_are_rejected_clearly(X, error, match):
-    mech = PrivEmb(1.0, 1e-6, 0.9, dim=3)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=3)
     with pytest.raises(error, match=match):
         mech.release(X, np.random.default_rng(0))
     with pytest.raises(error, match=match):
@@ -369,7 +371,7 @@ def test_bad_vectors_are_rejected_clearly(X, error, match):
 
 
 def test_laplace_vector_rejects_nan_and_accepts_any_dimension():
-    m1 = LaplaceVector(1.0)
+    m1 = LaplaceVector(epsilon=1.0)
     assert m1.release(np.zeros((2, 7), dtype=np.float32), np.random.default_rng(0)).shape == (2, 7)
     with pytest.raises(ValueError, match="NaN"):
         m1.release(np.array([[np.nan]]))
@@ -388,11 +390,11 @@ def test_laplace_vector_rejects_nan_and_accepts_any_dimension():
 def test_bad_parameters_are_rejected(kwargs, error):
     params = {"epsilon": 1.0, "delta": 1e-6, "beta": 0.9, "dim": 10} | kwargs
     with pytest.raises(error):
-        PrivEmb(params.pop("epsilon"), params.pop("delta"), params.pop("beta"), **params)
+        PrivEmb(**params)
 
 
 def test_bad_rng_and_audit_arguments():
-    mech = PrivEmb(1.0, 1e-6, 0.9, dim=3)
+    mech = PrivEmb(epsilon=1.0, delta=1e-6, beta=0.9, dim=3)
     with pytest.raises(TypeError, match="Generator"):
         mech.release(np.zeros((1, 3)), rng=42)
     with pytest.raises(ValueError, match="at least 2"):

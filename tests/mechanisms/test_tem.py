@@ -196,19 +196,19 @@ def test_bad_parameters():
 
 def test_uncertain_choices_are_redone_exactly(monkeypatch):
     """With the error bound inflated every token takes the exact path: same outputs."""
-    from textdp.neighbors.knn import ExactNeighbors
+    from textdp.neighbors import NearestNeighbors
 
     m = TEM(_vocab(n=200, d=6), epsilon=3.0, beta=0.05)
     rng = np.random.default_rng(15)
     ids = rng.integers(0, 200, 3000)
     u = m.draw(ids, rng)
     fast = m.apply(ids, u)
-    original = ExactNeighbors.map_squared_distances
+    original = NearestNeighbors.map_squared_distances
 
     def inflated(self, queries, fn, **kw):
         return original(self, queries, lambda a, b, sq, err: fn(a, b, sq, err * 1e12), **kw)
 
-    monkeypatch.setattr(ExactNeighbors, "map_squared_distances", inflated)
+    monkeypatch.setattr(NearestNeighbors, "map_squared_distances", inflated)
     np.testing.assert_array_equal(m.apply(ids, u), fast)
     # Both equal sequential halving over the exact law at the same uniforms.
     for i in range(0, 3000, 97):

@@ -13,13 +13,13 @@ ALPHA = 1e-6
 
 def _box(d: int = 5) -> Truncation:
     lo = -np.linspace(0.5, 1.0, d)
-    return Truncation(2.0, lo, lo + np.linspace(1.0, 2.0, d))
+    return Truncation(lo, lo + np.linspace(1.0, 2.0, d), epsilon=2.0)
 
 
 def test_box_is_the_central_75_percent_of_public_embeddings():
     rng = np.random.default_rng(0)
     public = rng.normal(0, [1.0, 3.0], size=(100_001, 2))
-    t = Truncation.from_public(1.0, public)
+    t = Truncation.from_public(public, epsilon=1.0)
     np.testing.assert_allclose(t.lower, np.quantile(public, 0.125, axis=0))
     np.testing.assert_allclose(t.upper, np.quantile(public, 0.875, axis=0))
     inside = ((public >= t.lower) & (public <= t.upper)).mean(axis=0)
@@ -35,7 +35,7 @@ def test_noise_scale_is_l1_width_over_k_epsilon():
 
 
 def test_clipped_mean_clips_each_sentence_before_averaging():
-    t = Truncation(1.0, np.zeros(2), np.ones(2))
+    t = Truncation(np.zeros(2), np.ones(2), epsilon=1.0)
     s = np.array([[5.0, -5.0], [0.5, 0.5]])
     np.testing.assert_allclose(t.clipped_mean(s), [0.75, 0.25])
 
@@ -88,13 +88,13 @@ def test_guarantee_and_bad_inputs():
     assert "SentDP" in g.notion and g.epsilon == 2.0
     assert any("same number of sentences" in a for a in g.assumptions)
     with pytest.raises(ValueError):
-        Truncation(1.0, np.ones(3), np.ones(3))
+        Truncation(np.ones(3), np.ones(3), epsilon=1.0)
     with pytest.raises(ValueError):
-        Truncation(1.0, np.zeros(3), np.ones(2))
+        Truncation(np.zeros(3), np.ones(2), epsilon=1.0)
     with pytest.raises(ValueError):
-        Truncation(0.0, np.zeros(3), np.ones(3))
+        Truncation(np.zeros(3), np.ones(3), epsilon=0.0)
     with pytest.raises(ValueError):
-        Truncation.from_public(1.0, np.zeros((10, 3)), coverage=1.0)
+        Truncation.from_public(np.zeros((10, 3)), epsilon=1.0, coverage=1.0)
     with pytest.raises(ValueError):
         t.release(np.zeros((0, 5)))
     with pytest.raises(ValueError):

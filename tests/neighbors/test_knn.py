@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from textdp.neighbors.knn import ExactNeighbors, brute_force_kneighbors
+from textdp.neighbors import NearestNeighbors, brute_force_kneighbors
 
 
 def _data(n, d, q, seed=0, scale=1.0):
@@ -21,7 +21,7 @@ def test_kneighbors_equal_brute_force(n, d, k):
     exclude = rng.integers(-1, n, q.shape[0])
     own = min(n, 40)
     exclude[:own] = np.arange(own)  # the query word itself
-    nn = ExactNeighbors(v, block_size=37, n_jobs=2)
+    nn = NearestNeighbors(v, block_size=37, n_jobs=2)
     for ex in (None, exclude):
         got_i, got_d = nn.kneighbors(q, k, exclude=ex)
         want_i, want_d = brute_force_kneighbors(v, q, k, ex)
@@ -33,9 +33,9 @@ def test_kneighbors_equal_brute_force(n, d, k):
 
 def test_block_size_and_threads_do_not_change_results():
     v, q, _ = _data(6000, 50, 500, seed=4, scale=5.0)
-    ref = ExactNeighbors(v, block_size=1, n_jobs=1).kneighbors(q, 4)
+    ref = NearestNeighbors(v, block_size=1, n_jobs=1).kneighbors(q, 4)
     for b, j in [(7, 1), (100, 2), (4096, 3)]:
-        got = ExactNeighbors(v, block_size=b, n_jobs=j).kneighbors(q, 4)
+        got = NearestNeighbors(v, block_size=b, n_jobs=j).kneighbors(q, 4)
         np.testing.assert_array_equal(got[0], ref[0])
         np.testing.assert_array_equal(got[1], ref[1])
 
@@ -45,14 +45,14 @@ def test_near_ties_resolved_in_float64():
     v = rng.standard_normal((3000, 8)).astype(np.float32) * 30  # large norms: large rounding
     a, b = v[rng.integers(0, 3000, 400)], v[rng.integers(0, 3000, 400)]
     q = ((a + b) / 2 + rng.standard_normal((400, 8)) * 1e-5).astype(np.float32)
-    got, _ = ExactNeighbors(v, block_size=13).kneighbors(q, 3)
+    got, _ = NearestNeighbors(v, block_size=13).kneighbors(q, 3)
     np.testing.assert_array_equal(got, brute_force_kneighbors(v, q, 3)[0])
 
 
 def test_radius_neighbors_equal_brute_force():
     v, q, _ = _data(2500, 6, 200)
     r = 1.7
-    res = ExactNeighbors(v, block_size=50).radius_neighbors(q, r)
+    res = NearestNeighbors(v, block_size=50).radius_neighbors(q, r)
     d = np.sqrt(((v[None].astype(np.float64) - q[:, None].astype(np.float64)) ** 2).sum(-1))
     for i in range(q.shape[0]):
         sl = slice(res.indptr[i], res.indptr[i + 1])
@@ -65,7 +65,7 @@ def test_radius_neighbors_equal_brute_force():
 def test_neighbor_graph_and_extremes(n):
     rng = np.random.default_rng(7)
     v = rng.standard_normal((n, 6)).astype(np.float32)
-    g = ExactNeighbors(v, block_size=64).neighbor_graph(5)
+    g = NearestNeighbors(v, block_size=64).neighbor_graph(5)
     want_i, want_d = brute_force_kneighbors(v, v, 5, np.arange(n))
     np.testing.assert_array_equal(g.indices, want_i)
     full = np.sqrt(((v[None].astype(np.float64) - v[:, None].astype(np.float64)) ** 2).sum(-1))
@@ -79,7 +79,7 @@ def test_neighbor_graph_and_extremes(n):
 
 def test_squared_distance_blocks_and_their_error_bound():
     v, q, _ = _data(1500, 10, 100, scale=4.0)
-    nn = ExactNeighbors(v)
+    nn = NearestNeighbors(v)
     got = np.empty((q.shape[0], v.shape[0]))
     bound = np.empty(q.shape[0])
     seen = []
@@ -100,7 +100,7 @@ def test_squared_distance_blocks_and_their_error_bound():
 
 def test_bad_arguments():
     v, q, _ = _data(50, 4, 3)
-    nn = ExactNeighbors(v)
+    nn = NearestNeighbors(v)
     with pytest.raises(ValueError, match="shape"):
         nn.kneighbors(q[:, :3], 1)
     with pytest.raises(ValueError, match="k must lie"):

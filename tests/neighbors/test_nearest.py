@@ -68,7 +68,7 @@ def test_bad_queries():
 
 @pytest.mark.parametrize("block_size,n_jobs", [(1, 1), (37, 3), (None, 2)])
 def test_two_nearest_equals_brute_force(block_size, n_jobs):
-    from textdp.neighbors.knn import brute_force_kneighbors
+    from textdp.neighbors import brute_force_kneighbors
 
     rng = np.random.default_rng(8)
     v = rng.standard_normal((2500, 12)).astype(np.float32) * 5

@@ -169,3 +169,20 @@ def test_argument_checks():
     with pytest.raises(ValueError, match="scale"):
         gumbel(3, -1.0)
     assert math.isclose(truncated_gumbel_cdf(np.array([5.0]), 1.0, 2.0)[0], 1.0)
+
+
+@pytest.mark.statistical
+def test_gumbel_max_size_draws_one_row_with_the_same_law():
+    """``size`` draws of one row (DeepCandidate's sampler): the same softmax law, in blocks."""
+    scores = np.array([0.0, -0.5, -1.0, -3.0, -np.inf, 0.2])
+    probs = special.softmax(np.where(np.isinf(scores), -np.inf, scores / 0.8))
+    rng = np.random.default_rng(9)
+    choices = gumbel_max(scores, 0.8, rng, size=400_000)  # more than one block of 2^20 values
+    assert choices.shape == (400_000,)
+    counts = np.bincount(choices, minlength=6)
+    keep = probs > 0
+    assert counts[4] == 0 and _chi2_p(counts[keep], probs[keep]) > ALPHA
+    wrong = np.bincount(gumbel_max(scores, 0.8 * 1.1, rng, size=400_000), minlength=6)
+    assert _chi2_p(wrong[keep], probs[keep]) < ALPHA
+    with pytest.raises(ValueError, match="single row"):
+        gumbel_max(np.zeros((2, 3)), 1.0, rng, size=5)

@@ -113,3 +113,26 @@ def test_bad_rng_and_dim():
         metric_laplace(3, 2, 1.0, rng=42)
     with pytest.raises(ValueError, match="dim"):
         metric_laplace(3, 0, 1.0, np.random.default_rng(0))
+
+
+def test_scale_and_out_buffer():
+    """``scale`` = 1/ε gives the same draws; ``out`` is filled and returned; one of the two only."""
+    a = metric_laplace(1000, 7, 2.0, np.random.default_rng(3))
+    buf = np.empty((1000, 7))
+    b = metric_laplace(1000, 7, rng=np.random.default_rng(3), scale=0.5, out=buf)
+    assert b is buf
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(TypeError, match="exactly one"):
+        metric_laplace(3, 2, 1.0, np.random.default_rng(), scale=1.0)
+    with pytest.raises(TypeError, match="exactly one"):
+        metric_laplace(3, 2, rng=np.random.default_rng())
+    with pytest.raises(ValueError, match="out"):
+        metric_laplace(3, 2, 1.0, np.random.default_rng(), out=np.empty((2, 2)))
+
+
+@pytest.mark.parametrize("d,scale", [(50, 0.5), (384, 3.0)])
+def test_radius_is_gamma_of_scale(d, scale):
+    """PrivEmb's parametrisation: radius Gamma(d, scale) — and the test rejects scale × 1.05."""
+    rng = np.random.default_rng(d)
+    assert _radius_p(metric_laplace(N, d, rng=rng, scale=scale), d, 1 / scale) > ALPHA
+    assert _radius_p(metric_laplace(N, d, rng=rng, scale=scale * 1.05), d, 1 / scale) < ALPHA

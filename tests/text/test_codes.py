@@ -1,25 +1,82 @@
-"""The code-array fast path of the pipeline gives exactly what the regular-expression path gives.
+"""The pipeline's code-array path gives exactly what the regular-expression reference gives.
 
-``Privatizer`` privatises a batch through :mod:`textdp.text._codes` (one UTF-32 array per batch,
-numpy tokenisation, exact hashed lookup, pre-encoded case variants) unless the text contains NUL.
-Here every output and every report field is compared with the reference path
-(``_run_strings``) on adversarial Unicode text, for every OOV policy, with stop words kept or
-not, seeded and unseeded, over several batches.
+``Privatizer`` privatises every batch through :mod:`textdp.text._codes` (one UTF-32 array per
+batch, document boundaries as offsets, numpy tokenisation, exact hashed lookup, pre-encoded case
+variants). Here every output and every report field is compared with :class:`ReferencePrivatizer`
+— the former string path, kept only as this oracle: a C-level regular-expression split and one
+dict lookup per token — on adversarial Unicode text (NUL included), for every OOV policy, with
+stop words kept or not, seeded and unseeded, over several batches.
 """
 
+import operator
 import random
+from itertools import repeat
 
 import numpy as np
 import pytest
 
 from textdp.mechanisms import create
-from textdp.pipeline import Privatizer
-from textdp.text import split_batch
-from textdp.text._codes import CodeTable, encode_batch
+from textdp.pipeline import OOVPolicy, Privatizer
+from textdp.text import count_structure, restore_case, split_batch
+from textdp.text._codes import CodeBatch, CodeTable, encode_batch
 from textdp.vocab import Vocabulary, load_default
 
 EXOTIC = ["É", "é", "ß", "ǅ", "İ", "Σ", "ς", "ϒ", "𝐀", "😀", "\u0301", "٣", "²", "½", "\ud800",
-          "\u2028", "\x1c", "\x85", "あ", "中", "\u00a0", "\r\n", "_", "'", "\u200d"]
+          "\u2028", "\x1c", "\x85", "あ", "中", "\u00a0", "\r\n", "_", "'", "\u200d", "\x00",
+          "\x00\x00"]
+
+
+class ReferencePrivatizer(Privatizer):
+    """The oracle: the same policy, noise and accounting, over Python strings split by regex.
+
+    Production never runs this; it only checks the code-array path (``Privatizer._run_codes``).
+    """
+
+    def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
+        del batch  # the oracle splits the strings itself
+        split = split_batch(texts)
+        tokens = split.words
+        ids = np.fromiter(map(self._lookup.get, map(str.lower, tokens), repeat(-1)),
+                          dtype=np.int64, count=len(tokens))
+        in_vocab = ids >= 0
+        private = in_vocab.copy()
+        if self._stop_ids is not None:
+            stop = in_vocab & np.isin(ids, self._stop_ids)
+            private &= ~stop
+            self._counts["stopwords_kept"] += int(stop.sum())
+        oov = np.flatnonzero(~in_vocab)
+        is_number = np.fromiter(map(str.isdecimal, (tokens[i] for i in oov)), dtype=bool,
+                                count=oov.size)
+        priv_pos = np.flatnonzero(private)
+        doc_of = np.repeat(np.arange(len(texts)), np.asarray(split.counts, dtype=np.int64))
+
+        need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
+        noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
+                                       doc_of[oov] if need_random_oov else None, start, len(texts))
+        new_ids = self.mechanism.apply(ids[priv_pos], noise)
+
+        out = np.array(tokens, dtype=object)
+        out[priv_pos] = _with_case(self._words[new_ids], tokens, priv_pos)
+        if oov.size and self.oov is OOVPolicy.MASK:
+            out[oov] = self.mask_token
+        elif oov.size and self.oov is OOVPolicy.DROP:
+            out[oov] = ""
+        elif oov.size and self.oov is OOVPolicy.RANDOM:
+            out[oov] = _with_case(self._words[random_oov], tokens, oov)
+        result = split.join(out.tolist())
+        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts),
+                      count_structure(split.structure()))
+        return result
+
+
+def _with_case(replacements: np.ndarray, tokens: list[str], pos: np.ndarray) -> np.ndarray:
+    """Each replacement in the case pattern of the token it replaces (restore_case)."""
+    if pos.size == 0:
+        return replacements
+    originals = operator.itemgetter(*pos.tolist())(tokens) if pos.size > 1 else (tokens[pos[0]],)
+    out = replacements.copy()
+    out[:] = list(map(restore_case, replacements, originals))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +125,7 @@ def test_encode_batch_matches_split_batch():
     tokens = [batch.token(i) for i in range(batch.n_tokens)]
     assert tokens == ref.words
     assert np.bincount(batch.doc_of, minlength=len(texts)).tolist() == ref.counts
-    assert encode_batch(["ok", "has \x00 nul"]) is None
+    assert batch.doc_bounds.tolist() == np.cumsum([0] + [len(t) for t in texts]).tolist()
 
 
 def test_lookup_is_exact(vocab):
@@ -90,11 +147,11 @@ def test_fast_path_equals_reference(vocab, method, n_lists):
             texts = ["" for _ in texts]
         oov = ["mask", "keep", "drop", "random"][trial % 4]
         keep_stopwords = trial % 3 == 0
-        mask = ["[MASK]", "Ü", "<m>"][trial % 3]
+        mask = ["[MASK]", "Ü", "<m>", "\x00", "a\x00b"][trial % 5]
         seed = rng.randint(0, 1000) if trial % 2 else None
         fast = Privatizer(mech, oov=oov, keep_stopwords=keep_stopwords, seed=seed, mask_token=mask)
-        ref = Privatizer(mech, oov=oov, keep_stopwords=keep_stopwords, seed=seed, mask_token=mask)
-        ref._fast = False
+        ref = ReferencePrivatizer(mech, oov=oov, keep_stopwords=keep_stopwords, seed=seed,
+                                  mask_token=mask)
         if seed is None:
             fast._rng = np.random.default_rng(trial)
             ref._rng = np.random.default_rng(trial)
@@ -104,24 +161,57 @@ def test_fast_path_equals_reference(vocab, method, n_lists):
         assert _clean(fast.report()) == _clean(ref.report())
 
 
-def test_nul_in_text_falls_back(vocab):
+def test_nul_in_text_takes_the_production_path(vocab):
     mech = create("diffractor", vocab, epsilon=1000.0, cache=False)
     p = Privatizer(mech)
     assert p.run(["Good\x00day", "fine"]) == ["Good\x00day", "fine"]
     assert p.report()["tokens"]["by_class"]["other"] == 1
+    assert not hasattr(Privatizer, "_run_strings")  # one production path
 
 
-def test_document_generators_equal_reference():
-    """The vectorised per-document generators are default_rng(SeedSequence(seed, spawn_key=(i,)))."""
-    from textdp import _random
-    from textdp.pipeline import _DocumentGenerators
+NUL_DOCS = ["abc\x00", "\x00def", "\x00", "", "\x00\x00\x00", "Good\x00day", "x\x00\x00y 42\x00",
+            "The\x00\x00House", "", "\x00😀\x00", "NUL\x00"]
 
-    rng = random.Random(3)
-    for seed in (0, 1, 12345, 2**32 + 1, 2**64 + 5, 2**130 + 9):
-        gens = _DocumentGenerators(seed)
-        assert gens._exact
-        positions = [0, 1, 2, 2**32 - 1] + [rng.randrange(2**32) for _ in range(100)] + [2**33]
-        for p, g in zip(positions, gens.many(np.array(positions)), strict=True):
-            ref = _random.document_generator(seed, p)
-            assert g.bit_generator.state == ref.bit_generator.state
-            assert g.standard_exponential(3).tolist() == ref.standard_exponential(3).tolist()
+
+@pytest.mark.parametrize("oov", ["mask", "keep", "drop", "random"])
+@pytest.mark.parametrize("seed", [5, None])
+def test_nul_empty_and_all_nul_documents_equal_the_oracle(vocab, oov, seed):
+    mech = create("diffractor", vocab, epsilon=1.0, cache=False)
+    for texts in (NUL_DOCS, NUL_DOCS[::-1], ["\x00"] * 5, [""] * 3, ["", "\x00", ""], ["\x00ab"]):
+        fast = Privatizer(mech, oov=oov, seed=seed)
+        ref = ReferencePrivatizer(mech, oov=oov, seed=seed)
+        if seed is None:
+            fast._rng, ref._rng = np.random.default_rng(1), np.random.default_rng(1)
+        out = fast.run(texts) + fast.run(texts[1:])
+        assert out == ref.run(texts) + ref.run(texts[1:])
+        assert len(out) == 2 * len(texts) - 1
+        assert [t.count("\x00") for t in out] == [t.count("\x00") for t in texts + texts[1:]]
+        assert _clean(fast.report()) == _clean(ref.report())
+
+
+def test_documents_never_merge_across_boundaries(vocab):
+    """Without a separator, adjacent documents must still not join runs: 'ab' + 'cd' is two tokens."""
+    batch = encode_batch(["ab", "cd", "", "12", "34", "  ", " ", "\x00", "\x00"])
+    assert [batch.token(i) for i in range(batch.n_tokens)] == ["ab", "cd", "12", "34"]
+    assert batch.doc_of.tolist() == [0, 1, 3, 4]
+    assert (batch.whitespace, batch.other) == (2, 2)
+    same = batch.assemble(batch.codes, 0, batch.starts.copy(), batch.ends - batch.starts)
+    assert same == ["ab", "cd", "", "12", "34", "  ", " ", "\x00", "\x00"]
+
+
+def test_character_classes_equal_the_regular_expressions_on_all_of_unicode():
+    """The code-array classes (textdp.text._codes) equal the token regex's, code point by code point."""
+    import sys
+
+    from textdp.text import _patterns
+    from textdp.text._codes import DIGIT, LETTER, OTHER, PUNCTUATION, WHITESPACE, _char_class
+
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    kind = {"word": LETTER, "number": DIGIT, "whitespace": WHITESPACE, "punctuation": PUNCTUATION,
+            "other": OTHER}
+    expected = np.full(len(everything), 255, dtype=np.uint8)
+    for m in _patterns()[0].finditer(everything):  # runs: every character of a run has its class
+        expected[m.start():m.end()] = kind[m.lastgroup]
+    actual = np.fromiter(map(_char_class, everything), dtype=np.uint8, count=len(everything))
+    assert (expected != 255).all()
+    assert np.flatnonzero(actual != expected).tolist() == []

@@ -56,6 +56,7 @@ def _root(
 
 # Subcommands: one module each, one registration line each.
 from textdp.cli import calibrate as _calibrate  # noqa: E402
+from textdp.cli import candidates as _candidates  # noqa: E402
 from textdp.cli import docembed as _docembed  # noqa: E402
 from textdp.cli import embed as _embed  # noqa: E402
 from textdp.cli import evaluate as _evaluate  # noqa: E402
@@ -71,6 +72,14 @@ app.command("docembed")(_docembed.docembed)
 app.command("calibrate")(_calibrate.calibrate)
 app.command("evaluate")(_evaluate.evaluate)
 app.command("report")(_report.report)
+_candidates_app = typer.Typer(help="DeepCandidate's candidate set F, built from public documents.",
+                              no_args_is_help=True)
+_candidates_app.command("build")(_candidates.build_candidates_command)
+app.add_typer(_candidates_app, name="candidates")
+_recoder_app = typer.Typer(help="DeepCandidate's recoder H, trained on public documents.",
+                           no_args_is_help=True)
+_recoder_app.command("train")(_candidates.train_recoder_command)
+app.add_typer(_recoder_app, name="recoder")
 app.command(
     "experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )(_experiment.experiment)

@@ -3,10 +3,14 @@ mechanism options."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from textdp.io import FileError
 
 __all__ = ["CLIError", "say", "warn", "progress_bar"]
 
@@ -45,17 +49,58 @@ def progress_bar(desc: str) -> Any:
     return make
 
 
-# Mechanism options shared by every subcommand that builds a word mechanism.
-MethodOption = Annotated[str | None, typer.Option(
-    "--method", show_default=False,
-    help="Mechanism parameter `method` (only for mechanisms that take it).")]
-NListsOption = Annotated[int | None, typer.Option(
-    "--n-lists", show_default=False,
-    help="Mechanism parameter `n_lists` (only for mechanisms that take it).")]
-BetaOption = Annotated[float | None, typer.Option(
-    "--beta", show_default=False,
-    help="Mechanism parameter `beta` (only for mechanisms that take it).")]
+# Mechanism options shared by every subcommand that builds a word mechanism: one typed flag per
+# parameter declared with ``flag=True`` (type and help from the declarations), --param for the rest.
+def mechanism_flag(name: str) -> Any:
+    """The option ``--name`` (an ``Annotated`` type) for a declared word-mechanism parameter.
+
+    Its type and help come from the declarations of every mechanism that takes it.
+    """
+    from textdp import mechanisms as registry
+
+    owners = [(m, p) for m in registry.available() for p in registry.get(m).PARAMETERS
+              if p.name == name and p.flag]
+    types = {p.type for _, p in owners}
+    if len(types) != 1:
+        raise ValueError(f"no single declared type for the flag --{name}: {types}")
+    uses = "; ".join(f"{m}: {p.help}, {p.describe_range()}" for m, p in owners)
+    return Annotated[types.pop() | None, typer.Option(
+        f"--{name.replace('_', '-')}", show_default=False,
+        help=f"Mechanism parameter `{name}`, only for the mechanisms that take it ({uses}).")]
+
+
+def mechanism_flags() -> set[str]:
+    """The names of the parameters declared with their own flag."""
+    from textdp import mechanisms as registry
+
+    return {p.name for m in registry.available() for p in registry.get(m).PARAMETERS if p.flag}
+
+
+MethodOption = mechanism_flag("method")
+NListsOption = mechanism_flag("n_lists")
+BetaOption = mechanism_flag("beta")
 ParamOption = Annotated[list[str] | None, typer.Option(
     "--param", metavar="NAME=VALUE", show_default=False,
     help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "
          "number, else true/false, else a string.")]
+
+
+def option(*flags: str, help: str, metavar: str | None = None, **kwargs: Any) -> Any:
+    """A Typer option; one with a ``metavar`` is a value the user names, shown without default."""
+    if metavar is not None:
+        kwargs.setdefault("show_default", False)
+    return typer.Option(*flags, metavar=metavar, help=help, **kwargs)
+
+
+def check_new_file(path: Path, what: str, *others: tuple[Path, str]) -> None:
+    """``path`` can be written: not a directory, its directory exists, and it is none of
+    ``others`` (``(path, name)`` pairs such as the input)."""
+    for other, name in others:
+        if path.absolute() == other.absolute() or (path.exists() and other.exists()
+                                                   and os.path.samefile(path, other)):
+            raise FileError(path, None, f"the {what} would overwrite the {name}")
+    if path.is_dir():
+        raise FileError(path, None, "is a directory, expected a file name")
+    if not path.absolute().parent.is_dir():
+        raise FileError(path, None, f"directory {str(path.parent)!r} does not exist")
+

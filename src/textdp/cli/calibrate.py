@@ -130,8 +130,7 @@ def calibrate(
         "--plot", metavar="PATH.png", show_default=False,
         help="Write a PNG of N_w and S_w against ε with the targets.")] = None,
 ) -> int:
-    import numpy as np
-
+    from textdp import _random
     from textdp.cli._common import progress_bar
     from textdp.cli.privatize import mechanism_params
     from textdp.evaluation.calibration import calibrate as run_calibration
@@ -148,7 +147,7 @@ def calibrate(
         result = run_calibration(
             factory, max_n_w=max_nw, min_s_w=min_sw, words=min(words, len(vocab)),
             n_draws=draws, grid=eps_grid, refine_steps=refine, support=support,  # type: ignore[arg-type]
-            margin=margin, eta=eta, rng=np.random.default_rng(seed), progress=bar.update)
+            margin=margin, eta=eta, rng=_random.generator(seed), progress=bar.update)
     except ValueError as exc:
         raise CLIError(one_line(exc)) from None
     finally:

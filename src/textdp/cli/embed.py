@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from enum import StrEnum
@@ -12,17 +11,14 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from textdp.cli._common import CLIError, one_line, progress_bar, say, warn
+from textdp.cli._common import CLIError, check_new_file, one_line, option, progress_bar, say, warn
+from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.io import AtomicFiles, FileError
+from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
+from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
 
 __all__ = ["embed", "CHUNK_ROWS"]
 
-#: Rows per noise chunk. With --seed, chunk c uses default_rng(SeedSequence(seed, spawn_key=(c,))),
-#: so the output depends on the seed and the data only (not on --batch-size).
-CHUNK_ROWS = 4096
-_AUDIT_KEY = 2**32  # spawn key of the audit's pair sampling, apart from every chunk index
-
-VECTOR_FORMATS = (".npy", ".parquet")
 TEXT_FORMATS = (".txt", ".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
 
 
@@ -76,7 +72,51 @@ Example:
 """
 
 
-# --- input ---------------------------------------------------------------------------------------
+# --- options -------------------------------------------------------------------------------------
+
+InputArg = Annotated[Path, typer.Argument(
+    metavar="INPUT", show_default=False,
+    help="Vectors (.npy, .parquet) or, with --encode, texts (.txt, .jsonl, .csv, .parquet).")]
+OutputOpt = Annotated[Path, option("--output", "-o", metavar="OUTPUT",
+                                   help="Output vectors: .npy or .parquet; its directory must exist.")]
+EpsilonOpt = Annotated[float, option(
+    "--epsilon", metavar="EPSILON", help="ε > 0 per unit of Euclidean distance between input vectors.")]
+DeltaOpt = Annotated[float | None, option(
+    "--delta", metavar="DELTA", help="PrivEmb: δ in (0, 1), e.g. 1e-6 (the paper's value).")]
+BetaOpt = Annotated[float | None, option(
+    "--beta", metavar="BETA", help="PrivEmb: β in (0, 1); larger β → smaller m, less noise, coarser "
+                                   "distances (the paper recommends 0.9).")]
+MechanismOpt = Annotated[Mechanism, option(
+    "--mechanism", "-m", help="privemb (M2) or laplace-vector (the baseline M1).")]
+StrictOpt = Annotated[bool, option(
+    "--strict", help="PrivEmb: calibrate the noise to ‖Φ‖₂ (rounded up): pure ε, δ = 0, for every "
+                     "pair of R^d; more noise.")]
+SnapOpt = Annotated[str | None, option(
+    "--snap", metavar="K|auto", help="Round released coordinates to multiples of 2^K (an integer K, "
+                                     "or 'auto': the smallest power of two at least the noise scale).")]
+WidthOpt = Annotated[float | None, option(
+    "--gaussian-width", metavar="OMEGA", help="PrivEmb: ω of the input domain (default √log₂ d).")]
+DomainOpt = Annotated[int | None, option(
+    "--domain-size", metavar="N", help="PrivEmb: inputs are among N fixed points (e.g. a vocabulary): "
+                                       "ω = √(2 ln N(N−1)) and δ becomes a proven bound.")]
+CalibrationOpt = Annotated[Calibration, option(
+    "--calibration", help="PrivEmb: m from √ln(1/δ) (paper) or √(2 ln(1/δ)) (explicit: the requested "
+                          "δ is the provable one).")]
+ProjectionSeedOpt = Annotated[int | None, option(
+    "--projection-seed", metavar="SEED", help="PrivEmb: public seed of Φ; everyone releasing "
+    "comparable vectors must share it (default: textdp's fixed public seed).")]
+EncodeOpt = Annotated[EncoderName | None, option(
+    "--encode", help="Encode texts first: glove-mean (50-d) or sbert (384-d, needs the 'sbert' extra).",
+    show_default=False)]
+VectorFieldOpt = Annotated[str, option(
+    "--vector-field", help="Parquet list column of the vectors (input and output).")]
+AuditOpt = Annotated[int, option(
+    "--audit-pairs", min=0, help="PrivEmb: pairs of input vectors audited (all pairs if there are "
+                                 "fewer); 0 skips the audit.")]
+BatchOpt = Annotated[int, option("--batch-size", min=1, help="Texts per encoding batch.")]
+
+
+# --- checks --------------------------------------------------------------------------------------
 
 def _check_paths(input: Path, output: Path, report: Path | None, encode: bool) -> None:
     suffix = input.suffix.lower()
@@ -96,157 +136,89 @@ def _check_paths(input: Path, output: Path, report: Path | None, encode: bool) -
     if output.suffix.lower() not in VECTOR_FORMATS:
         raise FileError(output, None, f"unsupported output type {output.suffix or '(none)'!r}; use "
                                       ".npy or .parquet")
-    for path, what in ((output, "output"), (report, "report")):
-        if path is None:
-            continue
-        if path.absolute() == input.absolute() or (path.exists() and os.path.samefile(path, input)):
-            raise FileError(path, None, f"the {what} would overwrite the input")
-        if path.is_dir():
-            raise FileError(path, None, "is a directory, expected a file name")
-        if not path.absolute().parent.is_dir():
-            raise FileError(path, None, f"directory {str(path.parent)!r} does not exist")
-    if report is not None and report.absolute() == output.absolute():
-        raise FileError(report, None, "the report would overwrite the output")
+    check_new_file(output, "output", (input, "input"))
+    if report is not None:
+        check_new_file(report, "report", (input, "input"), (output, "output"))
 
 
-def _read_npy(path: Path) -> np.ndarray:
+def _snap_value(snap: str | None) -> int | str | None:
+    if snap is None or snap == "auto":
+        return snap
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise FileError(path, None, f"not a readable .npy array ({one_line(exc)})") from None
-    if not isinstance(arr, np.ndarray):
-        raise FileError(path, None, "not a .npy array")
-    if arr.ndim != 2:
-        raise FileError(path, None, f"expected a 2-D array (N vectors × d), got shape {arr.shape}")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating)
-                                 or np.issubdtype(arr.dtype, np.integer)):
-        raise FileError(path, None, f"expected real numbers, got dtype {arr.dtype}")
-    return arr
+        return int(snap)
+    except ValueError:
+        raise CLIError(f"--snap expects an integer exponent or 'auto', got {snap!r}") from None
 
 
-def _read_parquet_vectors(path: Path, field: str) -> np.ndarray:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def _mechanism_factory(mechanism: Mechanism, epsilon: float, snap: str | None,
+                       privemb: dict[str, Any]) -> Any:
+    """``dim → mechanism``, after checking which options apply; every parameter problem is a
+    one-line user error."""
+    from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
 
-    try:
-        pf = pq.ParquetFile(path)
-        schema = pf.schema_arrow
-    except (pa.ArrowException, OSError) as exc:
-        raise FileError(path, None, f"not a readable Parquet file ({one_line(exc)})") from None
-    if field not in schema.names:
-        shown = ", ".join(repr(n) for n in schema.names[:20])
-        raise FileError(path, None, f"no column {field!r} (columns: {shown}); name the vector column "
-                                    "with --vector-field, or encode texts with --encode")
-    t = schema.field(field).type
-    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
-        raise FileError(path, None, f"column {field!r} has type {t}, expected a list of numbers")
-    vt = t.value_type
-    if not (pa.types.is_floating(vt) or pa.types.is_integer(vt)):
-        raise FileError(path, None, f"column {field!r} holds {vt}, expected numbers")
-    try:
-        col = pf.read(columns=[field]).column(field).combine_chunks()
-    except (pa.ArrowException, OSError) as exc:
-        raise FileError(path, None, f"unreadable Parquet data ({one_line(exc)})") from None
-    n = len(col)
-    if col.null_count:
-        row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0]) + 1
-        raise FileError(path, row, f"null vector in column {field!r}", unit="row")
-    if pa.types.is_fixed_size_list(t):
-        d = t.list_size
+    snap_value = _snap_value(snap)
+    given = {f"--{k.replace('_', '-')}": v for k, v in privemb.items()}
+    if mechanism is Mechanism.laplace_vector:
+        extra = [k for k, v in given.items() if v not in (None, False)]
+        if extra:
+            raise CLIError(f"option(s) {', '.join(extra)} only apply to --mechanism privemb")
     else:
-        lengths = col.value_lengths().to_numpy(zero_copy_only=False)
-        d = int(lengths[0]) if n else 0
-        bad = np.flatnonzero(lengths != d)
-        if bad.size:
-            raise FileError(path, int(bad[0]) + 1, f"vector of length {int(lengths[bad[0]])}, "
-                                                   f"but row 1 has length {d}", unit="row")
-    values = col.flatten()
-    if values.null_count:
-        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0]) // max(d, 1) + 1
-        raise FileError(path, row, "null inside a vector", unit="row")
-    if d == 0:
-        raise FileError(path, None, f"column {field!r} holds empty vectors")
-    return values.to_numpy(zero_copy_only=False).astype(np.float64, copy=False).reshape(n, d)
+        missing = [k for k in ("--delta", "--beta") if given[k] is None]
+        if missing:
+            raise CLIError(f"privemb needs {' and '.join(missing)} (e.g. --delta 1e-6 --beta 0.9)")
+    if privemb["projection_seed"] is None:
+        privemb = {**privemb, "projection_seed": DEFAULT_PROJECTION_SEED}
 
-
-def _encode_file(path: Path, text_field: str, encoder: Any, batch_size: int) -> tuple[np.ndarray, int]:
-    """Encode every text of ``path``; returns the vectors and the number of texts that gave the
-    zero vector because none of their words is known (glove-mean)."""
-    from textdp.io import open_records
-
-    parts, empty = [], 0
-    with open_records(path, text_field=text_field) as reader:
-        make = progress_bar(f"encode ({encoder.name})")
-        bar = make(reader.total, reader.unit)
+    def build(dim: int) -> Any:
         try:
-            for batch in reader.batches(batch_size):
-                if hasattr(encoder, "encode_with_counts"):
-                    vectors, counts = encoder.encode_with_counts(batch.texts)
-                    empty += int((counts == 0).sum())
-                else:
-                    vectors = encoder(batch.texts)
-                parts.append(vectors)
-                bar.update(batch.progress)
-        finally:
-            bar.close()
-    if not parts:
-        raise FileError(path, None, "no texts")
-    return np.concatenate(parts), empty
+            if mechanism is Mechanism.laplace_vector:
+                return LaplaceVector(epsilon=epsilon, snap=snap_value)
+            return PrivEmb(epsilon=epsilon, dim=dim, snap=snap_value, **privemb)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(one_line(exc)) from None
+
+    build(4)  # validate every parameter before reading the input
+    return build
 
 
-# --- output --------------------------------------------------------------------------------------
+def _read_input(input: Path, encode: EncoderName | None, text_field: str, vector_field: str,
+                batch_size: int) -> tuple[np.ndarray, Any, int | None]:
+    """The input vectors (read, or encoded from texts), the encoder and the count of texts that
+    had no known word (None when nothing was encoded)."""
+    encoder, empty = None, None
+    if encode is not None:
+        from textdp.encoders import encode_file, get_encoder
 
-def _write_vectors(files: AtomicFiles, output: Path, vectors: np.ndarray, field: str) -> None:
-    tmp = files.path_for(output)
-    if output.suffix.lower() == ".npy":
-        with open(tmp, "wb") as f:
-            np.save(f, vectors, allow_pickle=False)
-        return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    k = vectors.shape[1]
-    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel(), type=pa.float64()), k)
-    pq.write_table(pa.table({field: column}), tmp)
-
-
-def _randomness(seed: int | None) -> dict[str, Any]:
-    from textdp._random import SEEDED_NOTE
-
-    if seed is None:
-        return {"source": "os-entropy", "seeded": False}
-    return {"source": "seed", "seeded": True, "seed": seed,
-            "derivation": f"rows {CHUNK_ROWS}·c … {CHUNK_ROWS}·c + {CHUNK_ROWS - 1} use "
-                          "default_rng(SeedSequence(seed, spawn_key=(c,)))",
-            "note": SEEDED_NOTE}
-
-
-def _check_finite(X: np.ndarray, path: Path) -> None:
-    """Name the first row (1-based) holding NaN or infinity, scanning in chunks (X may be mmapped)."""
-    for start in range(0, X.shape[0], 8 * CHUNK_ROWS):
-        block = np.asarray(X[start:start + 8 * CHUNK_ROWS])
-        bad = np.flatnonzero(~np.isfinite(block).all(axis=1))
-        if bad.size:
-            raise FileError(path, start + int(bad[0]) + 1, "vector with NaN or infinity", unit="row")
+        try:
+            encoder = get_encoder(encode.value)
+            if encode is EncoderName.sbert:
+                encoder.model_dir()  # fail early, with the install hint, if the extra is missing
+        except ImportError as exc:
+            raise CLIError(one_line(exc)) from None
+        X, empty = encode_file(input, encoder, text_field=text_field, batch_size=batch_size,
+                               progress=progress_bar(f"encode ({encoder.name})"))
+    else:
+        X = read_vectors(input, vector_field)
+    if X.shape[0] == 0:
+        raise FileError(input, None, "no vectors")
+    bad = first_non_finite_row(X)
+    if bad is not None:
+        raise FileError(input, bad + 1, "vector with NaN or infinity", unit="row")
+    return X, encoder, empty
 
 
-def _release(mech: Any, X: np.ndarray, seed: int | None) -> np.ndarray:
-    from textdp._random import document_generator
-
-    n = X.shape[0]
-    k = mech.output_dim(X.shape[1])
-    out = np.empty((n, k), dtype=np.float64)
-    rng = np.random.default_rng() if seed is None else None
-    bar = progress_bar("release")(n, "vectors")
+def _release(mech: Any, X: np.ndarray, seed: int | None, audit_pairs: int) -> tuple[np.ndarray, Any]:
+    bar = progress_bar("release")(X.shape[0], "vectors")
     try:
-        for c, start in enumerate(range(0, n, CHUNK_ROWS)):
-            stop = min(n, start + CHUNK_ROWS)
-            chunk_rng = rng if seed is None else document_generator(seed, c)
-            out[start:stop] = mech.release(X[start:stop], chunk_rng)
-            bar.update(stop - start)
+        W = release_vectors(mech, X, seed=seed, progress=bar.update)
     finally:
         bar.close()
-    return out
+    try:
+        audit = audit_projection(mech, X, max_pairs=audit_pairs, seed=seed)
+    except ValueError as exc:  # e.g. all vectors identical
+        warn(f"audit skipped: {one_line(exc)}")
+        audit = None
+    return W, audit
 
 
 def _summary(mech: Any, audit: Any) -> list[str]:
@@ -264,202 +236,55 @@ def _summary(mech: Any, audit: Any) -> list[str]:
 
 # --- the command ---------------------------------------------------------------------------------
 
-def embed(
-    input: Annotated[Path, typer.Argument(
-        metavar="INPUT", show_default=False,
-        help="Vectors (.npy, .parquet) or, with --encode, texts (.txt, .jsonl, .csv, .parquet).")],
-    output: Annotated[Path, typer.Option(
-        "--output", "-o", metavar="OUTPUT", show_default=False,
-        help="Output vectors: .npy or .parquet; its directory must exist.")],
-    epsilon: Annotated[float, typer.Option(
-        "--epsilon", metavar="EPSILON", show_default=False,
-        help="ε > 0 per unit of Euclidean distance between input vectors.")],
-    delta: Annotated[float | None, typer.Option(
-        "--delta", metavar="DELTA", show_default=False,
-        help="PrivEmb: δ in (0, 1), e.g. 1e-6 (the paper's value).")] = None,
-    beta: Annotated[float | None, typer.Option(
-        "--beta", metavar="BETA", show_default=False,
-        help="PrivEmb: β in (0, 1); larger β → smaller m, less noise, coarser distances "
-             "(the paper recommends 0.9).")] = None,
-    mechanism: Annotated[Mechanism, typer.Option(
-        "--mechanism", "-m", help="privemb (M2) or laplace-vector (the baseline M1).")]
-        = Mechanism.privemb,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="PrivEmb: calibrate the noise to ‖Φ‖₂ (rounded up): pure ε, δ = 0, "
-                         "for every pair of R^d; more noise.")] = False,
-    snap: Annotated[str | None, typer.Option(
-        "--snap", metavar="K|auto", show_default=False,
-        help="Round released coordinates to multiples of 2^K (an integer K, or 'auto': the "
-             "smallest power of two at least the noise scale).")] = None,
-    gaussian_width: Annotated[float | None, typer.Option(
-        "--gaussian-width", metavar="OMEGA", show_default=False,
-        help="PrivEmb: ω of the input domain (default √log₂ d).")] = None,
-    domain_size: Annotated[int | None, typer.Option(
-        "--domain-size", metavar="N", show_default=False,
-        help="PrivEmb: inputs are among N fixed points (e.g. a vocabulary): ω = √(2 ln N(N−1)) "
-             "and δ becomes a proven bound.")] = None,
-    calibration: Annotated[Calibration, typer.Option(
-        "--calibration", help="PrivEmb: m from √ln(1/δ) (paper) or √(2 ln(1/δ)) (explicit: the "
-                              "requested δ is the provable one).")] = Calibration.paper,
-    projection_seed: Annotated[int | None, typer.Option(
-        "--projection-seed", metavar="SEED", show_default=False,
-        help="PrivEmb: public seed of Φ; everyone releasing comparable vectors must share it "
-             "(default: textdp's fixed public seed).")] = None,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", show_default=False,
-        help="Non-negative integer for reproducible noise. For testing only: anyone who learns "
-             "the seed can undo the noise. Default: OS entropy.")] = None,
-    encode: Annotated[EncoderName | None, typer.Option(
-        "--encode", show_default=False,
-        help="Encode texts first: glove-mean (50-d) or sbert (384-d, needs the 'sbert' "
-             "extra).")] = None,
-    text_field: Annotated[str, typer.Option(
-        "--text-field", help="With --encode: JSON field / CSV or Parquet column of the text.")]
-        = "text",
-    vector_field: Annotated[str, typer.Option(
-        "--vector-field", help="Parquet list column of the vectors (input and output).")]
-        = "vector",
-    audit_pairs: Annotated[int, typer.Option(
-        "--audit-pairs", min=0, help="PrivEmb: pairs of input vectors audited (all pairs if there "
-                                     "are fewer); 0 skips the audit.")] = 200_000,
-    report: Annotated[Path | None, typer.Option(
-        "--report", metavar="PATH", show_default=False,
-        help="Write the privacy report (JSON) to PATH.")] = None,
-    batch_size: Annotated[int, typer.Option(
-        "--batch-size", min=1, help="Texts per encoding batch.")] = 256,
-) -> None:
-    from textdp import __version__
-    from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
+def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaOpt = None,
+          beta: BetaOpt = None, mechanism: MechanismOpt = Mechanism.privemb,
+          strict: StrictOpt = False, snap: SnapOpt = None, gaussian_width: WidthOpt = None,
+          domain_size: DomainOpt = None, calibration: CalibrationOpt = Calibration.paper,
+          projection_seed: ProjectionSeedOpt = None, seed: SeedOpt = None,
+          encode: EncodeOpt = None, text_field: TextFieldOpt = "text",
+          vector_field: VectorFieldOpt = "vector", audit_pairs: AuditOpt = 200_000,
+          report: ReportOpt = None, batch_size: BatchOpt = 256) -> None:
+    from textdp.privacy.report import embedding_report, json_ready
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read.
     _check_paths(input, output, report, encode is not None)
-    snap_value: int | str | None = None
-    if snap is not None:
-        if snap == "auto":
-            snap_value = "auto"
-        else:
-            try:
-                snap_value = int(snap)
-            except ValueError:
-                raise CLIError(f"--snap expects an integer exponent or 'auto', got {snap!r}") from None
     if seed is not None and seed < 0:
         raise CLIError(f"--seed must be a non-negative integer, got {seed}")
-    privemb_only = {"--delta": delta, "--beta": beta, "--gaussian-width": gaussian_width,
-                    "--domain-size": domain_size, "--projection-seed": projection_seed,
-                    "--strict": strict or None}
+    privemb = {"delta": delta, "beta": beta, "gaussian_width": gaussian_width,
+               "domain_size": domain_size, "projection_seed": projection_seed,
+               "strict": strict, "calibration": calibration.value}
     if mechanism is Mechanism.laplace_vector:
-        given = [k for k, v in privemb_only.items() if v is not None]
-        if given:
-            raise CLIError(f"option(s) {', '.join(given)} only apply to --mechanism privemb")
-    else:
-        missing = [k for k in ("--delta", "--beta") if privemb_only[k] is None]
-        if missing:
-            raise CLIError(f"privemb needs {' and '.join(missing)} (e.g. --delta 1e-6 --beta 0.9)")
+        privemb["calibration"] = None
+    build = _mechanism_factory(mechanism, epsilon, snap, privemb)
 
-    def build(dim: int) -> Any:
-        try:
-            if mechanism is Mechanism.laplace_vector:
-                return LaplaceVector(epsilon, snap=snap_value)
-            return PrivEmb(epsilon, delta, beta, dim=dim, gaussian_width=gaussian_width,
-                           domain_size=domain_size,
-                           projection_seed=(DEFAULT_PROJECTION_SEED if projection_seed is None
-                                            else projection_seed),
-                           calibration=calibration.value, strict=strict, snap=snap_value)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(one_line(exc)) from None
-
-    build(4)  # validate every parameter before reading the input
-
-    # 2. The vectors.
-    encoder = None
-    empty_texts = None
-    if encode is not None:
-        from textdp.encoders import get_encoder
-
-        try:
-            encoder = get_encoder(encode.value)
-            if encode is EncoderName.sbert:
-                encoder.model_dir()  # fail early, with the install hint, if the extra is missing
-        except ImportError as exc:
-            raise CLIError(one_line(exc)) from None
-        X, empty_texts = _encode_file(input, text_field, encoder, batch_size)
-    elif input.suffix.lower() == ".npy":
-        X = _read_npy(input)
-    else:
-        X = _read_parquet_vectors(input, vector_field)
-    n, d = X.shape
-    if n == 0:
-        raise FileError(input, None, "no vectors")
-    _check_finite(X, input)
-    mech = build(d)
-
-    # 3. Release (chunked, per-chunk generators when seeded) and audit.
-    W = _release(mech, X, seed)
-    audit = None
-    if isinstance(mech, PrivEmb) and audit_pairs > 0 and n >= 2:
-        audit_rng = (np.random.default_rng() if seed is None else
-                     np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_AUDIT_KEY,))))
-        try:
-            audit = mech.audit(X, max_pairs=audit_pairs, rng=audit_rng)
-        except ValueError as exc:  # e.g. all vectors identical
-            warn(f"audit skipped: {one_line(exc)}")
+    # 2. The vectors, 3. the release (chunked, per-chunk generators when seeded) and the audit.
+    X, encoder, empty_texts = _read_input(input, encode, text_field, vector_field, batch_size)
+    mech = build(X.shape[1])
+    W, audit = _release(mech, X, seed, audit_pairs)
 
     # 4. Output and report, together or not at all.
-    description = mech.describe() if isinstance(mech, PrivEmb) else mech.describe(d)
-    warnings = list(description.get("warnings", []))
-    if empty_texts:
-        warnings.append(f"{empty_texts} text(s) have no in-vocabulary word and were encoded as the "
-                        "zero vector")
-    if audit is not None and not audit.passed:
-        warnings.append(f"the audit found {audit.count_above:,} pair(s) of input vectors stretched "
-                        f"beyond the calibrated sensitivity {audit.bound:.4g} (max "
-                        f"{audit.max_ratio:.4g}): their guarantee is weaker than ε·‖x − x′‖; "
-                        "consider --strict")
-    result = {
-        "command": "embed",
-        "textdp_version": __version__,
-        "mechanism": description,
-        "guarantee": description["guarantee"],
-        "m": getattr(mech, "m", None),
-        "gaussian_width": getattr(mech, "gaussian_width", None),
-        "projection_sha256": getattr(mech, "projection_fingerprint", None),
-        "audit": audit.to_dict() if audit is not None else None,
-        "randomness": _randomness(seed),
-        "encoder": encoder.describe() if encoder is not None else None,
-        "io": {"input": os.fspath(input), "output": os.fspath(output),
-               "vectors_in": int(n), "vectors_out": int(W.shape[0]), "dim_in": int(d),
-               "dim_out": int(W.shape[1]), "empty_texts": empty_texts},
-        "warnings": warnings,
-        "seconds": round(time.perf_counter() - t0, 3),
-    }
+    result = embedding_report(
+        mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
+        dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
+        encoder=encoder.describe() if encoder is not None else None, empty_texts=empty_texts,
+        audit=audit, chunk_rows=CHUNK_ROWS)
+    result["io"] = {"input": os.fspath(input), "output": os.fspath(output),
+                    "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
     with AtomicFiles() as files:
-        _write_vectors(files, output, W, vector_field)
+        write_vectors(files.path_for(output), W, vector_field, suffix=output.suffix)
         if report is not None:
-            files.write_json(report, _finite(result))
+            files.write_json(report, json_ready(result))
 
     say(f"wrote {W.shape[0]:,} private vectors of dimension {W.shape[1]} to {output}")
     for line in _summary(mech, audit):
         say(line)
-    if report is not None:
-        say(f"privacy report: {report}")
-    else:
-        say("no report file (add --report PATH to keep the full privacy report)")
-    for message in warnings:
+    say(f"privacy report: {report}" if report is not None
+        else "no report file (add --report PATH to keep the full privacy report)")
+    for message in result["warnings"]:
         warn(message)
     if not mech.guarantee.verified:
         warn("the guarantee rests on unverified assumptions (see the report's 'assumptions')")
-
-
-def _finite(obj: Any) -> Any:
-    """JSON has no infinity: write non-finite floats as strings."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 embed.__doc__ = HELP

@@ -1,4 +1,4 @@
-"""``textdp mechanisms``: the names ``--mechanism`` accepts."""
+"""``textdp mechanisms``: the names ``--mechanism`` accepts, with their declared parameters."""
 
 from __future__ import annotations
 
@@ -7,28 +7,30 @@ import inspect
 import typer
 
 from textdp import mechanisms as registry
+from textdp._checks import Parameter
+from textdp.mechanisms._signature import keyword_parameters
+
+__all__ = ["describe_parameter", "keyword_parameters", "mechanisms"]
 
 
-def keyword_parameters(cls: type) -> list[str] | None:
-    """The keyword parameters of a mechanism's constructor (None if it takes ``**kwargs``)."""
-    params = inspect.signature(cls.__init__).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    return [p.name for p in params
-            if p.kind is inspect.Parameter.KEYWORD_ONLY
-            or (p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-                and p.name not in ("self", "vocabulary"))]
+def describe_parameter(p: Parameter) -> str:
+    """``name range, default`` (or ``required``); ``name (Python only)`` for an array, a model or a
+    callable, which the command line cannot give."""
+    if not p.command_line:
+        return f"{p.name} (Python only)"
+    default = "required" if p.required else f"default {str(p.default).lower()}"
+    return f"{p.name} {p.describe_range()}, {default}"
 
 
 def mechanisms() -> None:
     """List the available mechanisms.
 
-    One line per mechanism: its name (the value of --mechanism), a summary, and the parameters
-    its constructor takes (pass them with --param NAME=VALUE or their own flags).
+    One line per mechanism: its name (the value of --mechanism), a summary, and each parameter
+    it declares with its range and default (pass them with --param NAME=VALUE or their own flags;
+    epsilon with --epsilon).
     """
     for name in registry.available():
         cls = registry.get(name)
         summary = (inspect.getdoc(cls) or "").split("\n", 1)[0]
-        params = keyword_parameters(cls)
-        shown = ", ".join(params) if params is not None else "any"
-        typer.echo(f"{name}\t{summary} (parameters: {shown})")
+        params = "; ".join(describe_parameter(p) for p in cls.PARAMETERS)
+        typer.echo(f"{name}\t{summary} (parameters: {params})")

@@ -19,7 +19,6 @@ from textdp.cli._common import (
     say,
     warn,
 )
-from textdp.cli.mechanisms import keyword_parameters
 from textdp.io import (
     FORMATS,
     AtomicFiles,
@@ -30,7 +29,9 @@ from textdp.io import (
     map_text_file,
 )
 from textdp.io.streams import is_stdio
+from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
+from textdp.privacy.report import summary_line
 
 DEFAULT_BATCH_SIZE = 2048
 
@@ -128,25 +129,6 @@ def mechanism_params(name: str, flags: dict[str, Any], items: list[str]) -> dict
                 raise CLIError(f"mechanism {name!r} takes no parameter {key!r}{flag}; "
                                f"its parameters: {', '.join(accepted)}")
     return params
-
-
-def summary_line(report: dict[str, Any]) -> str:
-    """One line: the guarantee per word, what was privatised, what was released unprotected."""
-    g = report["guarantee"]
-    tokens = report["tokens"]
-    by_policy = tokens["by_policy"]
-    eps = f"{g['epsilon']:g}"
-    parts = [f"{report['mechanism']['name']}: {g['notion']}, ε = {eps} per unit of {g['metric']}"
-             if g.get("metric") else f"{report['mechanism']['name']}: {g['notion']}, ε = {eps}"]
-    parts.append(f"{by_policy.get('privatized', 0)} of {tokens['total']} tokens privatised")
-    verb = report["policy"]["oov"]
-    verb = {"mask": "masked", "keep": "kept", "drop": "dropped", "random": "randomized"}[verb]
-    oov = by_policy.get(f"oov_words_{verb}", 0) + by_policy.get(f"numbers_{verb}", 0)
-    if oov:
-        parts.append(f"{oov} out-of-vocabulary words and numbers {verb}")
-    unprotected = [f"{u['kind']} {u['count']}" for u in report["unprotected"] if u["count"]]
-    parts.append("unprotected: " + (", ".join(unprotected) if unprotected else "none"))
-    return "; ".join(parts)
 
 
 # The I/O options (issue 12): what inputs people have.

@@ -1,4 +1,5 @@
-"""``textdp report``: render a privatisation run's privacy report as Markdown and HTML."""
+"""``textdp report``: render the privacy report of a release (word, embedding or document) as
+Markdown and HTML."""
 
 from __future__ import annotations
 
@@ -13,19 +14,20 @@ from textdp.io import FileError
 
 __all__ = ["report"]
 
-HELP = """Render RUN.json, the privacy report of `textdp privatize --report`, for people.
+HELP = """Render RUN.json, the privacy report of `textdp privatize`, `textdp embed` or
+`textdp docembed` (--report), for people.
 
 \b
 Writes into --out (default: a directory RUN-report next to RUN.json):
-  report.md    Markdown: the guarantee, the mechanism and its parameters, the vocabulary,
-               token accounting, what was released unprotected and why, warnings,
-               randomness and timing
+  report.md    Markdown: the guarantee, the mechanism and its parameters, its inputs
+               (vocabulary and policy; encoder; candidates and recoder), what was released
+               and what was released unprotected and why, warnings, randomness and timing
   report.html  the same page, self-contained (PNG figures embedded), no scripts
-  tokens.png   tokens by class and by policy
-With --deniability N the mechanism is rebuilt from the report (when its vocabulary is one
-of textdp's default GloVe vocabularies and its parameters are plain values) and N_w / S_w
-are measured on N random words (deniability.png). The report holds no text, so neither
-does the rendering.
+  tokens.png   word reports: tokens by class and by policy
+With --deniability N (word reports) the mechanism is rebuilt from the report (when its
+vocabulary is one of textdp's default GloVe vocabularies and its parameters are plain
+values) and N_w / S_w are measured on N random words (deniability.png). The report holds no
+text, so neither does the rendering.
 
 \b
 Example:
@@ -35,8 +37,9 @@ Example:
 
 
 def report(
-    run: Annotated[Path, typer.Argument(metavar="RUN.json", show_default=False,
-                                        help="A report written by `textdp privatize --report`.")],
+    run: Annotated[Path, typer.Argument(
+        metavar="RUN.json", show_default=False,
+        help="A report written by `textdp privatize|embed|docembed --report`.")],
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", metavar="DIR", show_default=False,
         help="Output directory (created if missing; its parent must exist).")] = None,
@@ -48,8 +51,8 @@ def report(
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, show_default=False, help="Seed for --deniability.")] = None,
 ) -> None:
-    import numpy as np
 
+    from textdp import _random
     from textdp.evaluation.render import run_report_document, write_report
 
     if not run.is_file():
@@ -60,7 +63,7 @@ def report(
         raise FileError(run, None, f"not a JSON file ({exc})") from None
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("textdp.report/"):
         raise CLIError(f"{run}: not a textdp privacy report (no \"schema\": \"textdp.report/1\"); "
-                       "write one with `textdp privatize ... --report RUN.json`")
+                       "write one with `textdp privatize|embed|docembed ... --report RUN.json`")
     for key in ("mechanism", "guarantee"):
         if not isinstance(data.get(key), dict):
             raise CLIError(f"{run}: the report has no {key!r} section")
@@ -71,7 +74,7 @@ def report(
         raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
     out.mkdir(exist_ok=True)
     doc = run_report_document(data, out, deniability_words=deniability, draws=draws,
-                              rng=np.random.default_rng(seed))
+                              rng=_random.generator(seed))
     paths = write_report(doc, out)
     say(f"wrote {paths['markdown']} and {paths['html']}")
 

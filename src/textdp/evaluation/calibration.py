@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from textdp import _random
 from textdp._checks import check_rng
 from textdp.evaluation._common import jsonable
 from textdp.evaluation.deniability import (
@@ -213,7 +214,7 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
         if eps in cache:
             return cache[eps]
         mech = first if eps == grid[0] else factory(eps)
-        d = plausible_deniability(mech, ids, n_draws, np.random.default_rng(crn),
+        d = plausible_deniability(mech, ids, n_draws, _random.public_generator(crn),
                                   method=the_method, eta=eta)
         words_out = d.words
         p = _point(d, max_n_w, min_s_w, support, margin, refined)

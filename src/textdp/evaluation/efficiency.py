@@ -42,12 +42,11 @@ def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     import resource
     import tracemalloc
 
-    import numpy as np
-
+    from textdp import _random
     from textdp.mechanisms import create
     from textdp.vocab import load_default
 
-    rng = np.random.default_rng(spec.get("seed", 0))
+    rng = _random.public_generator(spec.get("seed", 0))
     size = spec.get("vocabulary_size")
     vocab = load_default(size) if size else load_default()
     params = dict(spec.get("params") or {})

@@ -177,32 +177,29 @@ def write_report(doc: Document, out_dir: str | Path, stem: str = "report") -> di
     return {"markdown": md, "html": page}
 
 
-# --- the privacy report of one privatisation run (`textdp privatize --report`) -------------------
+# --- the privacy report of a release (`textdp privatize / embed / docembed --report`) ---------
 def rebuild_mechanism(report: dict[str, Any]) -> tuple[Any, str | None]:
-    """The mechanism of a run report, rebuilt from its name and parameters on the same vocabulary.
+    """The mechanism of a word report, rebuilt from its name and parameters on the same vocabulary.
 
-    Returns ``(mechanism, None)``, or ``(None, reason)`` when it cannot be rebuilt exactly (another
-    vocabulary, a parameter that is not a plain value, or parameters that come out different).
+    Returns ``(mechanism, None)``, or ``(None, reason)`` when it cannot be rebuilt exactly (not a
+    word mechanism, another vocabulary, a parameter that is not a plain value, or parameters that
+    come out different).
     """
     from textdp import mechanisms as registry
-    from textdp.cli.mechanisms import keyword_parameters
     from textdp.evaluation._common import jsonable
-    from textdp.vocab import load_default
+    from textdp.mechanisms._signature import keyword_parameters
 
+    if report.get("kind", "word") != "word":
+        return None, f"plausible deniability is measured for word mechanisms, not {report['kind']}"
     mech = report.get("mechanism", {})
     name, params = mech.get("name"), dict(mech.get("parameters", {}))
     try:
         cls = registry.get(name)
     except ValueError as exc:
         return None, str(exc)
-    fingerprint = report.get("vocabulary", {}).get("fingerprint")
-    vocab = load_default()
-    if vocab.fingerprint != fingerprint:
-        m = re.search(r"wordfreq-top(\d+)(-alpha)?$", str(report.get("vocabulary", {}).get("name")))
-        if m:
-            vocab = load_default(int(m.group(1)), alphabetic_only=bool(m.group(2)))
-        if vocab.fingerprint != fingerprint:
-            return None, "the run used a vocabulary other than textdp's default GloVe ones"
+    vocab = _report_vocabulary(report.get("vocabulary", {}))
+    if vocab is None:
+        return None, "the run used a vocabulary other than textdp's default GloVe ones"
     accepted = keyword_parameters(cls) or []
 
     def plain(v: Any) -> bool:
@@ -221,21 +218,32 @@ def rebuild_mechanism(report: dict[str, Any]) -> tuple[Any, str | None]:
     return rebuilt, None
 
 
+def _report_vocabulary(described: dict[str, Any]) -> Any:
+    """The default GloVe vocabulary a report names by fingerprint, or None."""
+    from textdp.vocab import load_default
+
+    fingerprint = described.get("fingerprint")
+    vocab = load_default()
+    if vocab.fingerprint != fingerprint:
+        m = re.search(r"wordfreq-top(\d+)(-alpha)?$", str(described.get("name")))
+        if m:
+            vocab = load_default(int(m.group(1)), alphabetic_only=bool(m.group(2)))
+    return vocab if vocab.fingerprint == fingerprint else None
+
+
 def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
                         deniability_words: int | None = None, draws: int = 1000,
                         rng: Any = None) -> Document:
-    """A readable report of a privatisation run's privacy report (schema ``textdp.report/1``).
+    """A readable page of a privacy report of any kind (word, embedding, document).
 
-    With ``deniability_words`` the mechanism is rebuilt (when possible, see
+    With ``deniability_words`` (word reports) the mechanism is rebuilt (when possible, see
     :func:`rebuild_mechanism`) and N_w / S_w are measured on that many random words.
     """
-    from textdp.cli.privatize import summary_line
-    from textdp.evaluation import plots
+    from textdp.privacy.report import summary_line
 
     out_dir = Path(out_dir)
-    mech = report["mechanism"]
     g = report["guarantee"]
-    doc = Document(f"Privacy report: {mech['name']}, ε = {g['epsilon']:g}")
+    doc = Document(f"Privacy report: {report['mechanism']['name']}, ε = {g['epsilon']:g}")
     try:
         doc.paragraph(summary_line(report))
     except (KeyError, TypeError):
@@ -243,8 +251,43 @@ def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
     for w in report.get("warnings", []):
         doc.paragraph(f"**Warning:** {w}")
     if not g.get("verified", True):
-        doc.paragraph("**No formal guarantee could be established for these parameters.**")
+        doc.paragraph("**No formal guarantee could be established for these parameters.**"
+                      if report.get("kind", "word") == "word" else
+                      "**The guarantee rests on unverified assumptions (listed below).**")
+    _guarantee_section(doc, g)
+    _mechanism_section(doc, report)
+    if report.get("kind", "word") == "word":
+        _word_sections(doc, report, out_dir)
+    else:
+        _generic_sections(doc, report)
+    _unprotected_section(doc, report.get("unprotected", []))
+    _run_section(doc, report)
+    if deniability_words:
+        _deniability_section(doc, report, out_dir, deniability_words, draws, rng)
+    return doc
 
+
+def _table(doc: Document, title: str, section: dict[str, Any]) -> None:
+    """A two-column table of a report section; nested sections become rows ``outer · inner``."""
+    doc.table([title, "value"], [[k, _cell(v)] for k, v in _flat(section)])
+
+
+def _flat(section: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in section.items():
+        name = prefix + key.replace("_", " ")
+        if isinstance(value, dict) and value:
+            rows += _flat(value, name + " · ")
+        else:
+            rows.append((name, value))
+    return rows
+
+
+def _cell(value: Any) -> Any:
+    return value if isinstance(value, (int, float, str, bool)) or value is None else _short(value)
+
+
+def _guarantee_section(doc: Document, g: dict[str, Any]) -> None:
     doc.heading("Guarantee")
     rows = [["notion", g.get("notion")], ["ε", g.get("epsilon")], ["metric", g.get("metric")],
             ["per word", g.get("per_word")], ["per document", g.get("per_document")],
@@ -253,14 +296,23 @@ def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
     rows += [["assumption", a] for a in g.get("assumptions", [])]
     doc.table(["", "value"], [r for r in rows if r[1] is not None])
 
+
+def _mechanism_section(doc: Document, report: dict[str, Any]) -> None:
+    mech = report["mechanism"]
     doc.heading("Mechanism")
     doc.table(["parameter", "value"],
-              [[k, v if isinstance(v, (int, float, str, bool)) or v is None else _short(v)]
-               for k, v in mech.get("parameters", {}).items()])
+              [[k, _cell(v)] for k, v in mech.get("parameters", {}).items()])
+    details = {k: v for k, v in mech.items() if k not in ("name", "parameters")}
+    if details:
+        _table(doc, "mechanism", details)
+
+
+def _word_sections(doc: Document, report: dict[str, Any], out_dir: Path) -> None:
+    from textdp.evaluation import plots
+
     vocab = report.get("vocabulary", {})
     if vocab:
         doc.table(["vocabulary", "value"], [[k, v] for k, v in vocab.items()])
-
     doc.heading("Documents and tokens")
     docs = report.get("documents", {})
     if docs:
@@ -277,47 +329,64 @@ def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
     if policy:
         doc.table(["policy", "value"], [[k, v] for k, v in policy.items()])
 
+
+def _generic_sections(doc: Document, report: dict[str, Any]) -> None:
+    """Inputs and counts of an embedding or document release, one table each."""
+    inputs = report.get("inputs") or {}
+    if inputs:
+        doc.heading("Inputs")
+        _table(doc, "input", inputs)
+    counts = report.get("counts") or {}
+    if counts:
+        doc.heading("Counts")
+        _table(doc, "released", counts)
+
+
+def _unprotected_section(doc: Document, unprotected: list[dict[str, Any]]) -> None:
     doc.heading("Released without protection")
-    unprot = report.get("unprotected", [])
-    if unprot:
+    if unprotected:
         doc.table(["what", "count", "why"], [[u.get("kind"), u.get("count"), u.get("why")]
-                                             for u in unprot])
+                                             for u in unprotected])
     else:
         doc.paragraph("Nothing.")
 
+
+def _run_section(doc: Document, report: dict[str, Any]) -> None:
     doc.heading("Randomness, performance, files")
-    rand = report.get("randomness", {})
-    doc.table(["randomness", "value"], [[k, v] for k, v in rand.items()])
+    doc.table(["randomness", "value"], [[k, v] for k, v in report.get("randomness", {}).items()])
     perf = report.get("performance", {})
     if perf:
         doc.table(["performance", "value"], [[k.replace("_", " "), v] for k, v in perf.items()])
     io = report.get("io")
     if io:
         doc.table(["files", "value"], [[k.replace("_", " "), v] for k, v in io.items()])
-    doc.paragraph(f"textdp {report.get('textdp_version', '?')}, report created "
-                  f"{report.get('created', '?')} (schema {report.get('schema', '?')}).", note=True)
+    doc.paragraph(f"textdp {report.get('textdp_version', '?')}, {report.get('kind', 'word')} "
+                  f"report created {report.get('created', '?')} (schema "
+                  f"{report.get('schema', '?')}).", note=True)
 
-    if deniability_words:
-        doc.heading("Plausible deniability of this mechanism")
-        mechanism, reason = rebuild_mechanism(report)
-        if mechanism is None:
-            doc.paragraph(f"Not measured: {reason}.")
-        else:
-            from textdp.evaluation.deniability import plausible_deniability
 
-            d = plausible_deniability(mechanism, deniability_words, draws, rng)
-            dd = d.to_dict()
-            w = d.worst()
-            doc.paragraph(
-                f"Over {len(d.words)} random vocabulary words ({d.method.replace('_', ' ')}, "
-                f"{draws} draws): N_w = Pr[M(w) = w] has mean {fmt(dd['n_w']['mean'])} and worst "
-                f"case {fmt(w['max_n_w'])} (`{w['max_n_w_word']}`); S_w (distinct outputs) has "
-                f"mean {fmt(dd['distinct']['mean'])} and worst case {fmt(w['min_distinct'])} "
-                f"(`{w['min_distinct_word']}`).")
-            doc.image(plots.deniability_histograms([dd], out_dir / "deniability.png",
-                                                   title=f"{mechanism.name}, ε = {d.epsilon:g}"),
-                      "Histograms of S_w and N_w over the sampled words")
-    return doc
+def _deniability_section(doc: Document, report: dict[str, Any], out_dir: Path, words: int,
+                         draws: int, rng: Any) -> None:
+    from textdp.evaluation import plots
+    from textdp.evaluation.deniability import plausible_deniability
+
+    doc.heading("Plausible deniability of this mechanism")
+    mechanism, reason = rebuild_mechanism(report)
+    if mechanism is None:
+        doc.paragraph(f"Not measured: {reason}.")
+        return
+    d = plausible_deniability(mechanism, words, draws, rng)
+    dd = d.to_dict()
+    w = d.worst()
+    doc.paragraph(
+        f"Over {len(d.words)} random vocabulary words ({d.method.replace('_', ' ')}, "
+        f"{draws} draws): N_w = Pr[M(w) = w] has mean {fmt(dd['n_w']['mean'])} and worst "
+        f"case {fmt(w['max_n_w'])} (`{w['max_n_w_word']}`); S_w (distinct outputs) has "
+        f"mean {fmt(dd['distinct']['mean'])} and worst case {fmt(w['min_distinct'])} "
+        f"(`{w['min_distinct_word']}`).")
+    doc.image(plots.deniability_histograms([dd], out_dir / "deniability.png",
+                                           title=f"{mechanism.name}, ε = {d.epsilon:g}"),
+              "Histograms of S_w and N_w over the sampled words")
 
 
 def _short(value: Any, limit: int = 160) -> str:

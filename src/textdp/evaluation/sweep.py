@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
 from textdp.evaluation._common import derive_seed, jsonable
 from textdp.evaluation.render import Document, fmt, write_report
 
@@ -129,7 +130,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
-    rng = np.random.default_rng(config.seed)
+    rng = _random.generator(config.seed)
     shared = _prepare(config, rng, say)
     rows, mech_info, examples = _measure_all(config, shared, rng)
     eff_rows = _efficiency_rows(config, shared.notes)
@@ -262,7 +263,7 @@ def _measure(config: SweepConfig, shared: _Shared, mech: Any, name: str, eps: fl
     row: dict[str, Any] = {"mechanism": name, "epsilon": eps}
     t0 = time.perf_counter()
     den = plausible_deniability(mech, shared.word_ids, config.draws,
-                                np.random.default_rng(derive_seed(rng)))
+                                _random.public_generator(derive_seed(rng)))
     row["deniability"] = den.to_dict()
     private: dict[str, list[str]] = {}
     for tname, task in tasks.items():

@@ -28,8 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = ["AtomicFiles", "atomic_write_bytes", "atomic_write_json", "remove_stale_temporaries",
-           "sigterm_as_interrupt"]
+__all__ = ["AtomicFiles", "atomic_save_npz", "atomic_write_bytes", "atomic_write_json",
+           "remove_stale_temporaries", "sigterm_as_interrupt"]
 
 _STDOUT = "-"
 # Standard output is staged under this name in the temporary directory.
@@ -223,3 +223,15 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
     """Write ``obj`` as indented UTF-8 JSON to ``path`` atomically (see :class:`AtomicFiles`)."""
     with AtomicFiles() as files:
         files.write_json(path, obj)
+
+
+def atomic_save_npz(path: str | os.PathLike, **arrays: Any) -> None:
+    """Write ``arrays`` as an uncompressed ``.npz`` to ``path`` atomically, creating its directory."""
+    import io
+
+    import numpy as np
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(path, buffer.getvalue())

@@ -1,15 +1,32 @@
-"""Mechanism registry: ``available()`` lists names, ``create(name, ...)`` builds one."""
+"""Mechanism registry: ``available()`` lists names, ``create(name, ...)`` builds one.
+
+A family is imported when it is first named (``get``/``create``), not with this package:
+``available()`` reads the names from :data:`_FAMILIES` without importing anything.
+"""
 
 from __future__ import annotations
 
-import inspect
+import importlib
 from typing import Any
 
+from textdp._checks import check_names
 from textdp.mechanisms.base import WordMechanism
 
-__all__ = ["WordMechanism", "available", "create", "register"]
+__all__ = ["WordMechanism", "available", "create", "get", "register"]
 
 _REGISTRY: dict[str, type[WordMechanism]] = {}
+
+# Mechanism name → the module whose import registers it (a test checks the map is complete).
+_FAMILIES: dict[str, str] = {
+    "diffractor": "textdp.mechanisms.word.diffractor",
+    "gumbel": "textdp.mechanisms.word.gumbel",
+    "mahalanobis": "textdp.mechanisms.word.mahalanobis",
+    "mvc": "textdp.mechanisms.word.mvc",
+    "santext": "textdp.mechanisms.word.santext",
+    "santext_plus": "textdp.mechanisms.word.santext",
+    "tem": "textdp.mechanisms.word.tem",
+    "vickrey": "textdp.mechanisms.word.vickrey",
+}
 
 
 def register(cls: type[WordMechanism]) -> type[WordMechanism]:
@@ -19,10 +36,17 @@ def register(cls: type[WordMechanism]) -> type[WordMechanism]:
 
 def available() -> list[str]:
     """Names accepted by ``textdp.privatize(..., mechanism=NAME)`` and the CLI."""
-    return sorted(_REGISTRY)
+    return sorted(_REGISTRY.keys() | _FAMILIES.keys())
+
+
+def _load(name: object) -> None:
+    """Import the family of ``name`` if it is known and not registered yet."""
+    if isinstance(name, str) and name not in _REGISTRY and name in _FAMILIES:
+        importlib.import_module(_FAMILIES[name])
 
 
 def get(name: str) -> type[WordMechanism]:
+    _load(name)
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
@@ -32,22 +56,11 @@ def get(name: str) -> type[WordMechanism]:
 
 
 def create(name: str, vocabulary=None, **params: Any) -> WordMechanism:
-    """Build mechanism ``name``; unknown or missing parameters are a ValueError naming them."""
+    """Build mechanism ``name``; unknown or missing parameters are a ValueError naming them.
+
+    The accepted parameters are the mechanism's declarations (``get(name).PARAMETERS``).
+    """
     cls = get(name)
-    try:
-        inspect.signature(cls).bind(vocabulary, **params)
-    except TypeError as exc:
-        accepted = [p for p in inspect.signature(cls).parameters if p != "vocabulary"]
-        raise ValueError(
-            f"mechanism {name!r}: {exc}; it accepts: {', '.join(accepted)}") from None
+    check_names(cls.PARAMETERS, params, owner=f"mechanism {name!r}")
     return cls(vocabulary, **params)
 
-
-# Importing the families registers them.
-from textdp.mechanisms.word import diffractor as _diffractor  # noqa: E402,F401
-from textdp.mechanisms.word import gumbel as _gumbel  # noqa: E402,F401
-from textdp.mechanisms.word import mahalanobis as _mahalanobis  # noqa: E402,F401
-from textdp.mechanisms.word import mvc as _mvc  # noqa: E402,F401
-from textdp.mechanisms.word import santext as _santext  # noqa: E402,F401
-from textdp.mechanisms.word import tem as _tem  # noqa: E402,F401
-from textdp.mechanisms.word import vickrey as _vickrey  # noqa: E402,F401

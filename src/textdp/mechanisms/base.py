@@ -14,27 +14,46 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import check_epsilon, check_rng
-from textdp.privacy import Guarantee
+from textdp._checks import EPSILON, Parameter, check_parameters, check_rng
+from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 from textdp.vocab import Vocabulary, load_default
 
-__all__ = ["WordMechanism"]
+__all__ = ["WordMechanism", "EUCLIDEAN_PER_WORD"]
+
+EUCLIDEAN_PER_WORD = ("Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and "
+                      "outputs y")
 
 
 class WordMechanism(ABC):
     """Base class of word-level mechanisms over a :class:`~textdp.vocab.Vocabulary`.
 
-    Subclasses set ``name``, implement :meth:`draw`, :meth:`apply` and :attr:`guarantee`, and may
-    implement ``output_distribution(word)`` when the output law has a closed form.
+    Subclasses set ``name``, declare ``PARAMETERS`` (validated here, once), implement
+    :meth:`draw` and :meth:`apply`, and may implement ``output_distribution(word, log=False)``
+    when the output law has a closed form.
+
+    The guarantee is code: :meth:`distance` is the metric it is stated in, :meth:`privacy_map`
+    turns a distance into the (ε, δ) spent, :meth:`privacy_loss` bounds the log-ratio of the
+    output laws of two words; :attr:`guarantee` renders the same in words. By default a word
+    mechanism is ε·d metric DP in the Euclidean distance of its vectors (MVC's Theorem 1 and
+    the others' theorems); a mechanism whose metric, notion or bound differs overrides
+    :meth:`distance`, :attr:`notion` or :meth:`privacy_loss`.
     """
 
     name: ClassVar[str]
+    #: Every constructor parameter but the vocabulary, declared once (see :mod:`textdp._checks`).
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = (EPSILON,)
+    #: Paper and theorem the guarantee comes from.
+    reference: ClassVar[str] = ""
+    #: Word mechanisms release vocabulary ids computed in floating point, never snapped.
+    numerics: ClassVar[Numerics] = Numerics.IDEALIZED
 
-    def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float) -> None:
+    def __init__(self, vocabulary: Vocabulary | None = None, **params: Any) -> None:
+        # Parameters first: a bad one is reported before the default vocabulary is loaded.
+        self._params = check_parameters(self.PARAMETERS, params, owner=f"mechanism {self.name!r}")
+        self._epsilon: float = self._params["epsilon"]
         self._vocabulary = vocabulary if vocabulary is not None else load_default()
         if not isinstance(self._vocabulary, Vocabulary):
             raise TypeError("vocabulary must be a textdp.vocab.Vocabulary")
-        self._epsilon = check_epsilon(epsilon)
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -47,11 +66,73 @@ class WordMechanism(ABC):
     @property
     def parameters(self) -> dict[str, Any]:
         """Every parameter that changes the output law (for the report)."""
-        return {"epsilon": self._epsilon}
+        return dict(self._params)
+
+    # --- the guarantee as code ---------------------------------------------------------------
+    @property
+    def notion(self) -> Notion:
+        return Notion.METRIC_DP
+
+    def distance(self, a: Any, b: Any) -> np.ndarray:
+        """The guarantee's metric between words ``a`` and ``b`` (ids, broadcast; float64).
+
+        Default: the Euclidean distance between the words' vectors, from their float64 copies.
+        """
+        v = self.vocabulary.vectors
+        diff = v[np.asarray(a)].astype(np.float64) - v[np.asarray(b)].astype(np.float64)
+        return np.sqrt(np.einsum("...i,...i->...", diff, diff))
+
+    def _distance_error(self) -> float:
+        """A relative bound on the rounding error of :meth:`distance` (default: the Euclidean
+        norm of exact float64 differences: d products and sums, and the square root)."""
+        return (self.vocabulary.dim + 3) * 2.0**-53
+
+    def privacy_map(self, d_in: Any) -> Budget:
+        """The (ε, δ) spent on two words at distance ``d_in`` (vectorised): ε·d rounded up."""
+        d = check_distance(d_in)
+        if self.notion is Notion.NONE:
+            return Budget(np.full(np.shape(d), np.inf) if np.ndim(d) else np.inf)
+        return Budget(round_up_product(self._epsilon, d))
+
+    def privacy_loss(self, a: Any, b: Any) -> np.ndarray:
+        """Bound on max_y |ln Pr[M(a)=y] − ln Pr[M(b)=y]| for word ids ``a``, ``b`` (broadcast).
+
+        The maximum runs over the outputs the guarantee protects (all of them, except for a
+        utility-optimised mechanism; see :attr:`protected_outputs`). Rounded up; ``inf`` where no
+        guarantee holds; 0 for a word and itself.
+        """
+        a, b = np.asarray(a), np.asarray(b)
+        d = self.distance(a, b) * (1.0 + self._distance_error())
+        loss = np.asarray(self.privacy_map(d).epsilon, dtype=np.float64)
+        return np.where(a == b, 0.0, loss)
 
     @property
-    @abstractmethod
-    def guarantee(self) -> Guarantee: ...
+    def protected_outputs(self) -> np.ndarray | None:
+        """Boolean mask of the outputs :meth:`privacy_loss` covers; None: every output."""
+        return None
+
+    @property
+    def metric(self) -> str:
+        """The metric of :meth:`distance`, in words (for the guarantee)."""
+        return f"Euclidean distance between word vectors of {self.vocabulary.name}"
+
+    @property
+    def per_word(self) -> str:
+        return EUCLIDEAN_PER_WORD
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The report's rendering of :attr:`notion`, ε, the metric and :meth:`privacy_map`."""
+        notion = self.notion
+        return Guarantee(notion=notion, epsilon=self._epsilon, metric=self.metric,
+                         per_word=self.per_word,
+                         delta=0.0 if notion is Notion.NONE else self.privacy_map(1.0).delta,
+                         assumptions=self.assumptions, verified=notion is not Notion.NONE,
+                         reference=self.reference, numerics=self.numerics)
 
     @abstractmethod
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> Any:
@@ -77,6 +158,15 @@ class WordMechanism(ABC):
         ids = np.fromiter((self._vocabulary.index(w) for w in words), dtype=np.int64,
                           count=len(words))
         return self._vocabulary.words_array[self.privatize_ids(ids, rng)].tolist()
+
+    def _word_id(self, word: str | int) -> int:
+        """The vocabulary row of ``word`` (a word, or a row index checked to be in range)."""
+        if isinstance(word, str):
+            return self.vocabulary.index(word)
+        w = int(word)
+        if not 0 <= w < len(self.vocabulary):
+            raise ValueError(f"word id {w} out of range")
+        return w
 
     def _check_ids(self, ids: np.ndarray) -> np.ndarray:
         ids = np.asarray(ids)

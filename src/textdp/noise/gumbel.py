@@ -20,11 +20,11 @@ below about 2⁻⁵³ relative to the row total may be sampled with a probabilit
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from textdp._checks import check_rng
+from textdp._checks import check_epsilon, check_rng
+from textdp._checks import check_size as _check_size
 
 __all__ = [
     "gumbel",
@@ -36,27 +36,10 @@ __all__ = [
 ]
 
 
-def _check_size(size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"size must be an integer, got {type(size).__name__}")
-    if size < 0:
-        raise ValueError(f"size must be ≥ 0, got {size}")
-    return int(size)
-
-
-def _check_positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
 def gumbel(size: int, scale: float, rng: np.random.Generator | None = None) -> np.ndarray:
     """``size`` draws of Gumbel(0, ``scale``) (float64)."""
     size = _check_size(size)
-    scale = _check_positive(scale, "scale")
+    scale = check_epsilon(scale, "scale")
     return check_rng(rng).gumbel(0.0, scale, size=size)
 
 
@@ -68,8 +51,8 @@ def truncated_gumbel(size: int, scale: float, bound: float,
     x = −b·ln(−ln u). The result lies in [−B, B] exactly (a final clip only absorbs rounding).
     """
     size = _check_size(size)
-    b = _check_positive(scale, "scale")
-    bound = _check_positive(bound, "bound")
+    b = check_epsilon(scale, "scale")
+    bound = check_epsilon(bound, "bound")
     rng = check_rng(rng)
     lo = math.exp(-math.exp(bound / b)) if bound / b < 700 else 0.0  # F(−B), may underflow to 0
     hi = math.exp(-math.exp(-bound / b))                              # F(B)
@@ -90,13 +73,15 @@ def truncated_gumbel_cdf(x: np.ndarray, scale: float, bound: float) -> np.ndarra
     return (np.exp(-np.exp(-x / b)) - lo) / (hi - lo)
 
 
-def gumbel_max(scores: np.ndarray, scale: float,
-               rng: np.random.Generator | None = None) -> np.ndarray:
+def gumbel_max(scores: np.ndarray, scale: float, rng: np.random.Generator | None = None, *,
+               size: int | None = None) -> np.ndarray:
     """Exponential mechanism by Gumbel-max: argmax over the last axis of scores + Gumbel(0, scale).
 
     Pr[i] = exp(score_i / scale) / Σ_j exp(score_j / scale) for each row; with scale = 2Δ/ε this is
-    the ε-DP exponential mechanism for a utility of sensitivity Δ. Scores of −inf never win; NaN
-    or +inf scores, or a row with no finite score, raise ValueError.
+    the ε-DP exponential mechanism for a utility of sensitivity Δ (McSherry & Talwar 2007). Scores
+    of −inf never win; NaN or +inf scores, or a row with no finite score, raise ValueError.
+    With ``size``, ``size`` independent draws from the one row ``scores`` (1-D), the noise drawn
+    in blocks of at most 2^20 values.
     """
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim == 0 or s.shape[-1] == 0:
@@ -105,11 +90,20 @@ def gumbel_max(scores: np.ndarray, scale: float,
         raise ValueError("scores contain NaN or +inf")
     if not np.isfinite(s).any(axis=-1).all():
         raise ValueError("every row needs at least one finite score")
-    scale = _check_positive(scale, "scale")
+    scale = check_epsilon(scale, "scale")
+    rng = check_rng(rng)
     # Shifting a row by its maximum changes no argmax and keeps ±1e300 scores from overflowing.
     shifted = s - s.max(axis=-1, keepdims=True)
-    noisy = shifted + check_rng(rng).gumbel(0.0, scale, size=s.shape)
-    return noisy.argmax(axis=-1)
+    if size is None:
+        return (shifted + rng.gumbel(0.0, scale, size=s.shape)).argmax(axis=-1)
+    if s.ndim != 1:
+        raise ValueError("size needs a single row of scores")
+    out = np.empty(_check_size(size), dtype=np.int64)
+    rows = max(1, (1 << 20) // s.size)
+    for start in range(0, out.size, rows):
+        n = min(rows, out.size - start)
+        out[start:start + n] = (shifted + rng.gumbel(0.0, scale, size=(n, s.size))).argmax(axis=1)
+    return out
 
 
 def _tile_for(n: int, tile: int) -> int:
@@ -157,7 +151,7 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
         (N,) int64 column indices, or ``(columns, certain)`` when ``rel_error`` is given.
     """
     w = np.asarray(weights)
-    r_count, n = w.shape
+    n = w.shape[1]
     rows = np.asarray(rows, dtype=np.int64)
     u = np.asarray(u, dtype=np.float64)
     tile = _tile_for(n, tile)
@@ -168,6 +162,24 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
     if rows.size == 0:
         empty = np.empty(0, dtype=np.int64)
         return (empty, np.empty(0, dtype=bool)) if certify else empty
+    rel = None if not certify else np.asarray(rel_error, dtype=np.float64)[rows]
+    certain = np.ones(rows.size, dtype=bool)
+    tree, counts = _tile_tree(w, tile, levels - (tile - 1).bit_length())
+    node = np.zeros(rows.size, dtype=np.int64)
+    for level in range(1, len(tree)):
+        left = tree[level][rows, 2 * node]
+        right = tree[level][rows, 2 * node + 1]
+        go_right = _decide(left, right, u[:, level - 1], rel, counts[level][2 * node],
+                           counts[level][2 * node + 1], abs_error, certain)
+        node = 2 * node + go_right
+    j = _inside_tile(w, rows, node, tile, u[:, len(tree) - 1:], rel, abs_error, certain)
+    out = node * tile + j
+    return (out, certain) if certify else out
+
+
+def _tile_tree(w: np.ndarray, tile: int, tile_levels: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Binary tree of the tile masses of every row (root first) and the columns under each node."""
+    r_count, n = w.shape
     full = n // tile
     # Tile sums as a product with a vector of ones: BLAS sums 64 contiguous values several times
     # faster than a reduction; the error of summing positive terms in any order is ≤ tile·u of
@@ -180,7 +192,6 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
     n_tiles = sums.shape[1]
     if not ((sums.sum(axis=1) > 0).all() and np.isfinite(sums).all()):
         raise ValueError("every row of weights needs a positive finite total")
-    tile_levels = levels - (tile - 1).bit_length()
     width = 1 << tile_levels
     tree = [np.zeros((r_count, width))]
     tree[0][:, :n_tiles] = sums
@@ -190,18 +201,12 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
     while tree[-1].shape[1] > 1:  # pairs summed by strided adds (a length-2 reduction is slow)
         tree.append(tree[-1][:, 0::2] + tree[-1][:, 1::2])
         counts.append(counts[-1][0::2] + counts[-1][1::2])
-    tree.reverse()
-    counts.reverse()
-    rel = None if not certify else np.asarray(rel_error, dtype=np.float64)[rows]
-    certain = np.ones(rows.size, dtype=bool)
-    node = np.zeros(rows.size, dtype=np.int64)
-    for level in range(1, len(tree)):
-        left = tree[level][rows, 2 * node]
-        right = tree[level][rows, 2 * node + 1]
-        go_right = _decide(left, right, u[:, level - 1], rel, counts[level][2 * node],
-                           counts[level][2 * node + 1], abs_error, certain)
-        node = 2 * node + go_right
-    # Inside the chosen tile: the same halving over its columns, masses in float64.
+    return tree[::-1], counts[::-1]
+
+
+def _inside_tile(w, rows, node, tile, u, rel, abs_error, certain) -> np.ndarray:
+    """The column inside each draw's chosen tile: the same halving, masses in float64."""
+    n = w.shape[1]
     cols = node[:, None] * tile + np.arange(tile)
     inside = w[rows[:, None], np.minimum(cols, n - 1)].astype(np.float64)
     inside[cols >= n] = 0.0
@@ -214,10 +219,9 @@ def choose_from_weights(weights: np.ndarray, rows: np.ndarray, u: np.ndarray, *,
     for level in range(1, len(nodes)):
         size = float(tile >> level)
         go_right = _decide(nodes[level][k, 2 * j], nodes[level][k, 2 * j + 1],
-                           u[:, tile_levels + level - 1], rel, size, size, abs_error, certain)
+                           u[:, level - 1], rel, size, size, abs_error, certain)
         j = 2 * j + go_right
-    out = node * tile + j
-    return (out, certain) if certify else out
+    return j
 
 
 def _decide(left, right, u, rel, n_left, n_right, abs_error, certain):

@@ -40,18 +40,23 @@ def _check(lam: object, low: object, high: object) -> tuple[float, int, float]:
     return lam, int(low), hi
 
 
-def _window_mass(lam: float, low: int, hi: float) -> float:
-    from scipy import stats  # lazily: scipy.stats costs ~0.3 s at every CLI start otherwise
+def _stats():
+    """scipy.stats, imported on first use: ``import textdp`` must not pay for it."""
+    from scipy import stats
 
+    return stats
+
+
+def _window_mass(lam: float, low: int, hi: float) -> float:
+    stats = _stats()
     upper = 1.0 if math.isinf(hi) else stats.poisson.cdf(hi, lam)
     return float(upper - (stats.poisson.cdf(low - 1, lam) if low > 0 else 0.0))
 
 
 def truncated_poisson_pmf(k: np.ndarray, lam: float, low: int, high: int | None) -> np.ndarray:
     """P[K = k | low ≤ K ≤ high] for K ~ Poisson(lam) (float64; 0 outside the window)."""
-    from scipy import stats  # lazily, as above
-
     lam, low, hi = _check(lam, low, high)
+    stats = _stats()
     k = np.asarray(k)
     logp = stats.poisson.logpmf(k, lam)
     # log of the window's mass, accurate in either tail.
@@ -70,8 +75,6 @@ def truncated_poisson(lam: float, low: int, high: int | None, size: int,
 
     ``high=None`` means no upper bound.
     """
-    from scipy import stats  # lazily, as above
-
     lam, low, hi = _check(lam, low, high)
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 0:
         raise ValueError(f"size must be an integer ≥ 0, got {size!r}")
@@ -86,6 +89,7 @@ def truncated_poisson(lam: float, low: int, high: int | None, size: int,
             bad = bad[(redraw < low) | (redraw > hi)]
         return out
     u = 1.0 - rng.random(size)  # (0, 1]
+    stats = _stats()
     if low > lam:
         # Window in the upper tail: invert the survival function, S(k) = P[K > k].
         s_lo = stats.poisson.sf(low - 1, lam)

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from itertools import chain
 from typing import NamedTuple
 
@@ -52,37 +53,41 @@ class Token(NamedTuple):
     kind: TokenClass
 
 
-def _punctuation_class() -> str:
-    chars = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")]
-    # Escape every member so that ']' '-' '^' '\\' are literal inside the class.
-    return "".join(re.escape(c) for c in chars)
+def _is_punctuation(ch: str) -> bool:
+    """The punctuation class: Unicode general category P* (so ``_``, Pc, is punctuation)."""
+    return unicodedata.category(ch)[0] == "P"
 
 
-_P = _punctuation_class()
 _WORD = r"[^\W\d_]+"
 _NUMBER = r"\d+"
 _WS = r"\s+"
-_PUNCT = f"[{_P}]+"
-# Everything else ('_' is punctuation, category Pc, so it is already in _P).
-_OTHER = f"[^\\w\\s{_P}]+"
-
-_TOKEN_RE = re.compile(
-    f"(?P<word>{_WORD})|(?P<number>{_NUMBER})|(?P<whitespace>{_WS})"
-    f"|(?P<punctuation>{_PUNCT})|(?P<other>{_OTHER})",
-    re.DOTALL,
-)
 # Alphanumeric runs (words and numbers) are the only tokens a mechanism may rewrite.
 _SPLIT_RE = re.compile(f"({_WORD}|{_NUMBER})")
 _WS_RE = re.compile(_WS)
-_PUNCT_RE = re.compile(_PUNCT)
-_OTHER_RE = re.compile(_OTHER)
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(token, punctuation, other) patterns, built on first use.
+
+    ``re`` has no ``\\p{P}``, so the punctuation class lists its members, found by a scan of all
+    of Unicode (~0.3 s): a process that only privatises (the code-array path) never pays it.
+    """
+    chars = [c for c in map(chr, range(sys.maxunicode + 1)) if _is_punctuation(c)]
+    # Escape every member so that ']' '-' '^' '\\' are literal inside the class.
+    members = "".join(map(re.escape, chars))
+    punct = f"[{members}]+"
+    other = f"[^\\w\\s{members}]+"  # everything else
+    token = re.compile(f"(?P<word>{_WORD})|(?P<number>{_NUMBER})|(?P<whitespace>{_WS})"
+                       f"|(?P<punctuation>{punct})|(?P<other>{other})", re.DOTALL)
+    return token, re.compile(punct), re.compile(other)
 
 
 def tokenize(text: str) -> list[Token]:
     """Split ``text`` into classified tokens; ``detokenize(tokenize(s)) == s`` for every string."""
     if not isinstance(text, str):
         raise TypeError(f"tokenize expects str, got {type(text).__name__}")
-    return [Token(m.group(), TokenClass(m.lastgroup)) for m in _TOKEN_RE.finditer(text)]
+    return [Token(m.group(), TokenClass(m.lastgroup)) for m in _patterns()[0].finditer(text)]
 
 
 def detokenize(tokens: Iterable[Token | str]) -> str:
@@ -167,8 +172,9 @@ def split_batch(texts: Sequence[str]) -> SplitBatch:
 
 def count_structure(structure: str) -> dict[TokenClass, int]:
     """Count whitespace, punctuation and other tokens in :meth:`SplitBatch.structure` output."""
+    _, punct_re, other_re = _patterns()
     return {
         TokenClass.WHITESPACE: len(_WS_RE.findall(structure)),
-        TokenClass.PUNCTUATION: len(_PUNCT_RE.findall(structure)),
-        TokenClass.OTHER: len(_OTHER_RE.findall(structure)),
+        TokenClass.PUNCTUATION: len(punct_re.findall(structure)),
+        TokenClass.OTHER: len(other_re.findall(structure)),
     }

@@ -2,12 +2,13 @@
 
 :func:`textdp.text.split_batch` splits each document with a C-level regular expression, but it
 still creates two Python strings per token and the caller then lowercases, looks up and case-restores
-them one call per token. Here a whole batch is joined with NUL separators, encoded once to UTF-32
-and handled as a ``uint32`` array:
+them one call per token. Here a whole batch is concatenated, encoded once to UTF-32 and handled as
+a ``uint32`` array; document boundaries are offsets into it, so a document may contain any
+character (NUL included):
 
 * every code point gets its class (letter, digit, whitespace, punctuation, other — the same
   definitions as the regular expressions in :mod:`textdp.text`, applied character by character),
-  and token runs are where the class changes;
+  and runs start where the class changes or a document starts;
 * a token is looked up in a vocabulary by a polynomial hash of its lowercase code points (prefix
   sums, mod 2^64) and then **verified** code point by code point against the vocabulary word, so
   the lookup is exact (a hash collision only costs a failed match, never a wrong one);
@@ -16,8 +17,7 @@ and handled as a ``uint32`` array:
 
 Only tokens containing non-ASCII code points take a Python call each (lowercasing and case
 patterns follow ``str.lower`` / :func:`textdp.text.case_pattern` exactly); everything else is
-array work. A batch whose text contains NUL, or a vocabulary/mask that contains NUL, uses the
-regular-expression path instead (the pipeline decides).
+array work.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import codecs
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
-LETTER, DIGIT, WHITESPACE, PUNCTUATION, OTHER, SEPARATOR, NON_ASCII = range(7)
-SEP = "\x00"
+LETTER, DIGIT, WHITESPACE, PUNCTUATION, OTHER, NON_ASCII = range(6)
 _ENC = "utf-32-le"
 _ERR = "surrogatepass"
 
@@ -47,8 +47,9 @@ _MASK64 = 2**64 - 1
 
 
 def _char_class(ch: str) -> int:
-    """The class of one character, from the very regular expressions of :mod:`textdp.text`."""
-    from textdp.text import _NUMBER, _OTHER_RE, _PUNCT_RE, _WORD, _WS_RE
+    """The class of one character, by the definitions of :mod:`textdp.text` in its order (the
+    tests hold this against its regular expressions on every code point)."""
+    from textdp.text import _NUMBER, _WORD, _WS_RE, _is_punctuation
 
     if re.fullmatch(_WORD, ch):
         return LETTER
@@ -56,18 +57,15 @@ def _char_class(ch: str) -> int:
         return DIGIT
     if _WS_RE.fullmatch(ch):
         return WHITESPACE
-    if _PUNCT_RE.fullmatch(ch):
+    if _is_punctuation(ch):
         return PUNCTUATION
-    if _OTHER_RE.fullmatch(ch):
-        return OTHER
-    raise AssertionError(f"character {ch!r} has no token class")  # pragma: no cover
+    return OTHER
 
 
 def _ascii_table() -> np.ndarray:
     table = np.empty(129, dtype=np.uint8)
     for c in range(128):
         table[c] = _char_class(chr(c))
-    table[0] = SEPARATOR
     table[128] = NON_ASCII
     return table
 
@@ -146,12 +144,15 @@ def _lower_ascii(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class CodeBatch:
     """A batch of documents as one code array; see the module docstring.
 
-    Runs partition the joined text into maximal same-class stretches; token runs are the
-    letter and digit runs (exactly the alphanumeric tokens of :func:`split_batch`).
+    Runs partition each document into maximal same-class stretches (a run never crosses a
+    document boundary); token runs are the letter and digit runs (exactly the alphanumeric
+    tokens of :func:`split_batch`).
     """
 
-    text: str  # the documents joined by NUL
+    text: str  # the documents concatenated
     codes: np.ndarray  # uint32 code points of ``text``
+    doc_bounds: np.ndarray  # int64, n_docs + 1: document d is codes[doc_bounds[d]:doc_bounds[d + 1]]
+    doc_runs: np.ndarray  # int64, n_docs + 1: document d is runs doc_runs[d] to doc_runs[d + 1]
     run_starts: np.ndarray  # int64, one per run
     run_lengths: np.ndarray  # int64
     token_runs: np.ndarray  # int64 indices of the token runs, in order
@@ -230,44 +231,55 @@ class CodeBatch:
         length = self.run_lengths.copy()
         src[self.token_runs] = token_src
         length[self.token_runs] = token_len
-        out_start = np.cumsum(length)
-        total = int(out_start[-1]) if out_start.size else 0
-        out_start -= length
-        shift = np.repeat(src - out_start, length)
+        out_end = np.empty(length.size + 1, dtype=np.int64)
+        out_end[0] = 0
+        np.cumsum(length, out=out_end[1:])
+        total = int(out_end[-1])
+        shift = np.repeat(src - out_end[:-1], length)
         shift += np.arange(total, dtype=np.int64)
-        out = source.take(shift)
-        return codecs.utf_32_le_decode(out, _ERR, True)[0].split(SEP)  # no bytes copy
+        out = codecs.utf_32_le_decode(source.take(shift), _ERR, True)[0]  # no bytes copy
+        bounds = out_end.take(self.doc_runs).tolist()
+        return [out[a:b] for a, b in pairwise(bounds)]
 
 
-def encode_batch(texts: Sequence[str]) -> CodeBatch | None:
-    """The batch as a :class:`CodeBatch`, or None if a document contains NUL (the separator)."""
-    text = SEP.join(texts)
-    if text.count(SEP) != len(texts) - 1:
-        return None
+def encode_batch(texts: Sequence[str]) -> CodeBatch:
+    """The batch as a :class:`CodeBatch`: one code array, documents delimited by offsets."""
+    text = "".join(texts)
     codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
     n = codes.size
+    # One UTF-32 unit per code point (surrogatepass keeps lone surrogates single), so str
+    # lengths are code offsets.
+    doc_bounds = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=doc_bounds[1:])
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
-        return CodeBatch(text, codes, empty, empty, empty, empty, empty, np.empty(0, bool),
-                         empty, len(texts), 0, 0, 0)
+        return CodeBatch(text, codes, doc_bounds, np.zeros_like(doc_bounds), empty, empty,
+                         empty, empty, empty, np.empty(0, bool), empty, len(texts), 0, 0, 0)
     cls = _classes(codes)
-    change = np.flatnonzero(cls[1:] != cls[:-1])
-    change += 1
-    run_starts = np.empty(change.size + 1, dtype=np.int64)
-    run_starts[0] = 0
-    run_starts[1:] = change
+    # A run starts where the class changes and where a document starts.
+    is_start = np.empty(n, dtype=bool)
+    is_start[0] = True
+    np.not_equal(cls[1:], cls[:-1], out=is_start[1:])
+    inner = doc_bounds[1:-1]
+    is_start[inner[inner < n]] = True  # trailing empty documents start at n
+    run_starts = np.flatnonzero(is_start)
     run_ends = np.empty_like(run_starts)
-    run_ends[:-1] = change
+    run_ends[:-1] = run_starts[1:]
     run_ends[-1] = n
+    # Every document boundary is a run start (or the end): document d owns runs
+    # doc_runs[d]:doc_runs[d + 1], and a run's document counts the boundaries up to it.
+    doc_runs = np.searchsorted(run_starts, doc_bounds)
+    run_doc = np.bincount(doc_runs[1:-1], minlength=run_starts.size + 1)[:-1].cumsum()
     run_cls = cls.take(run_starts)
     run_lengths = run_ends - run_starts
-    counts = np.bincount(run_cls, minlength=7)
+    counts = np.bincount(run_cls, minlength=6)
     token_runs = np.flatnonzero(run_cls <= DIGIT)
-    sep_before = np.cumsum(np.where(run_cls == SEPARATOR, run_lengths, 0))
+    starts = run_starts[token_runs]
     return CodeBatch(
-        text=text, codes=codes, run_starts=run_starts, run_lengths=run_lengths,
-        token_runs=token_runs, starts=run_starts[token_runs], ends=run_ends[token_runs],
-        is_digit=run_cls[token_runs] == DIGIT, doc_of=sep_before[token_runs], n_docs=len(texts),
+        text=text, codes=codes, doc_bounds=doc_bounds, doc_runs=doc_runs, run_starts=run_starts,
+        run_lengths=run_lengths, token_runs=token_runs, starts=starts, ends=run_ends[token_runs],
+        is_digit=run_cls[token_runs] == DIGIT,
+        doc_of=run_doc.take(token_runs), n_docs=len(texts),
         whitespace=int(counts[WHITESPACE]), punctuation=int(counts[PUNCTUATION]),
         other=int(counts[OTHER]))
 
@@ -282,7 +294,6 @@ class CodeTable:
 
     def __init__(self, words: Sequence[str], lookup: dict[str, int]) -> None:
         self.lookup = lookup
-        self.usable = not any(SEP in w for w in words)
         lower = self._encode(words)
         self.lower_codes, self.lower_off, self.lower_len = lower
         self._len_or_minus1 = np.append(self.lower_len, -1)

@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from textdp.mechanisms.document._files import save_npz
 
 __all__ = ["CandidateSet", "build_candidates", "fingerprint_array"]
 
@@ -92,20 +93,10 @@ class CandidateSet:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write an ``.npz`` (embeddings, ids, metadata with the fingerprint), atomically."""
-        path = Path(path)
         meta = {"format": _FORMAT, "encoder": self.encoder,
                 "recoder_fingerprint": self.recoder_fingerprint, "metadata": self.metadata,
                 "fingerprint": self.fingerprint}
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, embeddings=self.embeddings, ids=np.array(self.ids, dtype=str),
-                         meta=np.array(json.dumps(meta)))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return save_npz(path, meta, embeddings=self.embeddings, ids=np.array(self.ids, dtype=str))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> CandidateSet:

@@ -32,21 +32,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import check_epsilon, check_rng
+from textdp import _random
+from textdp._checks import (
+    EPSILON,
+    Parameter,
+    check_epsilon,
+    check_nonnegative_int,
+    check_parameters,
+    check_rng,
+)
+from textdp.mechanisms.document.base import SENTDP_SAME_COUNT, DocumentMechanism
 from textdp.mechanisms.document.candidates import CandidateSet, fingerprint_array
+from textdp.noise import gumbel_max
 from textdp.privacy import Guarantee
 
 __all__ = ["DeepCandidate", "CandidateRelease", "exponential_log_probabilities",
            "random_projections", "tukey_depth_utilities", "SENTDP_SAME_COUNT"]
-
-SENTDP_SAME_COUNT = (
-    "Sentence-level: two documents with the same number of sentences k that differ in one whole "
-    "sentence (any sentence replaced by any other) are ε-indistinguishable; documents differing "
-    "in a sentences are (a·ε)-indistinguishable (group privacy). Inserting or deleting a "
-    "sentence is not covered: the neighbouring relation keeps k fixed. The released embedding "
-    "is a public candidate, so the output itself carries no text of the document."
-)
-
 
 def random_projections(dim: int, n_projections: int, seed: int) -> np.ndarray:
     """p unit directions in R^dim as the columns of a (dim, p) matrix, from ``seed`` alone.
@@ -54,7 +55,7 @@ def random_projections(dim: int, n_projections: int, seed: int) -> np.ndarray:
     Each column is a normalised standard Gaussian vector, i.e. uniform on the unit sphere
     (Algorithm 1, line 1). The seed must not depend on the private data.
     """
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    rng = _random.public_generator(seed)
     v = rng.standard_normal((dim, n_projections))
     return v / np.linalg.norm(v, axis=0, keepdims=True)
 
@@ -112,16 +113,12 @@ def exponential_log_probabilities(utilities: np.ndarray, epsilon: float,
     return logits - np.log(np.exp(logits).sum())      # the sum is in [1, m]
 
 
-def _gumbel_max(log_probabilities: np.ndarray, rng: np.random.Generator, size: int,
-                block: int = 1 << 20) -> np.ndarray:
-    """``size`` draws i with Pr[i] = exp(log_probabilities[i]): argmax_i (ln P_i + Gumbel_i)."""
-    m = log_probabilities.shape[0]
-    out = np.empty(size, dtype=np.int64)
-    rows = max(1, block // m)
-    for start in range(0, size, rows):
-        n = min(rows, size - start)
-        out[start:start + n] = np.argmax(log_probabilities + rng.gumbel(size=(n, m)), axis=1)
-    return out
+def _check_callable(name: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if not callable(value):
+            raise TypeError(f"{name} must be callable (an array in, an array out) or None")
+        return value
+    return check
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +130,7 @@ class CandidateRelease:
     id: str
 
 
-class DeepCandidate:
+class DeepCandidate(DocumentMechanism):
     """ε-SentDP document embedding: sample a public candidate by approximate Tukey depth.
 
     Meehan, Mrini & Chaudhuri (ACL 2022): §4 (mechanism M_TD), Eq. (3) (utility), Algorithm 1
@@ -147,32 +144,31 @@ class DeepCandidate:
         recoder: H, a callable (n, d) → (n, d') applied to every private sentence embedding before
             the depth is computed, or None. Candidates must have been built with the same H.
         projection_seed: the public seed of the directions; must not depend on the private data.
-        encoder: optional sentence encoder G (list[str] → array) so that :meth:`release` also
-            accepts text (a string, split with :func:`textdp.sentences.split_sentences`, or a list of
-            sentences).
+
+    A document is given by its (k, d) sentence embeddings G(s_l): the mechanism never sees text
+    (:func:`textdp.encoders.encode_documents` makes the arrays).
 
     The mechanism is immutable once built; the candidates' projections are computed once.
     """
 
     name: ClassVar[str] = "deepcandidate"
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = (
+        EPSILON,
+        Parameter("n_projections", int, "p, the number of random unit directions of the depth",
+                  default=50, low=1),
+        Parameter("recoder", object, "H, applied to every sentence embedding (None: identity)",
+                  default=None, nullable=True, check=_check_callable("recoder")),
+        Parameter("projection_seed", int, "public seed of the directions",
+                  default=0, check=lambda v: check_nonnegative_int(v, "projection_seed")),
+    )
 
-    def __init__(self, epsilon: float, candidates: CandidateSet | np.ndarray, *,
+    def __init__(self, candidates: CandidateSet | np.ndarray, *, epsilon: float,
                  n_projections: int = 50, recoder: Callable[[np.ndarray], np.ndarray] | None = None,
-                 projection_seed: int = 0,
-                 encoder: Callable[[list[str]], np.ndarray] | None = None) -> None:
-        self._epsilon = check_epsilon(epsilon)
-        if isinstance(n_projections, bool) or not isinstance(n_projections, numbers.Integral):
-            raise TypeError(f"n_projections must be an integer, got {type(n_projections).__name__}")
-        if int(n_projections) < 1:
-            raise ValueError(f"n_projections must be ≥ 1, got {n_projections!r}")
-        if isinstance(projection_seed, bool) or not isinstance(projection_seed, numbers.Integral) \
-                or int(projection_seed) < 0:
-            raise ValueError(f"projection_seed must be a non-negative integer, got "
-                             f"{projection_seed!r}")
-        if recoder is not None and not callable(recoder):
-            raise TypeError("recoder must be callable (n, d) -> (n, d') or None")
-        if encoder is not None and not callable(encoder):
-            raise TypeError("encoder must be a callable list[str] -> (n, d) array, or None")
+                 projection_seed: int = 0) -> None:
+        p = check_parameters(self.PARAMETERS, dict(
+            epsilon=epsilon, n_projections=n_projections, recoder=recoder,
+            projection_seed=projection_seed), owner=self.name)
+        self._epsilon: float = p["epsilon"]
         recoder_fp = None if recoder is None else getattr(recoder, "fingerprint", None)
         if isinstance(candidates, CandidateSet):
             built_with = candidates.recoder_fingerprint
@@ -194,10 +190,9 @@ class DeepCandidate:
             self._candidates = CandidateSet(np.asarray(candidates, dtype=np.float64),
                                             tuple(str(i) for i in range(len(candidates))),
                                             recoder_fingerprint=recoder_fp)
-        self._n_projections = int(n_projections)
-        self._projection_seed = int(projection_seed)
+        self._n_projections: int = p["n_projections"]
+        self._projection_seed: int = p["projection_seed"]
         self._recoder = recoder
-        self._encoder = encoder
         self._projections = random_projections(self._candidates.dim, self._n_projections,
                                                self._projection_seed)
         self._projections.setflags(write=False)
@@ -205,8 +200,8 @@ class DeepCandidate:
 
     # -- read-only description -------------------------------------------------------------
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
+    def dim(self) -> int:
+        return self._candidates.dim
 
     @property
     def candidates(self) -> CandidateSet:
@@ -237,13 +232,9 @@ class DeepCandidate:
     @property
     def guarantee(self) -> Guarantee:
         """ε-SentDP (Meehan et al. 2022, Def. 3.1; Thm. 4.1), for documents of equal length k."""
-        return Guarantee(
-            notion="ε-SentDP (pure local DP, one sentence substituted)",
-            epsilon=self._epsilon,
-            metric="",
+        return self._sentdp_guarantee(
             per_word="not per word: every word of the substituted sentence is covered at once "
                      "(Pr[M(x) ∈ O] ≤ e^ε Pr[M(x′) ∈ O] for x, x′ differing in one sentence)",
-            per_document=SENTDP_SAME_COUNT,
             assumptions=(
                 "x and x′ have the same number of sentences (substitution, not insertion or "
                 "deletion); sentences are what textdp.sentences.split_sentences (or the caller) "
@@ -282,15 +273,8 @@ class DeepCandidate:
     def _raw_sentences(self, document: Any) -> np.ndarray:
         if isinstance(document, str) or (isinstance(document, Sequence) and document
                                          and all(isinstance(s, str) for s in document)):
-            if self._encoder is None:
-                raise TypeError("text input needs an encoder: DeepCandidate(..., encoder=...)")
-            if isinstance(document, str):
-                from textdp.sentences import split_sentences
-
-                document = split_sentences(document)
-                if not document:
-                    raise ValueError("the document has no sentences")
-            document = np.asarray(self._encoder(list(document)), dtype=np.float64)
+            raise TypeError("DeepCandidate takes sentence embeddings, not text: encode the "
+                            "sentences first (encoders.encode_documents)")
         s = np.asarray(document, dtype=np.float64)
         if s.ndim != 2:
             raise ValueError(
@@ -319,13 +303,13 @@ class DeepCandidate:
         return np.exp(self.log_probabilities(sentence_embeddings))
 
     def release(self, document: Any, rng: np.random.Generator | None = None) -> CandidateRelease:
-        """Release one candidate for ``document`` (its (k, d) sentence embeddings, or text).
+        """Release one candidate for ``document``, given by its (k, d) sentence embeddings.
 
         Sampling is Gumbel-max on the exact log-probabilities: argmax_i (ln P_i + g_i) with g_i
         i.i.d. standard Gumbel, which has law P exactly.
         """
         rng = check_rng(rng)
-        i = int(_gumbel_max(self.log_probabilities(document), rng, 1)[0])
+        i = int(gumbel_max(self.log_probabilities(document), 1.0, rng))
         return CandidateRelease(self._candidates.embeddings[i], i, self._candidates.ids[i])
 
     def sample_indices(self, document: Any, size: int,
@@ -338,7 +322,7 @@ class DeepCandidate:
         """
         if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
             raise ValueError(f"size must be a positive integer, got {size!r}")
-        return _gumbel_max(self.log_probabilities(document), check_rng(rng), int(size))
+        return gumbel_max(self.log_probabilities(document), 1.0, check_rng(rng), size=int(size))
 
     def release_many(self, documents: Sequence[Any], rng: np.random.Generator | None = None,
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -355,7 +339,7 @@ class DeepCandidate:
         bounds = np.cumsum([d.shape[0] for d in docs])[:-1]
         for n, sp in enumerate(np.split(proj, bounds)):
             u = tukey_depth_utilities(sp, self._candidate_projections)
-            idx[n] = _gumbel_max(exponential_log_probabilities(u, self._epsilon), rng, 1)[0]
+            idx[n] = gumbel_max(exponential_log_probabilities(u, self._epsilon), 1.0, rng)
         return self._candidates.embeddings[idx], idx
 
     def __repr__(self) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import check_rng
+from textdp.mechanisms.document._files import save_npz
 
 __all__ = ["Recoder", "RecoderTraining", "train_recoder"]
 
@@ -98,21 +98,12 @@ class Recoder:
         return h
 
     def save(self, path: str | os.PathLike) -> Path:
-        path = Path(path)
         arrays = {}
         for i, (w, b) in enumerate(self._layers):
             arrays[f"w{i}"], arrays[f"b{i}"] = w, b
         meta = {"format": _FORMAT, "n_layers": len(self._layers), "fingerprint": self.fingerprint,
                 "metadata": self.metadata}
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return save_npz(path, meta, **arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Recoder:
@@ -168,12 +159,7 @@ def train_recoder(sentence_embeddings: Sequence[np.ndarray], *, n_clusters: int 
     Returns:
         :class:`RecoderTraining` with a numpy :class:`Recoder`.
     """
-    try:
-        import torch
-        from sklearn.cluster import KMeans
-    except ImportError as exc:  # pragma: no cover - depends on optional extras
-        raise ImportError("training the recoder needs torch and scikit-learn (extras 'sbert' and "
-                          f"'experiments'): {exc}") from None
+    torch = _training_modules()
     rng = check_rng(rng)
     docs = [np.asarray(s, dtype=np.float32) for s in sentence_embeddings]
     if len(docs) < 2:
@@ -181,44 +167,79 @@ def train_recoder(sentence_embeddings: Sequence[np.ndarray], *, n_clusters: int 
     if any(d.ndim != 2 or d.shape[0] == 0 for d in docs):
         raise ValueError("every public document needs a non-empty (k, d) array of sentences")
     dim = docs[0].shape[1]
-    means = np.vstack([d.mean(axis=0) for d in docs])
     n_c = int(min(n_clusters, len(docs)))
-    kmeans = KMeans(n_clusters=n_c, n_init=10, random_state=int(rng.integers(2**31 - 1)))
-    clusters = kmeans.fit_predict(means)
-
+    clusters = _clusters(docs, n_c, rng)
     if threads is not None:
         torch.set_num_threads(int(threads))
     gen = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
     widths = [dim, *[int(h) for h in hidden_layers], dim]
-    linears = []
-    for a, b in zip(widths[:-1], widths[1:], strict=True):
-        layer = torch.nn.Linear(a, b)
-        bound = 1.0 / np.sqrt(a)  # torch's default init, drawn from our generator
-        with torch.no_grad():
-            layer.weight.uniform_(-bound, bound, generator=gen)
-            layer.bias.uniform_(-bound, bound, generator=gen)
-        linears.append(layer)
-    modules: list[torch.nn.Module] = []
+    linears = [_linear(torch, a, b, gen) for a, b in zip(widths[:-1], widths[1:], strict=True)]
+    head = _linear(torch, dim, n_c, gen)
+    losses = _fit(torch, linears, head, docs, clusters, rng, epochs=int(epochs),
+                  batch_size=batch_size, learning_rate=learning_rate, weight_decay=weight_decay)
+    layers = [(lin.weight.detach().numpy().T.astype(np.float64),
+               lin.bias.detach().numpy().astype(np.float64)) for lin in linears]
+    out = Recoder(layers, metadata={"n_clusters": n_c, "hidden_layers": list(widths[1:-1]),
+                                    "epochs": int(epochs), "learning_rate": learning_rate,
+                                    "documents": len(docs),
+                                    "reference": "Meehan, Mrini & Chaudhuri, ACL 2022, §4.3"})
+    with torch.no_grad():
+        pooled = np.vstack([out(d).mean(axis=0) for d in docs]).astype(np.float32)
+        pred = head(torch.from_numpy(pooled)).argmax(dim=1).numpy()
+    return RecoderTraining(out, clusters, losses, float(np.mean(pred == clusters)))
+
+
+def _training_modules() -> Any:
+    """torch (and a check that scikit-learn is there too), with an install hint if not."""
+    try:
+        import sklearn.cluster  # noqa: F401
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on optional extras
+        raise ImportError("training the recoder needs torch and scikit-learn (extras 'sbert' and "
+                          f"'experiments'): {exc}") from None
+    return torch
+
+
+def _clusters(docs: list[np.ndarray], n_c: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means clusters of the public document embeddings g(x) = mean_l G(s_l) (§4.3)."""
+    from sklearn.cluster import KMeans
+
+    means = np.vstack([d.mean(axis=0) for d in docs])
+    kmeans = KMeans(n_clusters=n_c, n_init=10, random_state=int(rng.integers(2**31 - 1)))
+    return kmeans.fit_predict(means)
+
+
+def _linear(torch: Any, a: int, b: int, gen: Any) -> Any:
+    """A linear layer a → b with torch's default initialisation, drawn from our generator."""
+    layer = torch.nn.Linear(a, b)
+    bound = 1.0 / np.sqrt(a)
+    with torch.no_grad():
+        layer.weight.uniform_(-bound, bound, generator=gen)
+        layer.bias.uniform_(-bound, bound, generator=gen)
+    return layer
+
+
+def _fit(torch: Any, linears: list[Any], head: Any, docs: list[np.ndarray], clusters: np.ndarray,
+         rng: np.random.Generator, *, epochs: int, batch_size: int, learning_rate: float,
+         weight_decay: float) -> list[float]:
+    """Adam on the cross-entropy of L(mean_l H(s_l)) against each document's cluster (Fig. 3);
+    returns the mean loss of every epoch."""
+    modules: list[Any] = []
     for i, layer in enumerate(linears):
         modules.append(layer)
         if i < len(linears) - 1:
             modules.append(torch.nn.ReLU())
     recoder = torch.nn.Sequential(*modules)
-    head = torch.nn.Linear(dim, n_c)
-    with torch.no_grad():
-        bound = 1.0 / np.sqrt(dim)
-        head.weight.uniform_(-bound, bound, generator=gen)
-        head.bias.uniform_(-bound, bound, generator=gen)
-    params = list(recoder.parameters()) + list(head.parameters())
-    opt = torch.optim.Adam(params, lr=learning_rate, weight_decay=weight_decay)
+    opt = torch.optim.Adam(list(recoder.parameters()) + list(head.parameters()), lr=learning_rate,
+                           weight_decay=weight_decay)
     loss_fn = torch.nn.CrossEntropyLoss()
-
+    dim = docs[0].shape[1]
     flat = torch.from_numpy(np.vstack(docs))
     counts = np.array([d.shape[0] for d in docs])
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     labels = torch.from_numpy(clusters.astype(np.int64))
     losses = []
-    for _ in range(int(epochs)):
+    for _ in range(epochs):
         order = rng.permutation(len(docs))
         total = 0.0
         for b0 in range(0, len(order), batch_size):
@@ -234,14 +255,4 @@ def train_recoder(sentence_embeddings: Sequence[np.ndarray], *, n_clusters: int 
             opt.step()
             total += loss.item() * len(batch)
         losses.append(total / len(docs))
-
-    layers = [(lin.weight.detach().numpy().T.astype(np.float64),
-               lin.bias.detach().numpy().astype(np.float64)) for lin in linears]
-    out = Recoder(layers, metadata={"n_clusters": n_c, "hidden_layers": list(widths[1:-1]),
-                                    "epochs": int(epochs), "learning_rate": learning_rate,
-                                    "documents": len(docs),
-                                    "reference": "Meehan, Mrini & Chaudhuri, ACL 2022, §4.3"})
-    with torch.no_grad():
-        pooled = np.vstack([out(d).mean(axis=0) for d in docs]).astype(np.float32)
-        pred = head(torch.from_numpy(pooled)).argmax(dim=1).numpy()
-    return RecoderTraining(out, clusters, losses, float(np.mean(pred == clusters)))
+    return losses

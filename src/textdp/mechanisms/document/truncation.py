@@ -21,15 +21,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import check_epsilon, check_rng
+from textdp._checks import EPSILON, check_parameters, check_rng
+from textdp.mechanisms.document.base import DocumentMechanism
 from textdp.mechanisms.document.candidates import fingerprint_array
-from textdp.mechanisms.document.deepcandidate import SENTDP_SAME_COUNT
 from textdp.privacy import Guarantee
 
 __all__ = ["Truncation"]
 
 
-class Truncation:
+class Truncation(DocumentMechanism):
     """Clip sentence embeddings to a public box, average, add Laplace((Σ_j w_j)/(k·ε)) per dimension.
 
     Args:
@@ -39,9 +39,11 @@ class Truncation:
     """
 
     name: ClassVar[str] = "truncation"
+    PARAMETERS = (EPSILON,)
 
-    def __init__(self, epsilon: float, lower: np.ndarray, upper: np.ndarray) -> None:
-        self._epsilon = check_epsilon(epsilon)
+    def __init__(self, lower: np.ndarray, upper: np.ndarray, *, epsilon: float) -> None:
+        self._epsilon: float = check_parameters(self.PARAMETERS, {"epsilon": epsilon},
+                                                owner=self.name)["epsilon"]
         lo = np.array(lower, dtype=np.float64)
         hi = np.array(upper, dtype=np.float64)
         if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
@@ -57,7 +59,7 @@ class Truncation:
         self._l1_width = float(np.nextafter(np.sum(hi - lo), np.inf))
 
     @classmethod
-    def from_public(cls, epsilon: float, public_embeddings: np.ndarray,
+    def from_public(cls, public_embeddings: np.ndarray, *, epsilon: float,
                     coverage: float = 0.75) -> Truncation:
         """The box of the central ``coverage`` interval of each dimension of public embeddings.
 
@@ -71,11 +73,11 @@ class Truncation:
             raise ValueError("public_embeddings must be an (n, d) array with n ≥ 2")
         q = (1 - float(coverage)) / 2
         lo, hi = np.quantile(x, [q, 1 - q], axis=0)
-        return cls(epsilon, lo, hi)
+        return cls(lo, hi, epsilon=epsilon)
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
+    def dim(self) -> int:
+        return int(self._lower.size)
 
     @property
     def lower(self) -> np.ndarray:
@@ -92,13 +94,9 @@ class Truncation:
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion="ε-SentDP (pure local DP, one sentence substituted)",
-            epsilon=self._epsilon,
-            metric="",
+        return self._sentdp_guarantee(
             per_word="not per word: the whole substituted sentence is covered (L1 sensitivity "
                      "of the clipped mean is Σ_j w_j / k)",
-            per_document=SENTDP_SAME_COUNT,
             assumptions=("x and x′ have the same number of sentences k",
                          "the box was fixed from public data only",
                          "idealised floating-point Laplace sampling"),

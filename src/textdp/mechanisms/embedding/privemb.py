@@ -35,12 +35,14 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from textdp._checks import check_epsilon, check_probability, check_rng
-from textdp.privacy import Guarantee
+from textdp import _random
+from textdp._checks import DELTA, EPSILON, Parameter, check_nonnegative_int, check_parameters, check_rng
+from textdp.noise import metric_laplace
+from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 
 __all__ = [
     "DEFAULT_PROJECTION_SEED", "AuditResult", "EmbeddingMechanism", "LaplaceVector", "PrivEmb",
@@ -65,37 +67,29 @@ _BLOCK_FLOATS = 1 << 17  # float64s per block in release() (1 MiB): keeps the no
 
 # --- parameter and data checks ------------------------------------------------------------------
 
-def _check_dim(dim: object) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
-        raise TypeError(f"dim must be an integer, got {type(dim).__name__}")
-    if int(dim) < 1:
-        raise ValueError(f"dim must be a positive integer, got {dim!r}")
-    return int(dim)
-
-
-def _check_width(width: object) -> float:
-    if isinstance(width, bool) or not isinstance(width, numbers.Real):
-        raise TypeError(f"gaussian_width must be a real number, got {type(width).__name__}")
-    value = float(width)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"gaussian_width must be a finite number >= 0, got {width!r}")
-    return value
-
-
-def _check_projection_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
-        raise ValueError(f"projection_seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
-
-
-def _check_snap(snap: object) -> int | Literal["auto"] | None:
-    if snap is None or snap == "auto":
+def _check_snap(snap: object) -> int | Literal["auto"]:
+    if snap == "auto":
         return snap  # type: ignore[return-value]
     if isinstance(snap, bool) or not isinstance(snap, numbers.Integral):
         raise TypeError(f"snap must be None, 'auto' or an integer exponent k (grid 2^k), got {snap!r}")
     if not -1000 <= int(snap) <= 1000:
         raise ValueError(f"snap exponent must lie in [-1000, 1000], got {snap!r}")
     return int(snap)
+
+
+# The parameters of the embedding mechanisms, declared once (validation, ``parameters``, CLI).
+SNAP = Parameter("snap", object, "round released coordinates to multiples of 2^k: an integer k, "
+                 "or 'auto' (k = ⌈log₂ noise scale⌉)", default=None, nullable=True,
+                 check=_check_snap)
+BETA = Parameter("beta", float, "β, the distortion allowed to Φ (sets m; does not change ε)",
+                 low=0.0, high=1.0, low_open=True, high_open=True)
+DIM = Parameter("dim", int, "d, the dimension of the input vectors", low=1)
+GAUSSIAN_WIDTH = Parameter("gaussian_width", float, "ω, the assumed Gaussian width of the input "
+                           "domain's normalised differences (default √log₂ d)", default=None,
+                           low=0.0, nullable=True)
+PROJECTION_SEED = Parameter("projection_seed", int, "public seed of the projection Φ",
+                            default=DEFAULT_PROJECTION_SEED,
+                            check=lambda v: check_nonnegative_int(v, "projection_seed"))
 
 
 def check_vectors(X: object, dim: int | None = None, name: str = "X") -> np.ndarray:
@@ -134,7 +128,7 @@ def default_gaussian_width(dim: int) -> float:
     appendix (d = 300, δ = 1e-6: β = 0.93, 0.66, 0.468 give (ω + √ln(1/δ))²/β² = 50.1, 99.6, 198.0
     for its m = 50, 100, 200). It is a modelling assumption about the data, not a property of R^d.
     """
-    return math.sqrt(math.log2(_check_dim(dim)))
+    return math.sqrt(math.log2(DIM.validate(dim)))
 
 
 def finite_gaussian_width(n_points: int) -> float:
@@ -154,9 +148,9 @@ def projected_dimension(delta: float, beta: float, gaussian_width: float,
                         calibration: Literal["paper", "explicit"] = "paper") -> int:
     """m = ⌈(ω + √ln(1/δ))² / β²⌉ (Algorithm 1 / Lemma 4 with constant 1), or with ``"explicit"``
     m = ⌈(ω + √(2 ln(1/δ)))² / β²⌉, for which :func:`gordon_delta` ≤ δ."""
-    delta = check_probability(delta, "delta")
-    beta = check_probability(beta, "beta")
-    omega = _check_width(gaussian_width)
+    delta = DELTA.validate(delta)
+    beta = BETA.validate(beta)
+    omega = GAUSSIAN_WIDTH.validate(gaussian_width)
     if calibration == "paper":
         t = math.sqrt(math.log(1.0 / delta))
     elif calibration == "explicit":
@@ -189,8 +183,8 @@ def projection_matrix(seed: int, m: int, dim: int) -> np.ndarray:
     """
     from scipy.special import ndtri
 
-    seed = _check_projection_seed(seed)
-    raw = np.random.PCG64(seed).random_raw(m * dim)
+    seed = PROJECTION_SEED.validate(seed)
+    raw = _random.public_bit_generator(seed).random_raw(m * dim)
     u = ((raw >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
     phi = ndtri(u).reshape(m, dim)
     phi /= math.sqrt(m)
@@ -216,23 +210,6 @@ def spectral_norm_upper(matrix: np.ndarray) -> float:
     sigma = float(np.linalg.svd(a, compute_uv=False)[0])
     margin = max(1e-9, 64.0 * (a.shape[0] + a.shape[1]) * _EPS64)
     return float(np.nextafter(sigma * (1.0 + margin), np.inf))
-
-
-def _add_metric_noise(out: np.ndarray, g: np.ndarray, scale: float,
-                      rng: np.random.Generator) -> None:
-    """out += z row-wise, z with density ∝ exp(−‖z‖/scale): g/‖g‖ (g standard normal, a uniform
-    direction) times a Gamma(k, scale) radius. ``g`` is a scratch buffer of out's shape."""
-    n, k = g.shape
-    rng.standard_normal(out=g)
-    squared = np.einsum("ij,ij->i", g, g)
-    # A zero Gaussian vector has probability 0; redraw defensively rather than divide by zero.
-    while (zero := squared == 0).any():
-        g[zero] = rng.standard_normal((int(zero.sum()), k))
-        squared[zero] = np.einsum("ij,ij->i", g[zero], g[zero])
-    factor = rng.gamma(shape=float(k), scale=scale, size=n)
-    factor /= np.sqrt(squared)
-    g *= factor[:, None]
-    out += g
 
 
 def _round_up(x: float) -> float:
@@ -337,14 +314,43 @@ class EmbeddingMechanism(ABC):
     """
 
     name: str
+    #: Every constructor parameter, declared once (see :mod:`textdp._checks`).
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = (EPSILON, SNAP)
 
-    def __init__(self, epsilon: float, *, snap: int | Literal["auto"] | None = None) -> None:
-        self._epsilon = check_epsilon(epsilon)
-        self._snap_request = _check_snap(snap)
+    def __init__(self, **params: Any) -> None:
+        self._params = check_parameters(self.PARAMETERS, params, owner=self.name)
+        self._epsilon: float = self._params["epsilon"]
+        self._snap_request: int | Literal["auto"] | None = self._params["snap"]
 
     @property
     def epsilon(self) -> float:
         return self._epsilon
+
+    # -- the guarantee as code
+    @property
+    @abstractmethod
+    def notion(self) -> Notion: ...
+
+    @property
+    def numerics(self) -> Numerics:
+        """Snapped outputs when a grid is set, else idealised float."""
+        return Numerics.IDEALIZED if self.snap_exponent is None else Numerics.SNAPPED
+
+    def _map_delta(self) -> float:
+        return 0.0
+
+    def privacy_map(self, d_in: Any) -> Budget:
+        """(ε·d_in rounded up, δ) for two input vectors at Euclidean distance ``d_in`` (vectorised).
+
+        The noise is calibrated to ε per unit of ‖x − x′‖ (Claim 3); δ is the mechanism's (0 for
+        LaplaceVector and strict PrivEmb; for PrivEmb, it covers the input domain it assumes).
+        """
+        return Budget(round_up_product(self._epsilon, check_distance(d_in)), self._map_delta())
+
+    def _guarantee(self, **prose: Any) -> Guarantee:
+        """The guarantee with its notion, ε, δ and numerics from the code, the rest in words."""
+        return Guarantee(notion=self.notion, epsilon=self._epsilon, metric=METRIC,
+                         delta=self.privacy_map(1.0).delta, numerics=self.numerics, **prose)
 
     @property
     @abstractmethod
@@ -412,7 +418,8 @@ class EmbeddingMechanism(ABC):
             stop = min(n, start + rows)
             block = out[start:stop]
             self._transform_into(X[start:stop], block)
-            _add_metric_noise(block, buffer[: stop - start], scale, rng)
+            block += metric_laplace(stop - start, k, rng=rng, scale=scale,
+                                    out=buffer[: stop - start])
         if self.snap_exponent is not None:
             snap_to_grid(out, self.snap_exponent)
         return out
@@ -456,9 +463,10 @@ class LaplaceVector(EmbeddingMechanism):
     """
 
     name = "laplace-vector"
+    notion = Notion.PURE_LIPSCHITZ
 
-    def __init__(self, epsilon: float, *, snap: int | Literal["auto"] | None = None) -> None:
-        super().__init__(epsilon, snap=snap)
+    def __init__(self, *, epsilon: float, snap: int | Literal["auto"] | None = None) -> None:
+        super().__init__(epsilon=epsilon, snap=snap)
 
     @property
     def input_dim(self) -> None:
@@ -481,15 +489,11 @@ class LaplaceVector(EmbeddingMechanism):
     @property
     def guarantee(self) -> Guarantee:
         eps = self._epsilon
-        return Guarantee(
-            notion="metric DP (Lipschitz privacy), pure",
-            epsilon=eps,
-            metric=METRIC,
+        return self._guarantee(
             per_word=(f"per vector: Pr[M(x) ∈ U] ≤ exp({eps:g}·‖x − x′‖)·Pr[M(x′) ∈ U] for all "
                       "x, x′ ∈ R^d"),
             per_document=(f"vectors are released independently: x_1..x_N and x′_1..x′_N are "
                           f"indistinguishable up to exp({eps:g}·Σ_i ‖x_i − x′_i‖); N is released"),
-            delta=0.0,
             assumptions=(NUMERICS,) + self._snap_assumption(),
             verified=True,
             reference=M1_REFERENCE,
@@ -539,39 +543,53 @@ class PrivEmb(EmbeddingMechanism):
     """
 
     name = "privemb"
+    PARAMETERS = (
+        EPSILON,
+        DELTA,
+        BETA,
+        DIM,
+        GAUSSIAN_WIDTH,
+        Parameter("domain_size", int, "the inputs are among this many fixed points (bounds ω; "
+                  "makes δ proven)", default=None, low=2, nullable=True),
+        PROJECTION_SEED,
+        Parameter("calibration", str, "m from the paper's formula or the explicit-constant one",
+                  default="paper", choices=("paper", "explicit")),
+        Parameter("strict", bool, "noise calibrated to ‖Φ‖₂: pure ε for all of R^d",
+                  default=False),
+        SNAP,
+    )
 
-    def __init__(self, epsilon: float, delta: float, beta: float, *, dim: int,
+    def __init__(self, *, epsilon: float, delta: float, beta: float, dim: int,
                  gaussian_width: float | None = None, domain_size: int | None = None,
                  projection_seed: int = DEFAULT_PROJECTION_SEED,
                  calibration: Literal["paper", "explicit"] = "paper",
                  strict: bool = False, snap: int | Literal["auto"] | None = None) -> None:
-        super().__init__(epsilon, snap=snap)
-        self._delta = check_probability(delta, "delta")
-        self._beta = check_probability(beta, "beta")
-        self._dim = _check_dim(dim)
+        super().__init__(epsilon=epsilon, delta=delta, beta=beta, dim=dim,
+                         gaussian_width=gaussian_width, domain_size=domain_size,
+                         projection_seed=projection_seed, calibration=calibration, strict=strict,
+                         snap=snap)
+        p = self._params
+        self._delta_requested: float = p["delta"]
+        self._beta: float = p["beta"]
+        self._dim: int = p["dim"]
         if gaussian_width is not None and domain_size is not None:
             raise ValueError("give gaussian_width or domain_size, not both")
-        if domain_size is not None:
-            self._omega = finite_gaussian_width(domain_size)
-            self._omega_source = (f"finite domain of {int(domain_size):,} points: "
+        self._domain_size: int | None = p["domain_size"]
+        if self._domain_size is not None:
+            self._omega = finite_gaussian_width(self._domain_size)
+            self._omega_source = (f"finite domain of {self._domain_size:,} points: "
                                   "√(2 ln(n(n−1))) bounds ω(T)")
-            self._domain_size: int | None = int(domain_size)
         elif gaussian_width is not None:
-            self._omega = _check_width(gaussian_width)
+            self._omega = p["gaussian_width"]
             self._omega_source = "user"
-            self._domain_size = None
         else:
             self._omega = default_gaussian_width(self._dim)
             self._omega_source = "default √log₂ d (the paper's heuristic; an assumption)"
-            self._domain_size = None
-        if calibration not in ("paper", "explicit"):
-            raise ValueError(f"calibration must be 'paper' or 'explicit', got {calibration!r}")
-        self._calibration = calibration
-        if not isinstance(strict, bool):
-            raise TypeError(f"strict must be True or False, got {strict!r}")
-        self._strict = strict
-        self._seed = _check_projection_seed(projection_seed)
-        self._m = projected_dimension(self._delta, self._beta, self._omega, calibration)
+        self._calibration: str = p["calibration"]
+        self._strict: bool = p["strict"]
+        self._seed: int = p["projection_seed"]
+        self._m = projected_dimension(self._delta_requested, self._beta, self._omega,
+                                      self._calibration)
         phi = projection_matrix(self._seed, self._m, self._dim)
         phi.setflags(write=False)
         self._phi = phi
@@ -587,7 +605,7 @@ class PrivEmb(EmbeddingMechanism):
     @property
     def delta(self) -> float:
         """The requested δ (the paper's accounting). See :attr:`delta_bound` for the provable one."""
-        return self._delta
+        return self._delta_requested
 
     @property
     def beta(self) -> float:
@@ -652,7 +670,7 @@ class PrivEmb(EmbeddingMechanism):
 
     @property
     def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self._epsilon, "delta": self._delta, "beta": self._beta,
+        return {"epsilon": self._epsilon, "delta": self._delta_requested, "beta": self._beta,
                 "dim": self._dim, "gaussian_width": self._omega, "domain_size": self._domain_size,
                 "projection_seed": self._seed, "calibration": self._calibration,
                 "strict": self._strict, "snap": self._snap_request}
@@ -662,6 +680,14 @@ class PrivEmb(EmbeddingMechanism):
 
     # -- the guarantee
     @property
+    def notion(self) -> Notion:
+        return Notion.PURE_LIPSCHITZ if self._strict else Notion.APPROXIMATE_LIPSCHITZ
+
+    def _map_delta(self) -> float:
+        """δ of the map: Gordon's explicit-constant bound for this m (0 in strict mode)."""
+        return self.delta_bound
+
+    @property
     def guarantee(self) -> Guarantee:
         eps = self._epsilon
         independence = (f"Φ is drawn from the public seed {self._seed} independently of the data, "
@@ -669,17 +695,14 @@ class PrivEmb(EmbeddingMechanism):
                         "knowledge of Φ")
         common = (NUMERICS,) + self._snap_assumption()
         if self._strict:
-            return Guarantee(
-                notion="metric DP (Lipschitz privacy), pure (strict mode)",
-                epsilon=eps,
-                metric=METRIC,
+            return self._guarantee(
                 per_word=(f"per vector: Pr[M(x) ∈ U] ≤ exp({eps:g}·‖x − x′‖)·Pr[M(x′) ∈ U] for all "
-                          f"x, x′ ∈ R^{self._dim}: noise calibrated to ‖Φ‖₂ ≤ {self._sensitivity:.9g} "
-                          "(Claim 3), which bounds ‖Φ(x − x′)‖/‖x − x′‖ for every pair"),
+                          f"x, x′ ∈ R^{self._dim} (strict mode): noise calibrated to "
+                          f"‖Φ‖₂ ≤ {self._sensitivity:.9g} (Claim 3), which bounds ‖Φ(x − x′)‖/‖x − x′‖ "
+                          "for every pair"),
                 per_document=(f"vectors are released independently: x_1..x_N and x′_1..x′_N are "
                               f"indistinguishable up to exp({eps:g}·Σ_i ‖x_i − x′_i‖); N is "
                               "released"),
-                delta=0.0,
                 assumptions=common,
                 verified=True,
                 reference=REFERENCE + "; strict mode: Claim 3 with Δ = ‖Φ‖₂ (textdp)",
@@ -692,12 +715,9 @@ class PrivEmb(EmbeddingMechanism):
                       "exp(−(β√m − ω)²/2)")
         if self._calibration == "paper":
             accounting += (f"; the paper's accounting (Lemma 4 with its Ω-constant set to 1) states "
-                           f"δ = {self._delta:g} for this m, which the explicit-constant bound "
+                           f"δ = {self._delta_requested:g} for this m, which the explicit-constant bound "
                            "does not reach")
-        return Guarantee(
-            notion="(ε, δ)-Lipschitz privacy",
-            epsilon=eps,
-            metric=METRIC,
+        return self._guarantee(
             per_word=(f"per vector: Pr[M(x) ∈ U] ≤ exp({eps:g}·‖x − x′‖)·Pr[M(x′) ∈ U] + δ for x, x′ in "
                       "the input domain, δ the probability over Φ that Φ stretches a difference of "
                       f"the domain beyond 1 + β = {1 + self._beta:g} (Proposition 5)"),
@@ -705,7 +725,6 @@ class PrivEmb(EmbeddingMechanism):
                           f"x′_1..x′_N are indistinguishable up to exp({eps:g}·Σ_i ‖x_i − x′_i‖) "
                           "with the same δ, not N·δ (one event about Φ covers every vector); N is "
                           "released"),
-            delta=bound,
             assumptions=(independence, width, accounting,
                          "pairs outside the assumed input domain are not covered (use strict=True "
                          "for a bound over all of R^d)") + common,
@@ -799,7 +818,7 @@ class PrivEmb(EmbeddingMechanism):
                       "expected_norm": self.expected_noise_norm(),
                       "baseline_expected_norm": self._dim / self._epsilon,
                       "direction": "uniform on the unit sphere"},
-            "delta": {"requested": self._delta, "provable": self.delta_bound,
+            "delta": {"requested": self._delta_requested, "provable": self.delta_bound,
                       "calibration": self._calibration},
             "snap": self._snap_description(self._m),
             "guarantee": self.guarantee.to_dict(),

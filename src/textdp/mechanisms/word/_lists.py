@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import hashlib
 import numbers
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from textdp import _random
+from textdp.io.atomic import atomic_save_npz
+from textdp.neighbors import NearestNeighbors, squared_distances64
 from textdp.vocab import Vocabulary, cache_dir
 
 __all__ = [
@@ -55,21 +56,13 @@ __all__ = [
 
 ALGORITHM_VERSION = 1
 
-_U32 = 2.0**-24  # unit roundoff of float32
 _TARGET_CANDIDATES = 64  # ≈ candidates kept per word in the graph
 _SAMPLE_STEP = 16  # column sample for the per-row threshold: every 16th word
 
 
-def squared_distances64(vectors64: np.ndarray, rows: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """The float64 squared distances that define the chain: Σ_i (v_i − c_i)² per row (numpy row sum)."""
-    diff = vectors64[rows] - point
-    diff *= diff
-    return diff.sum(axis=1)
-
-
 def start_word(n_words: int, seed: int) -> int:
     """The first word of the list with ``seed``: ``default_rng(seed).integers(n_words)``."""
-    return int(np.random.default_rng(seed).integers(n_words))
+    return int(_random.public_generator(seed).integers(n_words))
 
 
 def _check_seed(seed: object) -> int:
@@ -81,108 +74,46 @@ def _check_seed(seed: object) -> int:
 class _CandidateGraph:
     """Certified candidate lists for every word (see the module docstring, step 1).
 
-    Works on squared distances D_ij = ‖x_i‖² + ‖x_j‖² − 2⟨x_i, x_j⟩, computed as one float32 GEMM
-    of L_i = [−2x_i, ‖x_i‖², 1] with R_j = [x_j, 1, ‖x_j‖²]. D is symmetric, so only blocks
-    I ≤ J are computed and each serves the rows of I and (transposed) the rows of J.
+    Squared distances D_ij and their error bound e_i come from the neighbour engine
+    (:meth:`textdp.neighbors.NearestNeighbors.pairs_within`: one float32 GEMM of
+    :meth:`~textdp.neighbors.NearestNeighbors.augmented_queries` with
+    :meth:`~textdp.neighbors.NearestNeighbors.augmented_rows`, symmetric blocks computed once).
     """
 
     def __init__(self, vectors: np.ndarray, *, block: int = 1024) -> None:
-        v32 = np.ascontiguousarray(vectors, dtype=np.float32)
-        n, d = v32.shape
-        if n == 0:
-            raise ValueError("no vectors")
-        self.n = n
-        self.v32 = v32
-        self.v64 = v32.astype(np.float64)
-        sq = np.einsum("ij,ij->i", self.v64, self.v64)
-        block = min(block, -(-n // 8) * 8)  # a multiple of 8: mask rows are whole uint64 words
-        n_pad = -(-n // block) * block
-        left = np.zeros((n_pad, d + 2), dtype=np.float32)
-        right = np.zeros((n_pad, d + 2), dtype=np.float32)
-        left[:n, :d] = v32
-        left[:n, :d] *= -2.0
-        left[:n, d] = sq
-        left[:, d + 1] = 1.0
-        right[:n, :d] = v32
-        right[:, d] = 1.0
-        right[:n, d + 1] = sq
-        # Padding rows are at distance ~1e30 from everything and are filtered out anyway.
-        left[n:, d] = np.float32(1e30)
-        right[n:, d + 1] = np.float32(1e30)
-        self.left = left
-        self.right = right
-        max_sq = float(sq.max())
-        max_norm = float(np.sqrt(max_sq))
-        norms = np.sqrt(sq)
-        k = d + 2
-        gamma = (k * _U32) / (1 - k * _U32)
-        # |fl32(D_ij) − D_ij| ≤ γ_{d+2}·Σ|terms| + rounding of ‖x‖² to float32, with
-        # Σ|terms| ≤ 2‖x_i‖‖x_j‖ + ‖x_i‖² + ‖x_j‖² and ‖x_j‖ ≤ max norm: a bound for all pairs of row i.
-        self.err = (gamma * (2.0 * norms * max_norm + sq + max_sq)
-                    + 2 * _U32 * (sq + max_sq)) * 1.01 + 1e-30
+        nn = NearestNeighbors(vectors)
+        self.n = nn.n_vectors
+        self.v64 = nn.vectors64
+        self.left, norms = nn.augmented_queries(vectors)
+        self.right = nn.augmented_rows(np.float32)
+        # Every D32_ij is within err_i of the exact D_ij (the engine's bound, rows of word i).
+        self.err = nn.error_bound(norms, full=True) + 1e-30
         # Slack for "float64 argmin" vs "real argmin" (relative error of a 50-term float64 sum ≪ 1e-12).
-        self.slack = 1e-12 * (sq + max_sq + 2.0 * norms * max_norm) + 1e-300
+        self.slack = 1e-12 * (norms + nn.max_norm) ** 2 + 1e-300
+        threshold = self._thresholds(block).astype(np.float32)
+        self._index(*nn.pairs_within(threshold, block))
+        # Every word j with true D_ij ≤ t_i − err_i is a candidate of i (its D32 ≤ t_i). The
+        # nearest unused word w* has D(w*) ≤ best + err (+ slack), so the first free candidate is
+        # trusted when best + slack ≤ t_i − 2·err_i. (t_i is rounded to float32 here as in the mask.)
+        self.limit = threshold.astype(np.float64) - 2.0 * self.err
 
-        threshold = self._thresholds(n, block)
-        thr32 = threshold.astype(np.float32)
-        rows_parts: list[np.ndarray] = []
-        cand_parts: list[np.ndarray] = []
-        dist_parts: list[np.ndarray] = []
-        dist = np.empty((block, block), dtype=np.float32)
-        mask = np.empty((block, block), dtype=bool)
-
-        def collect(m: np.ndarray, row0: int, col0: int, transposed: bool) -> None:
-            words = np.flatnonzero(m.view(np.uint64).ravel() != 0)
-            if words.size == 0:
-                return
-            sub_w, sub_b = np.nonzero(m.reshape(-1, 8)[words])
-            flat = words[sub_w] * 8 + sub_b
-            r, c = np.divmod(flat, block)
-            vals = dist.ravel()[flat]
-            if transposed:
-                r, c = c, r
-                row0, col0 = col0, row0
-            rows_parts.append(r + row0)
-            cand_parts.append(c + col0)
-            dist_parts.append(vals)
-
-        n_blocks = n_pad // block
-        for bi in range(n_blocks):
-            i0 = bi * block
-            li = left[i0:i0 + block]
-            th_i = thr32[i0:i0 + block, None]
-            for bj in range(bi, n_blocks):
-                j0 = bj * block
-                np.matmul(li, right[j0:j0 + block].T, out=dist)
-                np.less_equal(dist, th_i, out=mask)
-                collect(mask, i0, j0, False)
-                if bj > bi:
-                    np.less_equal(dist, thr32[None, j0:j0 + block], out=mask)
-                    collect(mask, i0, j0, True)
-        rows = np.concatenate(rows_parts)
-        cands = np.concatenate(cand_parts)
-        dists = np.concatenate(dist_parts)
-        keep = (rows < n) & (cands < n) & (rows != cands)
-        rows, cands, dists = rows[keep], cands[keep], dists[keep]
+    def _index(self, rows: np.ndarray, cands: np.ndarray, dists: np.ndarray) -> None:
+        """Candidate lists in CSR layout, each sorted by D32."""
         # Sort by (row, D32) with one int64 key: float32 bits made order-preserving as uint32.
         bits = dists.view(np.uint32).astype(np.int64)
         bits = np.where(bits >= 2**31, (2**32 - 1) - bits, bits + 2**31)
         order = np.argsort((rows << 32) | bits)
         self.idx = cands[order].astype(np.int32)
         self.dist = dists[order]
-        self.indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=self.indptr[1:])
-        # Every word j with true D_ij ≤ t_i − err_i is a candidate of i (its D32 ≤ t_i). The
-        # nearest unused word w* has D(w*) ≤ best + err (+ slack), so the first free candidate is
-        # trusted when best + slack ≤ t_i − 2·err_i. (t_i is rounded to float32 here as in the mask.)
-        self.limit = thr32.astype(np.float64)[:n] - 2.0 * self.err
+        self.indptr = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=self.n), out=self.indptr[1:])
 
-    def _thresholds(self, n: int, block: int) -> np.ndarray:
+    def _thresholds(self, block: int) -> np.ndarray:
         """Per-row t_i ≈ the squared distance of the ~64th neighbour, from a fixed column sample."""
-        n_pad = self.left.shape[0]
+        n = self.n
         size = min(n, 2048)
         k = int(round(_TARGET_CANDIDATES * size / n))
-        out = np.full(n_pad, np.inf)
+        out = np.full(n, np.inf)
         if k + 1 >= size:  # small vocabulary: every word is a candidate of every word
             return out
         # Evenly spaced columns: thresholds only steer speed (every step is certified), so the
@@ -192,7 +123,6 @@ class _CandidateGraph:
         for i0 in range(0, n, block):
             dd = self.left[i0:i0 + block] @ rs.T
             out[i0:i0 + dd.shape[0]] = np.partition(dd, k, axis=1)[:, k]
-        out[n:] = -np.inf
         return out
 
     def resolve64(self, rows: np.ndarray, c: int) -> int:
@@ -217,7 +147,7 @@ def greedy_chain(vectors: np.ndarray, start: int, *, graph: _CandidateGraph | No
     err2 = 2.0 * g.err + g.slack
     # Remaining words for the fallback search, compacted when half of them are used.
     rem = np.arange(n, dtype=np.int64)
-    rem_right = g.right[:n].copy()
+    rem_right = g.right.copy()
     rem_used = 0
     c = start
     out[0] = c
@@ -294,17 +224,9 @@ def _load_cached(path: Path, vocabulary: Vocabulary, seed: int) -> np.ndarray | 
 
 def _save(path: Path, vocabulary: Vocabulary, seed: int, perm: np.ndarray) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-        os.close(fd)
-        try:
-            np.savez(tmp, perm=perm.astype("<i4"), fingerprint=np.str_(vocabulary.fingerprint),
-                     seed=np.int64(seed), version=np.int64(ALGORITHM_VERSION),
-                     checksum=np.str_(_checksum(perm)))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_save_npz(path, perm=perm.astype("<i4"), fingerprint=np.str_(vocabulary.fingerprint),
+                        seed=np.int64(seed), version=np.int64(ALGORITHM_VERSION),
+                        checksum=np.str_(_checksum(perm)))
     except OSError:
         pass  # a read-only cache only costs time
 

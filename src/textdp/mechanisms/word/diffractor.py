@@ -33,12 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from textdp._checks import check_probability
+from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.mechanisms.word._lists import ALGORITHM_VERSION, build_list, build_lists
-from textdp.noise.geometric import _two_sided_geometric, clamped_geometric_log_pmf
-from textdp.privacy import Guarantee
+from textdp.noise import clamped_geometric_log_pmf, two_sided_geometric
 from textdp.vocab import Vocabulary
 
 __all__ = ["Diffractor", "build_list", "build_lists", "tem_gamma"]
@@ -52,12 +51,20 @@ def tem_gamma(epsilon: float, beta: float, n_words: int) -> float:
     return (2.0 / epsilon) * math.log((1.0 - beta) * (n_words - 1) / beta)
 
 
-def _check_positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if int(value) < 1:
-        raise ValueError(f"{name} must be ≥ 1, got {value!r}")
-    return int(value)
+def _list_seeds(seeds: Sequence[int] | None, n_lists: int) -> list[int]:
+    """The list seeds: ``seeds`` checked against ``n_lists``, or 0 … n_lists − 1."""
+    if seeds is None:
+        return list(range(n_lists))
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+        raise TypeError("seeds must be a sequence of non-negative integers")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    if n_lists not in (1, len(seeds)):
+        raise ValueError(f"n_lists={n_lists} disagrees with {len(seeds)} seeds")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError("seeds must be distinct (a repeated seed repeats a list)")
+    return seeds
 
 
 def _logsumexp_rows(x: np.ndarray) -> np.ndarray:
@@ -83,6 +90,21 @@ class Diffractor(WordMechanism):
     """
 
     name = "diffractor"
+    PARAMETERS = (
+        EPSILON,
+        Parameter("method", str, "1-D_G (two-sided geometric) or 1-D_T (truncated exponential) on "
+                  "list positions", default="geometric", choices=METHODS, flag=True),
+        Parameter("n_lists", int, "word lists per embedding model (seeds 0 … n_lists − 1)",
+                  default=1, low=1, flag=True),
+        Parameter("beta", float, "TEM's β (method=tem only; default 0.001)", default=None,
+                  low=0.0, high=1.0, low_open=True, high_open=True, nullable=True, flag=True),
+        Parameter("models", object, "embedding models over the vocabulary's words (default: the "
+                  "vocabulary)", default=None, nullable=True),
+        Parameter("seeds", object, "explicit list seeds, for every model (overrides n_lists)",
+                  default=None, nullable=True),
+        Parameter("cache", bool, "load and store the lists in the user cache directory",
+                  default=True),
+    )
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
                  method: str = "geometric", n_lists: int = 1, beta: float | None = None,
@@ -90,32 +112,17 @@ class Diffractor(WordMechanism):
                  cache: bool = True) -> None:
         if vocabulary is None and models:
             vocabulary = models[0]
-        super().__init__(vocabulary, epsilon=epsilon)
-        if not isinstance(method, str):
-            raise TypeError(f"method must be a string, got {type(method).__name__}")
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
-        self._method = method
-        n_lists = _check_positive_int(n_lists, "n_lists")
-        if seeds is not None:
-            if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
-                raise TypeError("seeds must be a sequence of non-negative integers")
-            seeds = list(seeds)
-            if not seeds:
-                raise ValueError("seeds must not be empty")
-            if n_lists not in (1, len(seeds)):
-                raise ValueError(f"n_lists={n_lists} disagrees with {len(seeds)} seeds")
-            if len(set(seeds)) != len(seeds):
-                raise ValueError("seeds must be distinct (a repeated seed repeats a list)")
-        else:
-            seeds = list(range(n_lists))
-        self._seeds = seeds
+        super().__init__(vocabulary, epsilon=epsilon, method=method, n_lists=n_lists, beta=beta,
+                         models=models, seeds=seeds, cache=cache)
+        self._method: str = self._params["method"]
+        self._seeds = _list_seeds(seeds, self._params["n_lists"])
         if method == "tem":
-            self._beta = check_probability(DEFAULT_BETA if beta is None else beta, "beta")
+            self._beta = DEFAULT_BETA if beta is None else self._params["beta"]
         else:
             if beta is not None:
                 raise ValueError("beta only applies to method='tem'")
             self._beta = None
+        seeds = self._seeds
         models = [self.vocabulary] if models is None else list(models)
         if not models:
             raise ValueError("models must not be empty")
@@ -210,33 +217,41 @@ class Diffractor(WordMechanism):
             p["gamma"] = self._gamma
         return p
 
+    # --- the guarantee: ε·d_max over the lists (Theorem 1, Eq. (6)) ------------------------------
+    def distance(self, a: Any, b: Any) -> np.ndarray:
+        """d_max(a, b) = max_l |Φ_l(a) − Φ_l(b)| for word ids (or words), broadcast; float64."""
+        a = self._id(a) if isinstance(a, str) else np.asarray(a)
+        b = self._id(b) if isinstance(b, str) else np.asarray(b)
+        return np.abs(self._positions[:, a] - self._positions[:, b]).max(axis=0).astype(np.float64)
+
+    def _distance_error(self) -> float:
+        return 0.0  # differences of integer positions: exact
+
     @property
-    def guarantee(self) -> Guarantee:
+    def metric(self) -> str:
+        return (f"d_max(w, w′) = max over the {self.n_lists} word list(s) of |Φ_l(w) − Φ_l(w′)| "
+                f"(positions in exact greedy nearest-neighbour lists of "
+                f"{', '.join(m.name for m in self._models)}; lists sha256 "
+                f"{self.lists_fingerprint[:16]}…)")
+
+    @property
+    def per_word(self) -> str:
+        return "Pr[M(w)=y] ≤ exp(ε·d_max(w,w′))·Pr[M(w′)=y] for all words w, w′ and outputs y"
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
         method = ("two-sided geometric noise on the list position, clamped per list"
                   if self._method == "geometric" else
                   f"truncated exponential mechanism on list positions (β={self._beta}, "
                   f"γ={self._gamma:.6g})")
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=(f"d_max(w, w′) = max over the {self.n_lists} word list(s) of |Φ_l(w) − Φ_l(w′)| "
-                    f"(positions in exact greedy nearest-neighbour lists of "
-                    f"{', '.join(m.name for m in self._models)}; lists sha256 "
-                    f"{self.lists_fingerprint[:16]}…)"),
-            per_word="Pr[M(w)=y] ≤ exp(ε·d_max(w,w′))·Pr[M(w′)=y] for all words w, w′ and outputs y",
-            assumptions=(
-                "the word lists are fixed before and independently of the data (they depend only "
+        return ("the word lists are fixed before and independently of the data (they depend only "
                 "on the embedding models and the public list seeds)",
-                f"1-Diffractor {method}; one list chosen uniformly at random per word",
-            ),
-            reference="Meisenbacher, Chevli, Matthes, IWSPA 2024, Theorem 1 and Eq. (6)"
-                      + ("; Carvalho et al., SDM 2023 (TEM)" if self._method == "tem" else ""),
-        )
+                f"1-Diffractor {method}; one list chosen uniformly at random per word")
 
-    def distance(self, word: str | int, other: str | int) -> int:
-        """d_max(w, w′): the largest position difference over the lists (the guarantee's metric)."""
-        a, b = self._id(word), self._id(other)
-        return int(np.abs(self._positions[:, a] - self._positions[:, b]).max())
+    @property
+    def reference(self) -> str:  # type: ignore[override]
+        return ("Meisenbacher, Chevli, Matthes, IWSPA 2024, Theorem 1 and Eq. (6)"
+                + ("; Carvalho et al., SDM 2023 (TEM)" if self._method == "tem" else ""))
 
     # --- sampling -------------------------------------------------------------------------
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray | tuple[np.ndarray, ...]:
@@ -245,7 +260,7 @@ class Diffractor(WordMechanism):
         m = ids.size
         k = self._lists.shape[0]
         if self._method == "geometric":
-            offsets = _two_sided_geometric(m, self._epsilon, rng)
+            offsets = two_sided_geometric(m, self._epsilon, rng)
             return (rng.integers(k, size=m), offsets) if k > 1 else offsets
         u = rng.random(2 * m)
         lists = rng.integers(k, size=m) if k > 1 else np.zeros(m, dtype=np.int64)
@@ -356,9 +371,11 @@ class Diffractor(WordMechanism):
             per_list[k] = self._list_log_pmf(int(self._positions[k, w]))[self._positions[k]]
         return _logsumexp_rows(per_list) - math.log(self.n_lists)
 
-    def output_distribution(self, word: str | int) -> np.ndarray:
-        """Pr[M(word) = v] for every vocabulary row v: the exact closed form (clamping included)."""
-        return np.exp(self.log_output_distribution(word))
+    def output_distribution(self, word: str | int, *, log: bool = False) -> np.ndarray:
+        """Pr[M(word) = v] for every vocabulary row v: the exact closed form (clamping included);
+        natural logs with ``log=True`` (as TEM's and SanText's)."""
+        logp = self.log_output_distribution(word)
+        return logp if log else np.exp(logp)
 
     def probability_unchanged(self, words: Sequence[str | int] | np.ndarray) -> np.ndarray:
         """Exact N_w = Pr[M(w) = w] for each word (plausible deniability, Feyisetan et al. 2020)."""

@@ -26,18 +26,15 @@ costs a lookup, k truncated-Gumbel draws and an argmin.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from textdp.io.atomic import atomic_save_npz
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors.knn import ExactNeighbors, NeighborGraph
+from textdp.neighbors import NearestNeighbors, NeighborGraph
 from textdp.noise import truncated_gumbel, truncated_poisson
-from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary, cache_dir
 
 __all__ = ["TruncatedGumbel", "lambert_w0", "smallest_feasible_epsilon", "vocabulary_graph"]
@@ -79,7 +76,7 @@ def vocabulary_graph(vocabulary: Vocabulary, k: int = GRAPH_K) -> NeighborGraph:
     path = cache_dir() / "neighbors" / f"graph-v{_GRAPH_FORMAT}-{vocabulary.fingerprint[:32]}-k{k}.npz"
     graph = _load_graph(path, vocabulary, k)
     if graph is None:
-        graph = ExactNeighbors(vocabulary.vectors).neighbor_graph(k)
+        graph = NearestNeighbors(vocabulary.vectors).neighbor_graph(k)
         _save_graph(path, vocabulary, graph)
     _GRAPHS[key] = graph
     return graph
@@ -105,18 +102,10 @@ def _load_graph(path: Path, vocabulary: Vocabulary, k: int) -> NeighborGraph | N
 
 def _save_graph(path: Path, vocabulary: Vocabulary, g: NeighborGraph) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-        os.close(fd)
-        try:
-            np.savez(tmp, fingerprint=np.array(vocabulary.fingerprint),
-                     indices=g.indices.astype(np.int32), distances=g.distances,
-                     extremes=np.array([g.min_distance, g.max_distance]),
-                     pairs=np.array([*g.min_pair, *g.max_pair]))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_save_npz(path, fingerprint=np.array(vocabulary.fingerprint),
+                        indices=g.indices.astype(np.int32), distances=g.distances,
+                        extremes=np.array([g.min_distance, g.max_distance]),
+                        pairs=np.array([*g.min_pair, *g.max_pair]))
     except OSError:
         pass  # a read-only cache only costs time
 
@@ -132,6 +121,9 @@ class TruncatedGumbel(WordMechanism):
     """
 
     name = "gumbel"
+    # The paper's theorem, as stated: ε·‖φ(w) − φ(w′)‖ metric DP (the base class's map).
+    reference = ("Xu, Aggarwal, Feyisetan, Teissier, FLAIRS 2021 (density-aware truncated "
+                 "Gumbel mechanism and its privacy theorem); SPEC §2.4")
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float) -> None:
         super().__init__(vocabulary, epsilon=epsilon)
@@ -159,11 +151,7 @@ class TruncatedGumbel(WordMechanism):
         denom = min(lambert_w0(2.0 * alpha * self._delta), math.log(alpha * self._delta0))
         self._scale = 2.0 * self._delta / denom
         self._poisson_mean = math.log(n)
-        self._exact: ExactNeighbors | None = None
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon}
+        self._exact: NearestNeighbors | None = None
 
     @property
     def scale(self) -> float:
@@ -181,25 +169,16 @@ class TruncatedGumbel(WordMechanism):
         return self._delta0
 
     @property
-    def guarantee(self) -> Guarantee:
+    def assumptions(self) -> tuple[str, ...]:
         v = self.vocabulary
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=f"Euclidean distance between word vectors of {v.name}",
-            per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and "
-                     "outputs y",
-            assumptions=(
-                f"Δ₀ = {self._delta0:.9g} (closest pair {v.words[self._graph.min_pair[0]]!r}, "
-                f"{v.words[self._graph.min_pair[1]]!r}) and Δ = {self._delta:.9g} are the exact "
-                "minimum and maximum distances between different words of the whole vocabulary",
-                f"α = {self._alpha:.9g}, b = {self._scale:.9g}, k ~ Poisson(ln {len(v)}) "
-                f"conditioned on [1, {len(v)}]",
-                "the guarantee is the paper's theorem; textdp implements its mechanism and "
-                "constants and audits the law empirically, the proof itself is not re-derived here",
-            ),
-            reference="Xu, Aggarwal, Feyisetan, Teissier, FLAIRS 2021 (density-aware truncated "
-                      "Gumbel mechanism and its privacy theorem); SPEC §2.4",
+        return (
+            f"Δ₀ = {self._delta0:.9g} (closest pair {v.words[self._graph.min_pair[0]]!r}, "
+            f"{v.words[self._graph.min_pair[1]]!r}) and Δ = {self._delta:.9g} are the exact "
+            "minimum and maximum distances between different words of the whole vocabulary",
+            f"α = {self._alpha:.9g}, b = {self._scale:.9g}, k ~ Poisson(ln {len(v)}) "
+            f"conditioned on [1, {len(v)}]",
+            "the guarantee is the paper's theorem; textdp implements its mechanism and "
+            "constants and audits the law empirically, the proof itself is not re-derived here",
         )
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +215,7 @@ class TruncatedGumbel(WordMechanism):
         if deep.size:
             # Beyond the cached lists (probability ≈ 1e-8 per token): exact search on demand.
             if self._exact is None:
-                self._exact = ExactNeighbors(self.vocabulary.vectors)
+                self._exact = NearestNeighbors(self.vocabulary.vectors)
             kk = int(k[deep].max()) - 1
             idx, d = self._exact.kneighbors(self.vocabulary.vectors[ids[deep]], kk,
                                             exclude=ids[deep])

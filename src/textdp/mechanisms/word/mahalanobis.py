@@ -19,28 +19,18 @@ nearest-neighbour step is post-processing. λ = 0 is MVC.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
+from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors import NearestNeighbors
-from textdp.noise import uniform_sphere
-from textdp.privacy import Guarantee
+from textdp.noise import metric_laplace
 from textdp.vocab import Vocabulary
 
 __all__ = ["Mahalanobis", "regularized_covariance"]
-
-
-def _check_lam(lam: object) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
-        raise TypeError(f"lam must be a real number, got {type(lam).__name__}")
-    value = float(lam)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"lam must lie in [0, 1], got {lam!r}")
-    return value
 
 
 def regularized_covariance(vectors: np.ndarray, lam: float) -> np.ndarray:
@@ -65,11 +55,16 @@ class Mahalanobis(WordMechanism):
     """
 
     name = "mahalanobis"
+    PARAMETERS = (EPSILON, Parameter(
+        "lam", float, "λ, the weight of the covariance in Σ_λ = λΣ + (1 − λ)I (0: MVC's noise)",
+        default=0.2, low=0.0, high=1.0))
+    reference = ("Xu, Aggarwal, Feyisetan, Teissier, PrivateNLP 2020 (regularised Mahalanobis "
+                 "mechanism and its metric-DP theorem); SPEC §2.2")
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
                  lam: float = 0.2) -> None:
-        super().__init__(vocabulary, epsilon=epsilon)
-        self._lam = _check_lam(lam)
+        super().__init__(vocabulary, epsilon=epsilon, lam=lam)
+        self._lam: float = self._params["lam"]
         sigma = regularized_covariance(self.vocabulary.vectors, self._lam)
         values, vecs = np.linalg.eigh(sigma)
         if values.min() <= 0:
@@ -79,6 +74,8 @@ class Mahalanobis(WordMechanism):
         # Symmetric square root and inverse square root, once: z = S u and ‖x‖_R = ‖S⁻¹x‖.
         self._sqrt = (vecs * np.sqrt(values)) @ vecs.T
         self._inv_sqrt = (vecs / np.sqrt(values)) @ vecs.T
+        # Rounding of x ↦ Σ_λ^{−1/2}x relative to ‖Σ_λ^{−1/2}x‖ grows with the condition number.
+        self._inv_sqrt_cond = float(np.sqrt(values.max() / values.min()))
         self._sqrt32 = self._sqrt.astype(np.float32)
         self._nn = NearestNeighbors(self.vocabulary.vectors)
 
@@ -87,46 +84,42 @@ class Mahalanobis(WordMechanism):
         return self._lam
 
     @property
-    def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "lam": self._lam}
-
-    @property
     def sqrt_covariance(self) -> np.ndarray:
         """Σ_λ^{1/2} (float64, read-only copy)."""
         return self._sqrt.copy()
 
-    def distance(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+    def distance(self, a: Any, b: Any) -> np.ndarray:
         """The guarantee's metric ‖φ(a) − φ(b)‖_R = ‖Σ_λ^{−1/2}(φ(a) − φ(b))‖ for word ids."""
         v = self.vocabulary.vectors
         diff = v[np.asarray(a)].astype(np.float64) - v[np.asarray(b)].astype(np.float64)
         return np.linalg.norm(diff @ self._inv_sqrt, axis=-1)
 
+    def _distance_error(self) -> float:
+        # One more product (by Σ_λ^{−1/2}, whose rows have norm ≤ its largest singular value).
+        return (2 * self.vocabulary.dim + 3) * 2.0**-53 * self._inv_sqrt_cond
+
     @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=("regularised Mahalanobis norm ‖φ(w)−φ(w′)‖_R = sqrt(xᵀ Σ_λ⁻¹ x), "
-                    f"Σ_λ = {self._lam:g}·Σ + {1 - self._lam:g}·I, Σ the covariance of the "
-                    f"word vectors of {self.vocabulary.name} scaled to trace {self.vocabulary.dim}"),
-            per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖_R)·Pr[M(w′)=y] for all words w, w′ and "
-                     "outputs y",
-            assumptions=("Σ is computed from the public embedding matrix only",),
-            reference="Xu, Aggarwal, Feyisetan, Teissier, PrivateNLP 2020 (regularised "
-                      "Mahalanobis mechanism and its metric-DP theorem); SPEC §2.2",
-        )
+    def metric(self) -> str:
+        return ("regularised Mahalanobis norm ‖φ(w)−φ(w′)‖_R = sqrt(xᵀ Σ_λ⁻¹ x), "
+                f"Σ_λ = {self._lam:g}·Σ + {1 - self._lam:g}·I, Σ the covariance of the "
+                f"word vectors of {self.vocabulary.name} scaled to trace {self.vocabulary.dim}")
+
+    @property
+    def per_word(self) -> str:
+        return ("Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖_R)·Pr[M(w′)=y] for all words w, w′ and "
+                "outputs y")
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        return ("Σ is computed from the public embedding matrix only",)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        n = self.vocabulary.dim
-        # float32 like MVC's noise: the noisy vector is float32 anyway.
-        u = uniform_sphere(ids.size, n, rng, dtype=np.float32)
-        r = rng.gamma(shape=float(n), scale=1.0 / self.epsilon, size=ids.size)
-        # Columns of S·uᵀ are S·u, scaled by r and deliberately not re-normalised (the norm of
-        # S·u carries the ellipse's shape). (S·uᵀ)ᵀ rather than u·S: BLAS handles the wide
-        # product far better than the tall-and-skinny one.
-        z = np.ascontiguousarray((self._sqrt32 @ u.T).T)
-        z *= r.astype(np.float32)[:, None]
-        return z
+        # float32 like MVC's noise: the noisy vector is float32 anyway. z = Σ_λ^{1/2}·(r·u) with
+        # r·u metric Laplace, deliberately not re-normalised (the norm of S·u carries the
+        # ellipse's shape). (S·xᵀ)ᵀ rather than x·S: BLAS handles the wide product far better
+        # than the tall-and-skinny one.
+        x = metric_laplace(ids.size, self.vocabulary.dim, self.epsilon, rng, dtype=np.float32)
+        return np.ascontiguousarray((self._sqrt32 @ x.T).T)
 
     def apply(self, ids: np.ndarray, noise: np.ndarray) -> np.ndarray:
         noisy = self.vocabulary.vectors[ids]

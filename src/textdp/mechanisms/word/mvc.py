@@ -15,7 +15,6 @@ from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors import NearestNeighbors
 from textdp.noise import metric_laplace
-from textdp.privacy import Guarantee
 from textdp.vocab import Vocabulary
 
 
@@ -24,20 +23,11 @@ class MVC(WordMechanism):
     """Metric-DP word replacement by noisy embedding + exact nearest neighbour (MVC 2020, Alg. 1)."""
 
     name = "mvc"
+    reference = "Feyisetan et al., WSDM 2020, Algorithm 1 and Theorem 1"
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float) -> None:
         super().__init__(vocabulary, epsilon=epsilon)
         self._nn = NearestNeighbors(self.vocabulary.vectors)
-
-    @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=f"Euclidean distance between word vectors of {self.vocabulary.name}",
-            per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and outputs y",
-            reference="Feyisetan et al., WSDM 2020, Algorithm 1 and Theorem 1",
-        )
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return metric_laplace(ids.size, self.vocabulary.dim, self.epsilon, rng, dtype=np.float32)

@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from textdp._checks import check_probability
+from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.mechanisms.word.tem import TILE, distances_from, sample_by_distinct_word
-from textdp.neighbors.knn import ExactNeighbors
-from textdp.noise.gumbel import halving_levels
-from textdp.privacy import Guarantee
+from textdp.neighbors import NearestNeighbors
+from textdp.noise import halving_levels
+from textdp.privacy import Notion
 from textdp.vocab import Vocabulary
 
 __all__ = ["SanText", "SanTextPlus", "sensitive_words"]
@@ -75,19 +75,11 @@ class _ExponentialOverVocabulary(WordMechanism):
 
     def _setup(self, outputs: np.ndarray) -> None:
         self._outputs = np.asarray(outputs, dtype=np.int64)
-        self._out_nn = ExactNeighbors(self.vocabulary.vectors[self._outputs])
+        self._out_nn = NearestNeighbors(self.vocabulary.vectors[self._outputs])
         # Column of each vocabulary word among the outputs (−1 when it is not one).
         self._column = np.full(len(self.vocabulary), -1, dtype=np.int64)
         self._column[self._outputs] = np.arange(self._outputs.size)
         self._levels = halving_levels(self._outputs.size, TILE)
-
-    def _word_id(self, word: str | int) -> int:
-        if isinstance(word, str):
-            return self.vocabulary.index(word)
-        w = int(word)
-        if not 0 <= w < len(self.vocabulary):
-            raise ValueError(f"word id {w} out of range")
-        return w
 
     def _replacement_log_law(self, w: int) -> np.ndarray:
         """log Pr[y | replace x = w] over the output set, float64."""
@@ -112,21 +104,11 @@ class SanText(_ExponentialOverVocabulary):
     """
 
     name = "santext"
+    reference = _REFERENCE
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float) -> None:
         super().__init__(vocabulary, epsilon=epsilon)
         self._setup(np.arange(len(self.vocabulary)))
-
-    @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=f"Euclidean distance between word vectors of {self.vocabulary.name}",
-            per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and "
-                     "outputs y",
-            reference=_REFERENCE,
-        )
 
     def output_distribution(self, word: str | int, *, log: bool = False) -> np.ndarray:
         """Exact Pr[M(word) = v] for every v (float64; natural logs with ``log=True``)."""
@@ -154,12 +136,22 @@ class SanTextPlus(_ExponentialOverVocabulary):
     """
 
     name = "santext_plus"
+    PARAMETERS = (
+        EPSILON,
+        Parameter("p", float, "probability that a non-sensitive word is replaced (paper: 0.3)",
+                  default=0.3, low=0.0, high=1.0, low_open=True),
+        Parameter("w", float, "fraction of the vocabulary treated as sensitive, the rarest words "
+                  "(paper: 0.9)", default=0.9, low=0.0, high=1.0, low_open=True),
+        Parameter("frequencies", object, "word frequencies aligned with the vocabulary (default: "
+                  "wordfreq); checked by sensitive_words", default=None, nullable=True),
+    )
+    reference = _REFERENCE
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float, p: float = 0.3,
                  w: float = 0.9, frequencies: Sequence[float] | np.ndarray | None = None) -> None:
-        super().__init__(vocabulary, epsilon=epsilon)
-        self._p = check_probability(p, "p", open_high=False)
-        self._w = check_probability(w, "w", open_high=False)
+        super().__init__(vocabulary, epsilon=epsilon, p=p, w=w, frequencies=frequencies)
+        self._p: float = self._params["p"]
+        self._w: float = self._params["w"]
         sensitive = sensitive_words(self.vocabulary, self._w, frequencies)
         self._is_sensitive = np.zeros(len(self.vocabulary), dtype=bool)
         self._is_sensitive[sensitive] = True
@@ -185,26 +177,43 @@ class SanTextPlus(_ExponentialOverVocabulary):
                 "sensitive_words": int(self._outputs.size),
                 "frequencies": self._frequency_source}
 
+    # --- the guarantee: utility-optimised, with an additive ln(1/p) --------------------------
     @property
-    def guarantee(self) -> Guarantee:
+    def notion(self) -> Notion:
+        return Notion.UTILITY_OPTIMISED_METRIC_DP
+
+    @property
+    def protected_outputs(self) -> np.ndarray:
+        """The sensitive words: a kept non-sensitive word is released unprotected by design."""
+        return self.sensitive
+
+    def privacy_loss(self, a: Any, b: Any) -> np.ndarray:
+        """ε·d(a, b) + c over sensitive outputs, c = ln(1/p) when exactly one of a, b is
+        sensitive (either direction of the module docstring's bound), else 0; rounded up."""
+        a, b = np.asarray(a), np.asarray(b)
+        loss = super().privacy_loss(a, b)
+        mixed = self._is_sensitive[a] != self._is_sensitive[b]
+        # ln(1/p) raised by one ulp covers the logarithm's rounding, the sum's by one more.
+        c = float(np.nextafter(-math.log(self._p), np.inf)) if self._p < 1 else 0.0
+        extra = np.where(mixed, c, 0.0)
+        with np.errstate(invalid="ignore"):
+            total = loss + extra
+        return np.where(extra > 0, np.nextafter(total, np.inf), total)
+
+    @property
+    def per_word(self) -> str:
         extra = math.log(1.0 / self._p)
-        return Guarantee(
-            notion="utility-optimised metric LDP (SanText+): metric DP for sensitive outputs",
-            epsilon=self.epsilon,
-            metric=f"Euclidean distance between word vectors of {self.vocabulary.name}",
-            per_word=(
-                "for every sensitive output y: Pr[M(x)=y] ≤ exp(ε·‖φ(x)−φ(x′)‖ + c)·Pr[M(x′)=y], "
+        return ("for every sensitive output y: Pr[M(x)=y] ≤ exp(ε·‖φ(x)−φ(x′)‖ + c)·Pr[M(x′)=y], "
                 f"c = ln(1/p) = {extra:.6g} when x is sensitive and x′ is not, else c = 0; "
                 "a non-sensitive word is released unchanged with probability 1 − p "
-                f"= {1 - self._p:g}, and such an output identifies it"),
-            assumptions=(
-                f"sensitive words: the rarest {self._outputs.size} of {len(self.vocabulary)} "
+                f"= {1 - self._p:g}, and such an output identifies it")
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        return (f"sensitive words: the rarest {self._outputs.size} of {len(self.vocabulary)} "
                 f"(w = {self._w:g}) by {self._frequency_source} frequencies, fixed independently "
                 "of the data",
-                "non-sensitive words are not protected when kept (by design of SanText+)",
-            ),
-            reference=_REFERENCE,
-        )
+                "non-sensitive words are not protected when kept (by design of SanText+)")
 
     def output_distribution(self, word: str | int, *, log: bool = False) -> np.ndarray:
         """Exact Pr[M(word) = v] for every v (float64; natural logs with ``log=True``)."""

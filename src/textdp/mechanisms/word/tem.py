@@ -31,16 +31,14 @@ token's output depends only on its word and its uniforms, not on the rest of the
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from textdp._checks import check_probability
+from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors.knn import ExactNeighbors
-from textdp.noise.gumbel import choose_from_weights, halving_levels
-from textdp.privacy import Guarantee
+from textdp.neighbors import NearestNeighbors
+from textdp.noise import choose_from_weights, halving_levels
 from textdp.vocab import Vocabulary
 
 __all__ = ["TEM", "sample_by_distinct_word", "distances_from"]
@@ -57,7 +55,7 @@ def distances_from(vectors: np.ndarray, word: int, columns: np.ndarray | None = 
 TILE = 64
 
 
-def sample_by_distinct_word(neighbors: ExactNeighbors, vectors: np.ndarray, ids: np.ndarray,
+def sample_by_distinct_word(neighbors: NearestNeighbors, vectors: np.ndarray, ids: np.ndarray,
                             u: np.ndarray, *, scale: float, cap: float | None,
                             self_column: np.ndarray) -> np.ndarray:
     """Per token, a row v of ``neighbors`` drawn ∝ exp(−scale·min(‖φ(v) − φ(w)‖, cap)).
@@ -150,7 +148,7 @@ def _certified_pass(neighbors, vectors, ids, u, tokens, out, scale, cap, self_co
     return np.sort(np.concatenate(uncertain)) if uncertain else np.empty(0, dtype=np.int64)
 
 
-def _exact_choice(neighbors: ExactNeighbors, query: np.ndarray, u: np.ndarray, scale: float,
+def _exact_choice(neighbors: NearestNeighbors, query: np.ndarray, u: np.ndarray, scale: float,
                   cap: float | None) -> np.ndarray:
     """The same halving on float64 weights from directly computed distances (for one word)."""
     diff = neighbors.vectors64 - np.asarray(query, dtype=np.float32).astype(np.float64)
@@ -172,17 +170,22 @@ class TEM(WordMechanism):
     """
 
     name = "tem"
+    PARAMETERS = (EPSILON, Parameter(
+        "beta", float, "β, the probability budget that sets the truncation radius γ",
+        default=0.001, low=0.0, high=1.0, low_open=True, high_open=True, flag=True))
+    reference = ("Carvalho, Vasiloudis, Feyisetan, Tang, SDM 2023 (TEM and its metric-DP "
+                 "theorem); SPEC §2.5")
     #: Sensitivity of the utility −‖φ(v) − φ(w)‖ per unit of the metric.
     sensitivity = 1.0
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
                  beta: float = 0.001) -> None:
-        super().__init__(vocabulary, epsilon=epsilon)
-        self._beta = check_probability(beta, "beta")
+        super().__init__(vocabulary, epsilon=epsilon, beta=beta)
+        self._beta: float = self._params["beta"]
         n = len(self.vocabulary)
         scale = 2.0 * self.sensitivity / self.epsilon
         self._gamma = scale * math.log((1.0 - self._beta) * (n - 1) / self._beta)
-        self._nn = ExactNeighbors(self.vocabulary.vectors)
+        self._nn = NearestNeighbors(self.vocabulary.vectors)
 
     @property
     def beta(self) -> float:
@@ -194,22 +197,9 @@ class TEM(WordMechanism):
         return self._gamma
 
     @property
-    def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "beta": self._beta}
-
-    @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(
-            notion="metric DP (d_χ-privacy)",
-            epsilon=self.epsilon,
-            metric=f"Euclidean distance between word vectors of {self.vocabulary.name}",
-            per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and "
-                     "outputs y",
-            assumptions=(f"utility −‖φ(v)−φ(w)‖ with sensitivity Δ = 1; γ = {self._gamma:.9g} "
-                         f"from β = {self._beta:g}",),
-            reference="Carvalho, Vasiloudis, Feyisetan, Tang, SDM 2023 (TEM and its metric-DP "
-                      "theorem); SPEC §2.5",
-        )
+    def assumptions(self) -> tuple[str, ...]:
+        return (f"utility −‖φ(v)−φ(w)‖ with sensitivity Δ = 1; γ = {self._gamma:.9g} "
+                f"from β = {self._beta:g}",)
 
     def truncation_set(self, word: str | int) -> np.ndarray:
         """L_w: ids of the words within γ of ``word`` (float64 distances)."""
@@ -224,14 +214,6 @@ class TEM(WordMechanism):
         logits -= logits.max()
         logp = logits - np.log(np.exp(logits).sum())
         return logp if log else np.exp(logp)
-
-    def _word_id(self, word: str | int) -> int:
-        if isinstance(word, str):
-            return self.vocabulary.index(word)
-        w = int(word)
-        if not 0 <= w < len(self.vocabulary):
-            raise ValueError(f"word id {w} out of range")
-        return w
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # One uniform per halving decision (see sample_by_distinct_word).

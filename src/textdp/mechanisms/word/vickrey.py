@@ -23,16 +23,14 @@ Both candidates and their float64 distances come from one exact, certified top-2
 
 from __future__ import annotations
 
-import numbers
-from typing import Any
-
 import numpy as np
 
+from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
 from textdp.neighbors import NearestNeighbors
 from textdp.noise import metric_laplace
-from textdp.privacy import Guarantee
+from textdp.privacy import Notion
 from textdp.vocab import Vocabulary
 
 __all__ = ["Vickrey", "first_choice_probability"]
@@ -56,15 +54,6 @@ def first_choice_probability(d1: np.ndarray, d2: np.ndarray, t: float) -> np.nda
     return np.clip(p, 0.0, 1.0)
 
 
-def _check_t(t: object) -> float:
-    if isinstance(t, bool) or not isinstance(t, numbers.Real):
-        raise TypeError(f"t must be a real number, got {type(t).__name__}")
-    value = float(t)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"t must lie in [0, 1], got {t!r}")
-    return value
-
-
 @register
 class Vickrey(WordMechanism):
     """MVC noise, then a t-weighted choice between the two nearest words (Xu et al. 2021).
@@ -79,14 +68,20 @@ class Vickrey(WordMechanism):
     """
 
     name = "vickrey"
+    PARAMETERS = (
+        EPSILON,
+        Parameter("t", float, "t, the weight of the second-nearest word (0: always the nearest)",
+                  default=0.75, low=0.0, high=1.0),
+        Parameter("exclude_input", bool, "exclude the input word from the two candidates (SPEC; "
+                  "no verifiable guarantee) or not (ε·d metric DP)", default=True),
+    )
+    reference = _REFERENCE
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
                  t: float = 0.75, exclude_input: bool = True) -> None:
-        super().__init__(vocabulary, epsilon=epsilon)
-        self._t = _check_t(t)
-        if not isinstance(exclude_input, (bool, np.bool_)):
-            raise TypeError("exclude_input must be True or False")
-        self._exclude = bool(exclude_input)
+        super().__init__(vocabulary, epsilon=epsilon, t=t, exclude_input=exclude_input)
+        self._t: float = self._params["t"]
+        self._exclude: bool = self._params["exclude_input"]
         need = 3 if self._exclude else 2
         if len(self.vocabulary) < need:
             raise ValueError(f"vickrey needs at least {need} words in the vocabulary")
@@ -101,36 +96,26 @@ class Vickrey(WordMechanism):
         return self._exclude
 
     @property
-    def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "t": self._t, "exclude_input": self._exclude}
+    def notion(self) -> Notion:
+        # Excluding the input word is not post-processing of MVC: M(w) never outputs w while
+        # M(w′) can, so no bound holds (module docstring).
+        return Notion.NONE if self._exclude else Notion.METRIC_DP
 
     @property
-    def guarantee(self) -> Guarantee:
-        metric = f"Euclidean distance between word vectors of {self.vocabulary.name}"
+    def per_word(self) -> str:
         if not self._exclude:
-            return Guarantee(
-                notion="metric DP (d_χ-privacy)",
-                epsilon=self.epsilon,
-                metric=metric,
-                per_word="Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ "
-                         "and outputs y",
-                assumptions=("candidates are the two nearest words of the noisy vector in the "
-                             "whole vocabulary, so the choice is post-processing of MVC's noisy "
-                             "vector",),
-                reference=_REFERENCE,
-            )
-        return Guarantee(
-            notion="no formal guarantee verified",
-            epsilon=self.epsilon,
-            metric=metric,
-            per_word=("none: the input word is excluded from the candidates, so M(w) never "
-                      "outputs w while M(w′) can; Pr[M(w′)=w] ≤ exp(ε·d)·Pr[M(w)=w] = 0 fails, "
-                      "and no ε·d bound holds. The noise alone is ε-metric-DP, but the selection "
-                      "reads the input word and is not post-processing"),
-            assumptions=("use exclude_input=False for the ε·d metric-DP variant",),
-            verified=False,
-            reference=_REFERENCE,
-        )
+            return super().per_word
+        return ("none: the input word is excluded from the candidates, so M(w) never "
+                "outputs w while M(w′) can; Pr[M(w′)=w] ≤ exp(ε·d)·Pr[M(w)=w] = 0 fails, "
+                "and no ε·d bound holds. The noise alone is ε-metric-DP, but the selection "
+                "reads the input word and is not post-processing")
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        if self._exclude:
+            return ("use exclude_input=False for the ε·d metric-DP variant",)
+        return ("candidates are the two nearest words of the noisy vector in the whole "
+                "vocabulary, so the choice is post-processing of MVC's noisy vector",)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         z = metric_laplace(ids.size, self.vocabulary.dim, self.epsilon, rng, dtype=np.float32)

@@ -1,0 +1,69 @@
+"""Releasing many vectors: chunked noise with reproducible per-chunk generators, and the audit.
+
+What ``textdp embed`` does between reading the vectors and writing them, as library functions:
+:func:`release_vectors` runs an :class:`~textdp.mechanisms.embedding.EmbeddingMechanism` over an
+(N, d) array — possibly memory-mapped — in chunks of :data:`CHUNK_ROWS` rows, and
+:func:`audit_projection` measures PrivEmb's projection on the input (Feyisetan & Kasiviswanathan
+2021, Lemma 4: the guarantee assumes ‖Φ(x − x′)‖ ≤ (1 + β)‖x − x′‖).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from textdp import _random
+from textdp._checks import check_rng, check_seed
+
+__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "release_vectors"]
+
+#: Rows per noise chunk. With a seed, chunk c draws from ``_random.document_generator(seed, c)``,
+#: so the output depends on the seed and the data only (not on how the caller batches them).
+CHUNK_ROWS = 4096
+#: The position of the audit's pair sampling among the seeded generators, apart from every chunk.
+AUDIT_KEY = 2**32
+
+
+def release_vectors(mechanism: Any, X: np.ndarray, *, seed: int | None = None,
+                    rng: np.random.Generator | None = None,
+                    progress: Callable[[int], object] | None = None) -> np.ndarray:
+    """The private vectors of every row of ``X`` as an (N, k) float64 array.
+
+    Args:
+        mechanism: an embedding mechanism (``release(X, rng)``, ``output_dim(d)``).
+        X: (N, d) real array without NaN or infinity; read chunk by chunk.
+        seed: reproducible run (chunk c uses the generator derived from (seed, c)); for testing
+            only. Exclusive with ``rng``.
+        rng: the generator of an unseeded run (default: a fresh one from the secure source).
+        progress: called with the number of rows done after each chunk.
+    """
+    seed = check_seed(seed)
+    if seed is not None and rng is not None:
+        raise ValueError("give seed or rng, not both")
+    shared = check_rng(rng) if seed is None else None
+    n = X.shape[0]
+    out = np.empty((n, mechanism.output_dim(X.shape[1])), dtype=np.float64)
+    for c, start in enumerate(range(0, n, CHUNK_ROWS)):
+        stop = min(n, start + CHUNK_ROWS)
+        chunk_rng = shared if seed is None else _random.document_generator(seed, c)
+        out[start:stop] = mechanism.release(X[start:stop], chunk_rng)
+        if progress is not None:
+            progress(stop - start)
+    return out
+
+
+def audit_projection(mechanism: Any, X: np.ndarray, *, max_pairs: int, seed: int | None = None,
+                     rng: np.random.Generator | None = None) -> Any:
+    """PrivEmb's :meth:`~textdp.mechanisms.embedding.PrivEmb.audit` of ``X`` on ``max_pairs`` pairs.
+
+    Returns None when there is nothing to audit (not a projection mechanism, ``max_pairs`` 0, or
+    fewer than two vectors). A seeded run samples its pairs from the generator at
+    :data:`AUDIT_KEY`, apart from the noise. Raises ValueError where the audit cannot run (e.g.
+    all vectors identical).
+    """
+    if not hasattr(mechanism, "audit") or max_pairs <= 0 or X.shape[0] < 2:
+        return None
+    audit_rng = check_rng(rng) if seed is None else _random.document_generator(seed, AUDIT_KEY)
+    return mechanism.audit(X, max_pairs=max_pairs, rng=audit_rng)

@@ -1,0 +1,230 @@
+"""One privacy report for every release: word, embedding and document mechanisms.
+
+Every report has the same top-level keys (:data:`REPORT_KEYS`), whatever its ``kind``:
+
+* ``schema``, ``kind`` (``"word"``, ``"embedding"`` or ``"document"``), ``textdp_version``,
+  ``created`` (UTC);
+* ``mechanism``: ``name``, ``parameters`` and, for embedding and document mechanisms, what
+  their ``describe()`` adds (projection, noise, snapping, …);
+* ``guarantee``: the mechanism's :class:`~textdp.privacy.Guarantee` as a dict;
+* ``inputs``: what the release was computed against besides the private data (vocabulary and
+  policy; encoder and dimension; candidates, recoder, projections, sentence splitter);
+* ``counts``: how much was released (documents and tokens; vectors; documents and sentences);
+* ``unprotected``: list of ``{kind, count, why}`` released as it is;
+* ``warnings``, ``randomness`` (:func:`textdp._random.describe`) and ``performance``.
+
+Word reports also keep their sections of ``textdp.report/1`` at the top level (``vocabulary``,
+``policy``, ``documents``, ``tokens``: the same objects as under ``inputs`` and ``counts``). The
+command line adds ``io`` (files, records in and out). :func:`summary_line` is the one-line
+summary of any kind.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from textdp import _random
+
+__all__ = ["REPORT_KEYS", "SCHEMA", "document_report", "embedding_report", "json_ready",
+           "summary_line", "word_report"]
+
+SCHEMA = "textdp.report/1"
+
+#: The top-level keys of every report, in order.
+REPORT_KEYS = ("schema", "kind", "textdp_version", "created", "mechanism", "guarantee", "inputs",
+               "counts", "unprotected", "warnings", "randomness", "performance")
+
+_STRUCTURE = "structure: kept as it is by design"
+
+
+def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any],
+            inputs: Mapping[str, Any], counts: Mapping[str, Any],
+            unprotected: list[dict[str, Any]], warnings: list[str], seed: int | None,
+            performance: Mapping[str, Any], unit: str = "document i") -> dict[str, Any]:
+    """The envelope every kind shares; a seeded run is always warned about."""
+    from textdp import __version__
+
+    warnings = list(warnings)
+    if seed is not None and not any(w.startswith("seeded run") for w in warnings):
+        warnings.append("seeded run: " + _random.SEEDED_NOTE)
+    return {"schema": SCHEMA, "kind": kind, "textdp_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "mechanism": dict(mechanism), "guarantee": dict(guarantee), "inputs": dict(inputs),
+            "counts": dict(counts), "unprotected": unprotected, "warnings": warnings,
+            "randomness": _random.describe(seed, unit), "performance": dict(performance)}
+
+
+def _rate(count: int, seconds: float) -> float | None:
+    return round(count / seconds, 1) if seconds > 0 else None
+
+
+def _details(description: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A mechanism's ``describe()`` split into the ``mechanism`` section and its warnings."""
+    mechanism = {k: v for k, v in description.items() if k not in ("guarantee", "warnings")}
+    if "mechanism" in mechanism:  # the document mechanisms name themselves under "mechanism"
+        mechanism["name"] = mechanism.pop("mechanism")
+    first = {"name": mechanism.pop("name"), "parameters": mechanism.pop("parameters")}
+    return {**first, **mechanism}, list(description.get("warnings", []))
+
+
+def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mapping[str, int],
+                documents: Mapping[str, int], policy: Mapping[str, Any], seed: int | None,
+                seconds: float) -> dict[str, Any]:
+    """The report of a word-by-word privatisation (:class:`textdp.Privatizer`).
+
+    Args:
+        mechanism: the word mechanism (its ``name``, ``parameters``, ``guarantee``, ``vocabulary``).
+        by_class: tokens per class (``word``, ``number``, ``whitespace``, ``punctuation``,
+            ``other``).
+        by_policy: what happened to words and numbers (``privatized``, ``oov_words_kept``, …).
+        documents: ``count``, ``empty``, ``max_privatized_words_per_document``.
+        policy: ``oov``, ``mask_token``, ``keep_stopwords``.
+        seed: the run's seed (None: OS entropy).
+        seconds: wall time spent privatising.
+    """
+    total = sum(by_class.values())
+    unprotected = _word_unprotected(by_class, by_policy, documents["count"], policy)
+    warnings = []
+    if policy["oov"] == "keep" and (by_policy["oov_words_kept"] or by_policy["numbers_kept"]):
+        warnings.append(
+            f"released unprotected by oov=keep: {by_policy['oov_words_kept']} out-of-vocabulary "
+            f"word token(s), {by_policy['numbers_kept']} number token(s)")
+    vocabulary = mechanism.vocabulary.describe()
+    tokens = {"total": total, "by_class": dict(by_class), "by_policy": dict(by_policy)}
+    report = _report(
+        "word", {"name": mechanism.name, "parameters": mechanism.parameters},
+        mechanism.guarantee.to_dict(), {"vocabulary": vocabulary, "policy": dict(policy)},
+        {"documents": dict(documents), "tokens": tokens}, unprotected, warnings, seed,
+        {"wall_seconds": round(seconds, 6), "tokens_per_second": _rate(total, seconds),
+         "words_per_second": _rate(by_class.get("word", 0), seconds)})
+    # The sections of textdp.report/1, kept where its readers look for them.
+    report.update(vocabulary=vocabulary, policy=report["inputs"]["policy"],
+                  documents=report["counts"]["documents"], tokens=tokens)
+    return report
+
+
+def _word_unprotected(by_class: Mapping[str, int], by_policy: Mapping[str, int], documents: int,
+                      policy: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = [
+        {"kind": "whitespace", "count": by_class["whitespace"], "why": _STRUCTURE},
+        {"kind": "punctuation", "count": by_class["punctuation"], "why": _STRUCTURE},
+        {"kind": "other", "count": by_class["other"],
+         "why": "symbols, emoji and control characters are kept as they are"},
+        {"kind": "case pattern", "count": by_policy["privatized"],
+         "why": "each replacement copies the lower/Title/UPPER pattern of the input word"},
+        {"kind": "document length", "count": documents,
+         "why": "the number and position of tokens in each document is released"},
+    ]
+    kept = [("out-of-vocabulary words", "oov_words_kept", "oov=keep releases them unchanged"),
+            ("numbers", "numbers_kept", "oov=keep releases them unchanged"),
+            ("stopwords", "stopwords_kept", "keep_stopwords=True releases them unchanged")]
+    out += [{"kind": kind, "count": by_policy[key], "why": why}
+            for kind, key, why in kept if by_policy[key]]
+    return out
+
+
+def embedding_report(mechanism: Any, *, vectors_in: int, vectors_out: int, dim_in: int,
+                     dim_out: int, seed: int | None, seconds: float,
+                     encoder: Mapping[str, Any] | None = None, empty_texts: int | None = None,
+                     audit: Any = None, chunk_rows: int | None = None) -> dict[str, Any]:
+    """The report of an embedding release (PrivEmb, LaplaceVector: ``textdp embed``).
+
+    ``audit`` is PrivEmb's :class:`ProjectionAudit` of the input (or None); ``encoder`` the
+    ``describe()`` of the encoder that made the vectors from texts, ``empty_texts`` how many texts
+    it encoded as the zero vector; ``chunk_rows`` the rows each seeded stream i feeds (rows
+    chunk_rows·i onwards), for the report's derivation.
+    """
+    description = mechanism.describe() if hasattr(mechanism, "m") else mechanism.describe(dim_in)
+    details, warnings = _details(description)
+    if empty_texts:
+        warnings.append(f"{empty_texts} text(s) have no in-vocabulary word and were encoded as "
+                        "the zero vector")
+    if audit is not None and not audit.passed:
+        warnings.append(f"the audit found {audit.count_above:,} pair(s) of input vectors stretched "
+                        f"beyond the calibrated sensitivity {audit.bound:.4g} (max "
+                        f"{audit.max_ratio:.4g}): their guarantee is weaker than ε·‖x − x′‖; "
+                        "consider --strict")
+    inputs = {"dim": int(dim_in), "encoder": dict(encoder) if encoder is not None else None,
+              "audit": audit.to_dict() if audit is not None else None}
+    counts = {"vectors_in": int(vectors_in), "vectors_out": int(vectors_out),
+              "dim_out": int(dim_out), "empty_texts": empty_texts}
+    unprotected = [{"kind": "number of vectors", "count": int(vectors_in),
+                    "why": "one private vector is released per input vector, in order"}]
+    return _report("embedding", details, mechanism.guarantee.to_dict(), inputs, counts,
+                   unprotected, warnings, seed,
+                   {"wall_seconds": round(seconds, 6),
+                    "vectors_per_second": _rate(vectors_out, seconds)},
+                   unit="vector i" if not chunk_rows else
+                   f"rows {chunk_rows}·i … {chunk_rows}·i + {chunk_rows - 1}")
+
+
+def document_report(mechanism: Any, *, sentence_counts: Any, seed: int | None, seconds: float,
+                    encoder: str | None = None, sentence_splitter: str | None = None,
+                    ) -> dict[str, Any]:
+    """The report of a document-embedding release (DeepCandidate: ``textdp docembed``).
+
+    ``sentence_counts`` holds the number of sentences of each released document: it is released
+    too (the guarantee covers documents of the same sentence count only).
+    """
+    details, warnings = _details(mechanism.describe())
+    inputs = {key: details.pop(key) for key in ("candidates", "recoder_fingerprint",
+                                                "projections_fingerprint", "box_fingerprint")
+              if key in details}
+    inputs.update(encoder=encoder, sentence_splitter=sentence_splitter)
+    k = [int(c) for c in sentence_counts]
+    counts = {"documents": len(k), "sentences": {"total": sum(k), "min": min(k, default=0),
+                                                 "max": max(k, default=0)}}
+    unprotected = [{"kind": "sentence count", "count": len(k),
+                    "why": "ε-SentDP covers documents of the same number of sentences: inserting "
+                           "or deleting a sentence is not covered"}]
+    return _report("document", details, mechanism.guarantee.to_dict(), inputs, counts,
+                   unprotected, warnings, seed,
+                   {"wall_seconds": round(seconds, 6),
+                    "documents_per_second": _rate(len(k), seconds)})
+
+
+def summary_line(report: Mapping[str, Any]) -> str:
+    """One line: the guarantee, what was released, and what was released unprotected."""
+    g = report["guarantee"]
+    eps = f"{g['epsilon']:g}"
+    name = report["mechanism"]["name"]
+    parts = [f"{name}: {g['notion']}, ε = {eps} per unit of {g['metric']}" if g.get("metric")
+             else f"{name}: {g['notion']}, ε = {eps}"]
+    if g.get("delta"):
+        parts[0] += f", δ = {g['delta']:.3g}"
+    parts += _released(report)
+    unprotected = [f"{u['kind']} {u['count']}" for u in report["unprotected"] if u["count"]]
+    parts.append("unprotected: " + (", ".join(unprotected) if unprotected else "none"))
+    return "; ".join(parts)
+
+
+def _released(report: Mapping[str, Any]) -> list[str]:
+    counts = report["counts"]
+    kind = report.get("kind", "word")
+    if kind == "embedding":
+        return [f"{counts['vectors_out']} vectors released"]
+    if kind == "document":
+        return [f"{counts['documents']} documents embedded"]
+    tokens = counts["tokens"]
+    by_policy = tokens["by_policy"]
+    parts = [f"{by_policy.get('privatized', 0)} of {tokens['total']} tokens privatised"]
+    verb = {"mask": "masked", "keep": "kept", "drop": "dropped",
+            "random": "randomized"}[report["inputs"]["policy"]["oov"]]
+    oov = by_policy.get(f"oov_words_{verb}", 0) + by_policy.get(f"numbers_{verb}", 0)
+    if oov:
+        parts.append(f"{oov} out-of-vocabulary words and numbers {verb}")
+    return parts
+
+
+def json_ready(obj: Any) -> Any:
+    """JSON has no infinity or NaN: write non-finite floats as strings ("inf", "nan")."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, Mapping):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    return obj
