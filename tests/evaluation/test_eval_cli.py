@@ -163,3 +163,19 @@ def test_report_errors(tmp_path, capsys):
     bad.write_text("{")
     assert main(["report", str(bad)]) == 2
     assert "not a JSON file" in capsys.readouterr().err
+
+
+def test_results_written_before_a_failing_figure(tmp_path, monkeypatch):
+    # The measurements reach results.json before anything that can fail afterwards (issue 12, item 1).
+    from textdp.evaluation import sweep
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(sweep, "draw_figures", broken)
+    cfg = sweep.SweepConfig(mechanisms=["diffractor"], epsilons=[1.0], words=5, draws=10, docs=30,
+                            tasks=["sentiment"], efficiency=False)
+    with pytest.raises(RuntimeError, match="figure failed"):
+        sweep.run_sweep(cfg, tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["results"] and "figures" not in results

@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover
 
 from textdp.cli._common import PROG, CLIError, one_line
 from textdp.io import FileError
+from textdp.io.atomic import sigterm_as_interrupt
 
 __all__ = ["app", "main", "CLIError"]
 
@@ -95,12 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
-    file), 130 when interrupted.
+    file), 3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
+    SIGTERM; temporary files removed).
     """
     command = typer.main.get_command(app)
     try:
-        status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
-                              standalone_mode=False)
+        with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
+            status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
+                                  standalone_mode=False)
     except (CLIError, FileError) as exc:
         return _error(exc)
     except OSError as exc:  # permission denied, disk full, …: the user's environment, not a bug
@@ -113,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
         return _error(exc.format_message() + hint)
     except (typer.Abort, KeyboardInterrupt):
+        status = 130
+    if status == 130:  # typer turns KeyboardInterrupt into a silent Exit(130)
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
     return status if isinstance(status, int) else 0

@@ -29,7 +29,10 @@ if TYPE_CHECKING:
     from textdp.mechanisms.base import WordMechanism
     from textdp.vocab import Vocabulary
 
-__all__ = ["calibrate", "parse_floats"]
+__all__ = ["NO_EPSILON_MEETS_TARGETS", "calibrate", "parse_floats"]
+
+#: Exit status when no ε of the grid meets the targets (2 is a user error, 1 an internal one).
+NO_EPSILON_MEETS_TARGETS = 3
 
 HELP = """Find the ε values at which a mechanism meets worst-case plausible deniability targets.
 
@@ -48,8 +51,9 @@ refined by bisection.
 Output: a table of the measured ε on stdout, then the range(s) and the recommended ε
 (the largest one meeting the targets: the least noise with the privacy asked for);
 with --json a JSON object instead (schema in docs/evaluation.md). --plot PATH writes a
-PNG of N_w and S_w against ε with the targets. Exit status 0 when some ε meets the
-targets, 1 when none in the grid does, 2 on a user error.
+PNG of N_w and S_w against ε with the targets, after the results are printed (a failing
+plot cannot lose them). Exit status 0 when some ε meets the targets, 3 when none in the
+grid does, 2 on a user error, 130 when interrupted.
 
 \b
 Example:
@@ -151,11 +155,11 @@ def calibrate(
     finally:
         bar.close()
 
-    # 3. Output.
-    _output(result, vocab, seed, draws, plot, json_output)
+    # 3. Output: the results first, so that nothing failing afterwards (a plot) can lose them.
+    _output(result, vocab, seed, draws, json_output, plot)
     if result.epsilon is None:
         warn("no ε in the searched grid meets the targets")
-        return 1
+        return NO_EPSILON_MEETS_TARGETS
     return 0
 
 
@@ -203,22 +207,37 @@ def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta
     return default_grid(grid_min, grid_max)
 
 
-def _output(result: Calibration, vocab: Vocabulary, seed: int | None, draws: int,
-            plot: Path | None, json_output: bool) -> None:
-    """The plot if asked for, then the JSON object or the table and the verdict on stdout."""
-    data = result.to_dict()
-    data["vocabulary"] = vocab.describe()
-    data["seed"] = seed
-    if plot is not None:
+def _plot(data: dict[str, Any], plot: Path) -> None:
+    """The PNG of N_w and S_w against ε; a failure is one line (the results are already out)."""
+    from textdp.io import AtomicFiles
+
+    try:
         from textdp.evaluation.plots import calibration_plot
-        from textdp.io import AtomicFiles
 
         with AtomicFiles() as files:
             calibration_plot(data, files.path_for(plot))
-        say(f"plot: {plot}")
+    except ImportError as exc:
+        raise CLIError(f"cannot draw --plot: {one_line(exc)} (pip install matplotlib); "
+                       "the results above are complete") from None
+    say(f"plot: {plot}")
+
+
+def _output(result: Calibration, vocab: Vocabulary, seed: int | None, draws: int,
+            json_output: bool, plot: Path | None) -> None:
+    """The JSON object, or the table and the verdict, on stdout (flushed); then the plot."""
+    data = result.to_dict()
+    data["vocabulary"] = vocab.describe()
+    data["seed"] = seed
     if json_output:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return
+    else:
+        _table(result, vocab, draws)
+    sys.stdout.flush()
+    if plot is not None:
+        _plot(data, plot)
+
+
+def _table(result: Calibration, vocab: Vocabulary, draws: int) -> None:
     typer.echo(f"{result.mechanism} on {vocab.name} ({len(vocab):,} words), "
                f"{len(result.words)} words × {draws} draws, "
                f"{result.method.replace('_', ' ')}"

@@ -20,7 +20,16 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import AtomicFiles, FileError, check_input, check_output, map_text_file
+from textdp.io import (
+    FORMATS,
+    AtomicFiles,
+    FileError,
+    ReadOptions,
+    check_input,
+    check_output,
+    map_text_file,
+)
+from textdp.io.streams import is_stdio
 from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
 from textdp.privacy.report import summary_line
@@ -33,11 +42,14 @@ HELP = """Privatise every document of INPUT and write them to OUTPUT.
 INPUT formats, by extension (OUTPUT must have the same one):
   .txt      one document per line; every line, empty ones included, gives one line out,
             with its own line ending
-  .jsonl    one JSON object per line; the document is the string field --text-field;
-            every other field passes through unchanged and in order
+  .jsonl    one JSON object per line; the document is the string field --text-field
+            (a dotted path such as meta.text reaches into nested objects); every other
+            byte of the line (fields, numbers as written, escapes) is copied unchanged
   .csv      header row; the document is the column --text-field; other columns pass
-            through; quoted fields may span lines
+  .tsv      through; quoted fields may span lines; --delimiter sets the separator
   .parquet  the document is the string column --text-field; other columns pass through
+  + .gz or .zst (reviews.jsonl.gz): compressed; '-': standard input/output (--format)
+Repeat --text-field to privatise several fields of each record, each as its own document.
 
 N records in give N records out, in order. The file is read in batches of --batch-size
 documents (memory stays bounded), with a progress bar when stderr is a terminal. OUTPUT
@@ -60,7 +72,10 @@ not), the vocabulary fingerprint, textdp version, timing, and an "io" entry (inp
 format, records in and out). Without --report a one-line summary goes to stderr.
 
 Errors (bad parameters, a malformed record) print one line, naming file and line, and exit
-with status 2; parameters are checked before any input is read.
+with status 2; parameters are checked before any input is read. --on-error skip leaves a
+malformed record out instead (counted and listed by line in the report's "io" entry), and
+--null pass lets a null text field pass through as null. Interrupted (Ctrl-C, SIGTERM): exit
+130, no output and no temporary file left.
 
 \b
 Example:
@@ -117,13 +132,37 @@ def mechanism_params(name: str, flags: dict[str, Any], items: list[str]) -> dict
     return params
 
 
+# The I/O options (issue 12): what inputs people have.
+TextFieldOption = Annotated[list[str] | None, typer.Option(
+    "--text-field", metavar="NAME", show_default=False,
+    help="JSON field (dotted path for nested objects), CSV/TSV column or Parquet column "
+         "holding the document; repeatable (default: text; ignored for .txt).")]
+FormatOption = Annotated[str | None, typer.Option(
+    "--format", metavar="FORMAT", show_default=False,
+    help=f"Format of '-' (standard input/output), or instead of the extensions: "
+         f"{', '.join(FORMATS)}.")]
+DelimiterOption = Annotated[str | None, typer.Option(
+    "--delimiter", metavar="CHAR", show_default=False,
+    help="CSV/TSV field separator, one character (default: ',' for .csv, tab for .tsv; "
+         "'\\t' for a tab).")]
+OnErrorOption = Annotated[str, typer.Option(
+    "--on-error", metavar="fail|skip",
+    help="fail: a malformed record stops the run, no output; skip: leave it out, counted and "
+         "listed by line in the report.")]
+NullOption = Annotated[str, typer.Option(
+    "--null", metavar="error|pass",
+    help="error: a null text field is an error; pass: it stays null in the output.")]
+
+
 def privatize(
     input: Annotated[Path, typer.Argument(
         metavar="INPUT", show_default=False,
-        help="Input file: .txt, .jsonl, .csv or .parquet.")],
+        help="Input file: .txt, .jsonl, .csv, .tsv or .parquet (+ .gz / .zst), or - for "
+             "standard input.")],
     output: Annotated[Path, typer.Option(
         "--output", "-o", metavar="OUTPUT", show_default=False,
-        help="Output file, same format as INPUT; its directory must exist.")],
+        help="Output file, same format as INPUT (+ .gz / .zst); its directory must exist; - for "
+             "standard output.")],
     epsilon: Annotated[float, typer.Option(
         "--epsilon", metavar="EPSILON", show_default=False,
         help="Privacy parameter ε > 0 (per unit of the mechanism's metric; smaller = more "
@@ -135,9 +174,11 @@ def privatize(
         help="Non-negative integer for a reproducible run (the same output for any batch "
              "size). For testing only: anyone who learns the seed can undo the noise. "
              "Default: OS entropy.")] = None,
-    text_field: Annotated[str, typer.Option(
-        "--text-field", help="JSON field, CSV column or Parquet column holding the document "
-                             "(ignored for .txt).")] = "text",
+    text_field: TextFieldOption = None,
+    format: FormatOption = None,
+    delimiter: DelimiterOption = None,
+    on_error: OnErrorOption = "fail",
+    null: NullOption = "error",
     oov: Annotated[OOVPolicy, typer.Option(
         "--oov", case_sensitive=False,
         help="What happens to out-of-vocabulary words and numbers (see above).")] = OOVPolicy.MASK,
@@ -158,11 +199,9 @@ def privatize(
     param: ParamOption = None,
     vocabulary: VocabularyOption = None,
 ) -> None:
-    # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
-    check_output(output, input)
-    check_input(input)
-    if report is not None:
-        check_report_path(report, input, output)
+    # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
+    options = read_options(text_field, delimiter, on_error, null)
+    check_paths(input, output, report, format)
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
@@ -176,7 +215,7 @@ def privatize(
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all.
     with AtomicFiles() as files:
-        io_summary = map_text_file(input, output, runner.run, text_field=text_field,
+        io_summary = map_text_file(input, output, runner.run, options=options, format=format,
                                    batch_size=batch_size, progress=progress_bar("privatize"),
                                    files=files)
         result = runner.report()
@@ -185,7 +224,7 @@ def privatize(
             files.write_json(report, result)
 
     # 4. Tell the user where things went and what the guarantee is.
-    say(f"wrote {io_summary['records_out']} records to {output}")
+    say_written(io_summary, output)
     if report is not None:
         say(f"privacy report: {report}")
     else:
@@ -195,6 +234,40 @@ def privatize(
         warn(message)
     if not result["guarantee"].get("verified", True):
         warn("no formal guarantee could be established for these parameters")
+
+
+def check_paths(input: Path, output: Path, report: Path | None, format: str | None) -> None:
+    """INPUT, OUTPUT and the report path, checked without reading or writing anything."""
+    check_output(output, input, format)
+    check_input(input, format)
+    if report is not None:
+        check_report_path(report, input, output)
+
+
+def say_written(io_summary: dict[str, Any], output: Path) -> None:
+    """Where the records went, and how many malformed ones were skipped."""
+    say(f"wrote {io_summary['records_out']} records to "
+        f"{'standard output' if is_stdio(output) else output}")
+    if io_summary.get("records_skipped"):
+        first = next(iter(io_summary["skipped"][0].values()))
+        warn(f"{io_summary['records_skipped']} malformed records skipped (the first at line "
+             f"{first}; all are listed in the report)")
+
+
+def read_options(text_fields: list[str] | None, delimiter: str | None, on_error: str,
+                 null: str) -> ReadOptions:
+    """The I/O options of the command line, checked (one-line errors)."""
+    if on_error not in ("fail", "skip"):
+        raise CLIError(f"--on-error must be fail or skip, got {on_error!r}")
+    if null not in ("error", "pass"):
+        raise CLIError(f"--null must be error or pass, got {null!r}")
+    if delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    try:
+        return ReadOptions(text_fields=tuple(text_fields or ("text",)), delimiter=delimiter,
+                           on_error=on_error, null=null)
+    except ValueError as exc:
+        raise CLIError(one_line(exc)) from None
 
 
 def check_report_path(report: Path, input: Path, output: Path) -> None:

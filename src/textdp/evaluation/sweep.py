@@ -154,12 +154,13 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     if examples:
         results["examples"] = examples
     results = jsonable(results)
+    from textdp.io import atomic_write_json
+
+    # The measurements first: a figure or the report failing afterwards cannot lose them.
+    atomic_write_json(out_dir / "results.json", results)
     figures = draw_figures(results, out_dir)
     results["figures"] = {k: p.name for k, p in figures.items()}
-    from textdp.io import AtomicFiles
-
-    with AtomicFiles() as files:
-        files.write_json(out_dir / "results.json", results)
+    atomic_write_json(out_dir / "results.json", results)
     write_report(evaluation_document(results, figures), out_dir)
     return results
 

@@ -4,8 +4,11 @@ Nothing here knows about mechanisms or the command line; the CLI, the Python API
 commands (embeddings, calibration, evaluation) share it.
 
 * :func:`open_records` — a :class:`RecordReader` for ``.txt`` (one document per line), ``.jsonl``,
-  ``.csv`` or ``.parquet``, chosen by extension; it yields batches and creates a writer that
-  reproduces the input's layout with new texts.
+  ``.csv``, ``.tsv`` or ``.parquet``, chosen by extension (``.gz`` / ``.zst`` compression by a
+  further extension, :mod:`textdp.io.streams`) or named for ``-`` (standard input); it yields
+  batches and creates a writer that reproduces the input's layout with new texts.
+* :class:`ReadOptions` — several text fields, nested JSON fields, the CSV delimiter, skipping
+  malformed records, passing null texts through.
 * :func:`map_text_file` — read, transform batch by batch, write atomically: N records in, N out.
 * :class:`AtomicFiles`, :func:`atomic_write_json` — outputs that appear complete or not at all.
 * :class:`FileError` — every problem with a user's file, as one line naming file and line.
@@ -13,54 +16,73 @@ commands (embeddings, calibration, evaluation) share it.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from textdp.io.atomic import AtomicFiles, atomic_write_bytes, atomic_write_json
-from textdp.io.delimited import CsvReader
 from textdp.io.errors import FileError
-from textdp.io.jsonl import JsonLinesReader
-from textdp.io.parquet import ParquetReader
-from textdp.io.records import Batch, Progress, RecordReader, RecordWriter
-from textdp.io.txt import TextLinesReader
+from textdp.io.records import Batch, Progress, ReadOptions, RecordReader, RecordWriter
+from textdp.io.streams import STDIO, compression_of, display_name, is_stdio, strip_compression
 
 __all__ = [
-    "FORMATS", "AtomicFiles", "Batch", "FileError", "Progress", "RecordReader", "RecordWriter",
-    "atomic_write_bytes", "atomic_write_json", "check_input", "check_output", "format_of",
-    "map_text_file", "open_records",
+    "FORMATS", "STDIO", "AtomicFiles", "Batch", "FileError", "Progress", "ReadOptions",
+    "RecordReader", "RecordWriter", "atomic_write_bytes", "atomic_write_json", "check_input",
+    "check_output", "format_of", "map_text_file", "open_records", "reader_class",
 ]
 
-#: Supported formats: name → reader class. The writer is created by the reader.
-FORMATS: dict[str, type[RecordReader]] = {
-    "txt": TextLinesReader,
-    "jsonl": JsonLinesReader,
-    "csv": CsvReader,
-    "parquet": ParquetReader,
+#: Supported formats: name → its reader class as ``"module:Class"``, imported when first used
+#: (pyarrow alone costs ~0.1 s of every command's start). The writer is created by the reader.
+FORMATS: dict[str, str] = {
+    "txt": "textdp.io.txt:TextLinesReader",
+    "jsonl": "textdp.io.jsonl:JsonLinesReader",
+    "csv": "textdp.io.delimited:CsvReader",
+    "tsv": "textdp.io.delimited:TsvReader",
+    "parquet": "textdp.io.parquet:ParquetReader",
 }
 
+
+def reader_class(format: str) -> type[RecordReader]:
+    """The reader class of a format name of :data:`FORMATS`."""
+    module, name = FORMATS[format].split(":")
+    return getattr(importlib.import_module(module), name)
+
 _EXTENSIONS = {".txt": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
-               ".parquet": "parquet", ".pq": "parquet"}
+               ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
 
-def format_of(path: str | os.PathLike) -> str:
-    """The format of ``path`` from its extension (case-insensitive).
+def format_of(path: str | os.PathLike, format: str | None = None) -> str:
+    """The format of ``path``: ``format`` if given, else from the extension (case-insensitive),
+    under a ``.gz`` / ``.zst`` compression extension (``x.jsonl.gz`` is JSON Lines).
 
     Raises:
-        FileError: the extension is not one of .txt, .jsonl (.ndjson), .csv, .parquet (.pq).
+        FileError: ``format`` is not a known format; ``path`` is ``-`` and no ``format`` is given;
+            the extension is not one of .txt, .jsonl (.ndjson), .csv, .tsv, .parquet (.pq).
     """
-    suffix = Path(path).suffix.lower()
+    if format is not None:
+        if format not in FORMATS:
+            raise FileError(display_name(path), None,
+                            f"unknown format {format!r} (use one of {', '.join(FORMATS)})")
+        return format
+    if is_stdio(path):
+        raise FileError(display_name(path), None,
+                        f"give the format of standard input/output with --format "
+                        f"({', '.join(FORMATS)})")
+    suffix = Path(strip_compression(path)).suffix.lower()
     try:
         return _EXTENSIONS[suffix]
     except KeyError:
         known = ", ".join(_EXTENSIONS)
         what = f"extension {suffix!r}" if suffix else "no extension"
-        raise FileError(path, None, f"unsupported file type ({what}; use one of {known})") from None
+        raise FileError(path, None, f"unsupported file type ({what}; use one of {known}, "
+                                    "optionally followed by .gz or .zst)") from None
 
 
-def check_input(path: str | os.PathLike) -> str:
-    """Check, without reading it, that ``path`` is a non-empty file of a supported format.
+def check_input(path: str | os.PathLike, format: str | None = None) -> str:
+    """Check, without reading it, that ``path`` is a non-empty file of a supported format
+    (``-``, standard input, needs ``format``).
 
     Returns:
         the format name.
@@ -68,7 +90,12 @@ def check_input(path: str | os.PathLike) -> str:
     Raises:
         FileError: no such file, a directory, an empty (0-byte) file, or an unsupported extension.
     """
-    fmt = format_of(path)
+    fmt = format_of(path, format)
+    if is_stdio(path):
+        return fmt
+    if fmt == "parquet" and compression_of(path):
+        raise FileError(path, None, "a Parquet file is compressed inside; drop the "
+                                    f"{Path(path).suffix} extension")
     p = Path(path)
     if not p.exists():
         raise FileError(path, None, "no such file")
@@ -79,11 +106,13 @@ def check_input(path: str | os.PathLike) -> str:
     return fmt
 
 
-def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None = None) -> str:
+def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None = None,
+                 format: str | None = None) -> str:
     """Check, without writing, that ``path`` can receive the output of ``input_path``.
 
     The output must have the input's format (a record layout can only be reproduced in its own
-    format), must not be the input itself, and its directory must exist.
+    format; its compression may differ), must not be the input itself, and its directory must
+    exist. ``-`` is standard output, in the input's format (or ``format``).
 
     Returns:
         the format name.
@@ -92,14 +121,22 @@ def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None =
         FileError: an unsupported or different extension, the input's own path, a directory,
             or a missing parent directory.
     """
-    fmt = format_of(path)
+    in_fmt = format_of(input_path, format) if input_path is not None else None
+    if is_stdio(path):
+        fmt = format_of(path, format or in_fmt)
+    else:
+        fmt = format_of(path, format)
+    if in_fmt is not None and fmt != in_fmt:
+        raise FileError(path, None,
+                        f"output format {fmt} differs from the input's ({in_fmt}); "
+                        f"give the output the input's extension")
+    if is_stdio(path):
+        return fmt
+    if fmt == "parquet" and compression_of(path):
+        raise FileError(path, None, "a Parquet file is compressed inside; drop the "
+                                    f"{Path(path).suffix} extension")
     p = Path(path)
-    if input_path is not None:
-        in_fmt = format_of(input_path)
-        if fmt != in_fmt:
-            raise FileError(path, None,
-                            f"output format {fmt} differs from the input's ({in_fmt}); "
-                            f"give the output the input's extension")
+    if input_path is not None and not is_stdio(input_path):
         q = Path(input_path)
         if (p.exists() and q.exists() and os.path.samefile(p, q)) or p.absolute() == q.absolute():
             raise FileError(path, None, "the output would overwrite the input")
@@ -111,21 +148,29 @@ def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None =
     return fmt
 
 
-def open_records(path: str | os.PathLike, *, text_field: str = "text") -> RecordReader:
-    """Open ``path`` for reading documents batch by batch (format by extension).
+def open_records(path: str | os.PathLike, *, text_field: str = "text", format: str | None = None,
+                 options: ReadOptions | None = None) -> RecordReader:
+    """Open ``path`` for reading documents batch by batch (format by extension, or ``format``;
+    ``-`` is standard input; ``.gz`` / ``.zst`` are decompressed).
 
     ``text_field`` names the JSON field, CSV column or Parquet column holding the document; it is
-    ignored for ``.txt``. Opening checks the file (exists, not empty) and, for CSV and Parquet, the
-    header or schema; problems with records are raised while reading, naming the line (or row).
+    ignored for ``.txt``. ``options`` (several fields, delimiter, skipping, nulls) replaces it when
+    given. Opening checks the file (exists, not empty) and, for CSV and Parquet, the header or
+    schema; problems with records are raised while reading, naming the line (or row).
 
     Raises:
         FileError: anything wrong with the file, as one line.
     """
-    fmt = check_input(path)
+    fmt = check_input(path, format)
+    options = options if options is not None else ReadOptions(text_fields=(text_field,))
     try:
-        return FORMATS[fmt](path, text_field=text_field)
+        return reader_class(fmt)(path, options=options, compression=compression_of(path))
     except PermissionError:
         raise FileError(path, None, "permission denied") from None
+    except ValueError as exc:  # options that do not fit the file (a field inside another)
+        if isinstance(exc, FileError):
+            raise
+        raise FileError(display_name(path), None, str(exc)) from None
 
 
 def map_text_file(
@@ -137,15 +182,20 @@ def map_text_file(
     batch_size: int = 2048,
     progress: Callable[[int | None, str], Progress] | None = None,
     files: AtomicFiles | None = None,
+    format: str | None = None,
+    options: ReadOptions | None = None,
 ) -> dict[str, Any]:
     """Rewrite the documents of ``input_path`` into ``output_path``, batch by batch.
 
-    ``transform(texts, start)`` receives at most ``batch_size`` documents and the file position of
-    the first, and returns one string per document. Everything else in each record passes
-    through (see the format modules for exactly what is preserved).
+    ``transform(texts, start)`` receives about ``batch_size`` documents (a record's documents
+    stay in one batch) and the position of the first among all documents, and returns one string
+    per document. Everything else in each record passes through (see the format modules for
+    exactly what is preserved). ``-`` is standard input / output (see :func:`open_records` and
+    :func:`check_output` for ``format``, ``options`` and compression).
 
-    Guarantees: N records in → N records out, in order; at most one batch of records in memory;
-    the output appears complete or not at all — with ``files`` it is staged in that
+    Guarantees: N records in → N records out, in order (less the malformed ones under
+    ``options.on_error="skip"``, which are counted and listed); at most one batch of records in
+    memory; the output appears complete or not at all — with ``files`` it is staged in that
     :class:`AtomicFiles` group (and appears when the group commits), otherwise it is committed
     before returning, and on any error no output file is left behind.
 
@@ -155,29 +205,22 @@ def map_text_file(
 
     Returns:
         ``{"input", "output", "format", "records_in", "records_out", ...}`` plus format-specific
-        counts (blank lines passed through, columns).
+        counts (blank lines passed through, columns), the compression of either side if any, and
+        under the options, ``records_skipped`` / ``skipped`` and ``null_texts``.
 
     Raises:
         FileError: the input or output path is unusable, or a record is malformed.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    fmt = check_output(output_path, input_path)
+    fmt = check_output(output_path, input_path, format)
     own = files is None
     group = AtomicFiles() if own else files
     try:
-        with open_records(input_path, text_field=text_field) as reader:
-            bar = progress(reader.total, reader.unit) if progress is not None else None
-            try:
-                tmp = group.path_for(output_path)
-                with reader.writer(tmp) as writer:
-                    for batch in reader.batches(batch_size):
-                        writer.write(batch, transform(batch.texts, batch.start))
-                        if bar is not None:
-                            bar.update(batch.progress)
-            finally:
-                if bar is not None:
-                    bar.close()
+        with open_records(input_path, text_field=text_field, format=fmt, options=options
+                          ) as reader:
+            writer = _copy(reader, group.path_for(output_path), transform, batch_size, progress,
+                           compression_of(output_path))
             stats = reader.stats()
         if writer.records_written != reader.records_read:  # pragma: no cover - a writer bug
             raise RuntimeError(f"{reader.records_read} records read but "
@@ -189,5 +232,30 @@ def map_text_file(
     if own:
         group.commit()
     records = stats.pop("records")
-    return {"input": os.fspath(input_path), "output": os.fspath(output_path), "format": fmt,
-            "records_in": records, "records_out": writer.records_written, **stats}
+    summary = {"input": os.fspath(input_path), "output": os.fspath(output_path), "format": fmt,
+               "records_in": records + stats.get("records_skipped", 0),
+               "records_out": writer.records_written, **stats}
+    if len(reader.text_fields) > 1 and fmt != "txt":
+        summary["text_fields"] = list(reader.text_fields)
+        summary["documents"] = reader.documents_read
+    for side, path in (("input", input_path), ("output", output_path)):
+        if compression_of(path):
+            summary[f"{side}_compression"] = compression_of(path)
+    return summary
+
+
+def _copy(reader: RecordReader, tmp: Path, transform: Callable[[list[str], int], Sequence[str]],
+          batch_size: int, progress: Callable[[int | None, str], Progress] | None,
+          compression: str | None) -> RecordWriter:
+    """Read, transform and write every batch of ``reader`` into ``tmp``; returns the writer."""
+    bar = progress(reader.total, reader.unit) if progress is not None else None
+    try:
+        with reader.writer(tmp, compression=compression) as writer:
+            for batch in reader.batches(batch_size):
+                writer.write(batch, transform(batch.texts, batch.start))
+                if bar is not None:
+                    bar.update(batch.progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    return writer

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from textdp.io.errors import FileError
-from textdp.io.records import Batch, RecordReader, RecordWriter
+from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
+from textdp.io.streams import is_stdio, open_input, open_output
 
 BOM = "\ufeff"
 _BOM_BYTES = BOM.encode("utf-8")
@@ -23,33 +24,48 @@ class Utf8Lines:
     lines back reproduces the file byte for byte. A UTF-8 byte-order mark at the very start is
     removed from the first line and recorded in :attr:`bom`.
 
-    Raises:
-        FileError: a line is not valid UTF-8 (names the line and the byte).
+    A line that is not valid UTF-8 goes to ``reject(line, problem)``, which raises (the default:
+    a :class:`FileError` naming the line and the byte) or returns, and the line is then left out.
     """
 
-    def __init__(self, fh: BinaryIO, path: str) -> None:
+    def __init__(self, fh: BinaryIO, path: str,
+                 reject: Callable[[int, str], None] | None = None) -> None:
         self._fh = fh
         self._path = path
+        self._reject = reject
         self.bom = False
         #: Lines read so far (= the number of the last line read, 1-based).
         self.line = 0
         #: Bytes read so far, for a progress bar.
         self.bytes_read = 0
 
-    def __iter__(self) -> Iterator[str]:
+    def raw(self) -> Iterator[bytes]:
+        """The lines as bytes (not decoded; the byte-order mark removed), counted."""
         for raw in self._fh:
             self.line += 1
             self.bytes_read += len(raw)
             if self.line == 1 and raw.startswith(_BOM_BYTES):
                 self.bom = True
                 raw = raw[len(_BOM_BYTES):]
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad = raw[exc.start:exc.start + 1].hex()
-                raise FileError(self._path, self.line,
-                                f"invalid UTF-8 (byte 0x{bad} at byte {exc.start + 1} of the line)"
-                                ) from None
+            yield raw
+
+    def decode(self, raw: bytes) -> str | None:
+        """``raw`` (the current line) decoded; None if it is invalid and was rejected."""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start:exc.start + 1].hex()
+            problem = f"invalid UTF-8 (byte 0x{bad} at byte {exc.start + 1} of the line)"
+            if self._reject is None:
+                raise FileError(self._path, self.line, problem) from None
+            self._reject(self.line, problem)
+            return None
+
+    def __iter__(self) -> Iterator[str]:
+        for raw in self.raw():
+            line = self.decode(raw)
+            if line is not None:
+                yield line
 
 
 def split_ending(line: str) -> tuple[str, str]:
@@ -71,37 +87,43 @@ class LineFileReader(RecordReader):
 
     unit = "B"
 
-    def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
-        super().__init__(path, text_field=text_field)
-        self.total = os.path.getsize(self.path)
-        self._fh: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        self._lines = Utf8Lines(self._fh, str(path))
+    def __init__(self, path: str | os.PathLike, *, text_field: str = "text",
+                 options: ReadOptions | None = None, compression: str | None = None) -> None:
+        super().__init__(path, text_field=text_field, options=options, compression=compression)
+        # Progress in bytes of the file: known for a plain file only (not a pipe, not compressed).
+        stdio = is_stdio(path)
+        self.total = None if stdio or compression else os.path.getsize(self.path)
+        self._fh: BinaryIO = open_input("-" if stdio else self.path, compression)
+        self._lines = Utf8Lines(self._fh, self.name, self.reject)
 
     @abstractmethod
-    def _records(self) -> Iterator[tuple[str | None, Any]]:
-        """(the document, or None for a record without one; what the writer needs to rebuild the
-        record), for each record in file order."""
+    def _records(self) -> Iterator[tuple[list[str] | None, Any]]:
+        """(the record's documents — None for a line that is not a record, such as a blank line —;
+        what the writer needs to rebuild the line), for each line or record in file order."""
 
     def batches(self, batch_size: int) -> Iterator[Batch]:
         texts: list[str] = []
         entries: list[Any] = []
+        records = 0
         mark = self._lines.bytes_read
-        for text, entry in self._records():
+        for docs, entry in self._records():
             entries.append(entry)
-            if text is None:
+            if docs is None:
                 continue
-            texts.append(text)
-            if len(texts) == batch_size:
-                yield self._batch(texts, entries, mark)
+            records += 1
+            texts += docs
+            if len(texts) >= batch_size:
+                yield self._batch(texts, entries, records, mark)
                 mark = self._lines.bytes_read
-                texts, entries = [], []
+                texts, entries, records = [], [], 0
         if entries:
-            yield self._batch(texts, entries, mark)
+            yield self._batch(texts, entries, records, mark)
 
-    def _batch(self, texts: list[str], entries: list[Any], mark: int) -> Batch:
-        batch = Batch(texts, self.records_read, self._lines.bytes_read - mark,
-                      self._payload(entries))
-        self.records_read += len(texts)
+    def _batch(self, texts: list[str], entries: list[Any], records: int, mark: int) -> Batch:
+        batch = Batch(texts, self.documents_read, self._lines.bytes_read - mark,
+                      self._payload(entries), records)
+        self.records_read += records
+        self.documents_read += len(texts)
         return batch
 
     def _payload(self, entries: list[Any]) -> Any:
@@ -114,9 +136,9 @@ class LineFileReader(RecordReader):
 class LineFileWriter(RecordWriter):
     """A writer of a binary file that restores the input's byte-order mark once, at the start."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, compression: str | None = None) -> None:
         super().__init__(path)
-        self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 - closed by close()
+        self._fh: BinaryIO = open_output(self.path, compression)
         self._started = False
 
     def _start(self, bom: bool) -> bytes:

@@ -3,18 +3,110 @@
 A reader of the target path sees either the previous file (or nothing) or the complete new one,
 never a partial write: the temporary file lives in the target's own directory, so the final
 :func:`os.replace` is a rename within one file system, which POSIX and Windows make atomic.
+
+Nothing is left behind: an exception, Ctrl-C (SIGINT) or, inside :func:`sigterm_as_interrupt`,
+SIGTERM removes the temporary files. A process killed outright (SIGKILL, a power cut) cannot clean
+up, so temporary files are named after their target and the writing process,
+``.NAME.textdp-PID-RANDOM.tmp``, and reserving a target removes those of the same target whose
+process no longer runs. The target ``-`` is standard output: it is staged in a temporary file too
+and copied to standard output on commit, so a failed run writes nothing there either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import shutil
+import signal
+import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = ["AtomicFiles", "atomic_save_npz", "atomic_write_bytes", "atomic_write_json"]
+__all__ = ["AtomicFiles", "atomic_save_npz", "atomic_write_bytes", "atomic_write_json",
+           "remove_stale_temporaries", "sigterm_as_interrupt"]
+
+_STDOUT = "-"
+# Standard output is staged under this name in the temporary directory.
+_STDOUT_STAGE = "textdp-stdout"
+_TAG = ".textdp-"
+
+
+def _temporary_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(re.escape(f".{name}{_TAG}") + r"(\d+)-[^/]*\.tmp\Z")
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (on this machine); unknown counts as running."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files of ``target`` left by processes that no longer run.
+
+    Only files named as :class:`AtomicFiles` names them for this target are considered, and only
+    those whose process id is not a running process (a killed run's); files of running processes,
+    this one included, are kept. Returns the files removed.
+    """
+    target = Path(target)
+    directory, name = _stage_dir(target)
+    pattern = _temporary_pattern(name)
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry.name)
+        if m is None or int(m.group(1)) == os.getpid() or _running(int(m.group(1))):
+            continue
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _stage_dir(target: Path) -> tuple[Path, str]:
+    """(directory, name) of the temporary files of ``target``."""
+    if os.fspath(target) == _STDOUT:
+        return Path(tempfile.gettempdir()), _STDOUT_STAGE
+    return target.parent, target.name
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that cleanup runs as for Ctrl-C."""
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise _Terminated(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``KeyboardInterrupt`` (as SIGINT does), so that every
+    ``except``/``finally`` — the removal of temporary files included — runs before the process
+    ends. Outside the main thread (where signals cannot be handled) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _default_mode() -> int:
@@ -51,11 +143,13 @@ class AtomicFiles:
         if self._done:
             raise RuntimeError("this group of files has already been committed or aborted")
         target = Path(target)
-        key = target.absolute()
+        key = target if os.fspath(target) == _STDOUT else target.absolute()
         if key in self._staged:
             raise ValueError(f"{target} is written twice")
-        directory = target.parent
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        directory, name = _stage_dir(target)
+        remove_stale_temporaries(target)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}{_TAG}{os.getpid()}-", suffix=".tmp",
+                                   dir=directory)
         os.close(fd)
         self._staged[key] = Path(tmp)
         return Path(tmp)
@@ -76,10 +170,14 @@ class AtomicFiles:
         mode = _default_mode()
         staged = list(self._staged.items())
         try:
-            for _, tmp in staged:
-                os.chmod(tmp, mode)
             for target, tmp in staged:
-                os.replace(tmp, target)
+                if os.fspath(target) != _STDOUT:
+                    os.chmod(tmp, mode)
+            for target, tmp in staged:
+                if os.fspath(target) == _STDOUT:
+                    _copy_to_stdout(tmp)
+                else:
+                    os.replace(tmp, target)
         finally:
             self._remove_temporaries()
 
@@ -105,6 +203,14 @@ class AtomicFiles:
             self.commit()
         else:
             self.abort()
+
+
+def _copy_to_stdout(path: Path) -> None:
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    with open(path, "rb") as f:
+        shutil.copyfileobj(f, out, 1 << 20)
+    out.flush()
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -1,4 +1,4 @@
-"""CSV with a header row; the document is the column named ``text_field``.
+"""CSV and TSV with a header row; the documents are the columns named by the text fields.
 
 Guarantees: every data row in gives one row out, with every other column's value unchanged and in
 its place (quoting may be normalised: values, not bytes, are preserved); quoted fields may span
@@ -10,6 +10,7 @@ malformed quoting, a row whose number of fields differs from the header's.
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -17,9 +18,10 @@ from typing import Any, TextIO
 
 from textdp.io._lines import BOM, LineFileReader
 from textdp.io.errors import FileError
-from textdp.io.records import Batch, RecordWriter
+from textdp.io.records import Batch, ReadOptions, RecordWriter
+from textdp.io.streams import open_output
 
-__all__ = ["CsvReader", "CsvWriter"]
+__all__ = ["CsvReader", "CsvWriter", "TsvReader"]
 
 # The csv module refuses fields over 128 KiB by default; a document can be longer. Raising the
 # process-wide limit only ever accepts more input, so it cannot break another user of csv.
@@ -27,15 +29,19 @@ _FIELD_LIMIT = 2**31 - 1
 
 
 class CsvReader(LineFileReader):
-    """Documents are the ``text_field`` column of a comma-separated file with a header row."""
+    """Documents are the text-field columns of a comma-separated file with a header row."""
 
     format = "csv"
+    default_delimiter = ","
 
-    def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
+    def __init__(self, path: str | os.PathLike, *, text_field: str = "text",
+                 options: ReadOptions | None = None, compression: str | None = None) -> None:
         if csv.field_size_limit() < _FIELD_LIMIT:
             csv.field_size_limit(_FIELD_LIMIT)
         # As a Path, so that an invalid-UTF-8 error names the file as every other CSV error does.
-        super().__init__(Path(path), text_field=text_field)
+        super().__init__(Path(path), text_field=text_field, options=options,
+                         compression=compression)
+        self.delimiter = self.options.delimiter or self.default_delimiter
         self.blank_lines = 0
         try:
             self._open()
@@ -44,7 +50,7 @@ class CsvReader(LineFileReader):
             raise
 
     def _open(self) -> None:
-        path = str(self.path)
+        path = self.name
         self._first_ending = "\r\n"
 
         def lines() -> Iterator[str]:
@@ -54,7 +60,7 @@ class CsvReader(LineFileReader):
                 yield line
 
         # strict: malformed quoting is an error, not a silently different value.
-        self._reader = csv.reader(lines(), strict=True)
+        self._reader = csv.reader(lines(), strict=True, delimiter=self.delimiter)
         header = self._next_row()
         while header == []:
             self.blank_lines += 1
@@ -64,18 +70,25 @@ class CsvReader(LineFileReader):
         self.header = header
         self._leading_blank = self.blank_lines
         self._header_line = self._lines.line
-        count = header.count(self.text_field)
+        self.text_indices = [self._column(name) for name in self.text_fields]
+        self.text_index = self.text_indices[0]
+        self.line_ending = self._first_ending
+
+    def _column(self, name: str) -> int:
+        header, path = self.header, self.name
+        count = header.count(name)
         if count == 0:
             shown = ", ".join(repr(h) for h in header[:20]) + (", …" if len(header) > 20 else "")
             raise FileError(path, self._header_line,
-                            f"no column {self.text_field!r} in the header (columns: {shown})")
+                            f"no column {name!r} in the header (columns: {shown})")
         if count > 1:
             raise FileError(path, self._header_line,
-                            f"column {self.text_field!r} appears {count} times in the header")
-        self.text_index = header.index(self.text_field)
-        self.line_ending = self._first_ending
+                            f"column {name!r} appears {count} times in the header")
+        return header.index(name)
 
-    def _next_row(self) -> list[str] | None:
+    def _next_row(self, *, header: bool = True) -> list[str] | None:
+        """The next row; None at the end, or (``header=False``, skipping) ``[None]`` for a
+        malformed one that was skipped."""
         start = self._lines.line + 1
         try:
             return next(self._reader)
@@ -84,57 +97,74 @@ class CsvReader(LineFileReader):
         except csv.Error as exc:
             end = self._lines.line
             where = f" (the record runs from line {start} to {end})" if end > start else ""
-            raise FileError(str(self.path), start, f"malformed CSV: {exc}{where}") from None
+            problem = f"malformed CSV: {exc}{where}"
+            if header:
+                raise FileError(self.name, start, problem) from None
+            self.reject(start, problem)
+            return [None]  # type: ignore[list-item]
 
-    def _records(self) -> Iterator[tuple[str | None, list[str]]]:
-        path, width, index = str(self.path), len(self.header), self.text_index
+    def _records(self) -> Iterator[tuple[list[str] | None, list[str]]]:
+        width, indices = len(self.header), self.text_indices
         while True:
             start = self._lines.line + 1
-            row = self._next_row()
+            row = self._next_row(header=False)
             if row is None:
                 return
+            if row == [None]:
+                continue
             if not row:
                 self.blank_lines += 1
                 yield None, row
                 continue
             if len(row) != width:
-                raise FileError(path, start,
-                                f"{len(row)} fields where the header has {width}")
-            yield row[index], row
+                self.reject(start, f"{len(row)} fields where the header has {width}")
+                continue
+            yield [row[i] for i in indices], row
 
     def _payload(self, entries: list[Any]) -> Any:
         return entries  # the rows; the writer has the header, the line ending and the BOM
 
-    def writer(self, path: str | os.PathLike) -> CsvWriter:
-        return CsvWriter(path, self.header, self.text_index, line_ending=self.line_ending,
-                         bom=self._lines.bom, leading_blank_lines=self._leading_blank)
+    def writer(self, path: str | os.PathLike, *, compression: str | None = None) -> CsvWriter:
+        return CsvWriter(path, self.header, self.text_indices, line_ending=self.line_ending,
+                         bom=self._lines.bom, leading_blank_lines=self._leading_blank,
+                         delimiter=self.delimiter, compression=compression)
 
     def stats(self) -> dict[str, Any]:
         return {"records": self.records_read, "blank_lines": self.blank_lines,
-                "columns": len(self.header)}
+                "columns": len(self.header), **self.error_stats()}
+
+
+class TsvReader(CsvReader):
+    """Tab-separated values: CSV with a tab as the delimiter (the same quoting rules)."""
+
+    format = "tsv"
+    default_delimiter = "\t"
 
 
 class CsvWriter(RecordWriter):
-    """Writes the header, then each row with its text column replaced."""
+    """Writes the header, then each row with its text columns replaced."""
 
-    def __init__(self, path: str | os.PathLike, header: Sequence[str], text_index: int, *,
-                 line_ending: str = "\r\n", bom: bool = False,
-                 leading_blank_lines: int = 0) -> None:
+    def __init__(self, path: str | os.PathLike, header: Sequence[str],
+                 text_indices: int | Sequence[int], *, line_ending: str = "\r\n",
+                 bom: bool = False, leading_blank_lines: int = 0, delimiter: str = ",",
+                 compression: str | None = None) -> None:
         super().__init__(path)
-        self.text_index = text_index
-        self._fh: TextIO = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self.text_indices = [text_indices] if isinstance(text_indices, int) else list(text_indices)
+        self._fh: TextIO = io.TextIOWrapper(open_output(self.path, compression),
+                                            encoding="utf-8", newline="")
         if bom:
             self._fh.write(BOM)
-        self._writer = csv.writer(self._fh, lineterminator=line_ending)
+        self._writer = csv.writer(self._fh, lineterminator=line_ending, delimiter=delimiter)
         self._writer.writerows([[]] * leading_blank_lines)
         self._writer.writerow(header)
 
     def _write(self, batch: Batch, texts: Sequence[str]) -> None:
         it = iter(texts)
-        index = self.text_index
+        indices = self.text_indices
         for row in batch.payload:
             if row:
-                row[index] = next(it)
+                for index in indices:
+                    row[index] = next(it)
         self._writer.writerows(batch.payload)
 
     def close(self) -> None:

@@ -2,15 +2,16 @@
 
 Guarantees: every row in gives one row out with every other column unchanged (same values, types
 and schema metadata); the file is read with ``iter_batches``, so memory holds one batch, never the
-whole table; the output keeps the input's compression codec where pyarrow can write it. The text
-column must be a string column without nulls (a null is an error naming the row: it is not a
-document, and silently passing it through would hide missing data). A dictionary-encoded text
+whole table; the output keeps the input's compression codec where pyarrow can write it. A text
+column must be a string column; a null in it is an error naming the row (it is not a document,
+and silently passing it through would hide missing data) unless ``null="pass"``. A dictionary-encoded text
 column is written back as a plain string column.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -18,7 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textdp.io.errors import FileError
-from textdp.io.records import Batch, RecordReader, RecordWriter
+from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
+from textdp.io.streams import is_stdio
 
 __all__ = ["ParquetReader", "ParquetWriter"]
 
@@ -31,34 +33,49 @@ def _is_string(t: pa.DataType) -> bool:
 
 
 class ParquetReader(RecordReader):
-    """Documents are the ``text_field`` column of a Parquet file, read batch by batch."""
+    """Documents are the text-field columns of a Parquet file, read batch by batch."""
 
     format = "parquet"
     unit = "rows"
 
-    def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
-        super().__init__(path, text_field=text_field)
-        p = str(self.path)
+    def __init__(self, path: str | os.PathLike, *, text_field: str = "text",
+                 options: ReadOptions | None = None, compression: str | None = None) -> None:
+        super().__init__(path, text_field=text_field, options=options, compression=compression)
+        p = self.name
+        if compression is not None:
+            raise FileError(p, None, "a Parquet file is compressed inside; drop the "
+                                     f"{compression} extension")
         try:
-            self._file = pq.ParquetFile(self.path)
+            # Parquet needs random access: standard input is read into memory first.
+            source = pa.BufferReader(sys.stdin.buffer.read()) if is_stdio(path) else self.path
+            self._file = pq.ParquetFile(source)
             schema = self._file.schema_arrow
         except (pa.ArrowException, OSError) as exc:
             raise FileError(p, None, f"not a readable Parquet file ({exc})") from None
-        names = schema.names
-        count = names.count(text_field)
-        if count == 0:
-            shown = ", ".join(repr(n) for n in names[:20]) + (", …" if len(names) > 20 else "")
-            raise FileError(p, None, f"no column {text_field!r} (columns: {shown})")
-        if count > 1:
-            raise FileError(p, None, f"column {text_field!r} appears {count} times")
-        self.text_index = names.index(text_field)
-        field = schema.field(self.text_index)
-        value_type = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
-        if not _is_string(value_type):
-            raise FileError(p, None, f"column {text_field!r} has type {field.type}, expected string")
-        self.schema = schema.set(self.text_index, field.with_type(value_type))
+        self.text_indices = [self._column(schema, name) for name in self.text_fields]
+        self.text_index = self.text_indices[0]
+        for index in self.text_indices:
+            field = schema.field(index)
+            value_type = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+            schema = schema.set(index, field.with_type(value_type))
+        self.schema = schema
         self.total = self._file.metadata.num_rows
         self.compression = self._codec()
+
+    def _column(self, schema: pa.Schema, name: str) -> int:
+        p, names = self.name, schema.names
+        count = names.count(name)
+        if count == 0:
+            shown = ", ".join(repr(n) for n in names[:20]) + (", …" if len(names) > 20 else "")
+            raise FileError(p, None, f"no column {name!r} (columns: {shown})")
+        if count > 1:
+            raise FileError(p, None, f"column {name!r} appears {count} times")
+        index = names.index(name)
+        t = schema.field(index).type
+        value_type = t.value_type if pa.types.is_dictionary(t) else t
+        if not _is_string(value_type):
+            raise FileError(p, None, f"column {name!r} has type {t}, expected string")
+        return index
 
     def _codec(self) -> str:
         meta = self._file.metadata
@@ -68,50 +85,85 @@ class ParquetReader(RecordReader):
         return _CODECS.get(codec, "SNAPPY")
 
     def batches(self, batch_size: int) -> Iterator[Batch]:
-        p, field, index = str(self.path), self.text_field, self.text_index
         it = self._file.iter_batches(batch_size=batch_size)
+        rows_seen = 0
         while True:
             try:
                 record_batch = next(it)
             except StopIteration:
                 return
             except (pa.ArrowException, OSError) as exc:
-                raise FileError(p, self.records_read + 1, f"unreadable Parquet data ({exc})",
+                raise FileError(self.name, rows_seen + 1, f"unreadable Parquet data ({exc})",
                                 unit="row") from None
-            column = record_batch.column(index)
-            if column.null_count:
-                first = column.is_null().to_pylist().index(True)
-                raise FileError(p, self.records_read + first + 1,
-                                f"column {field!r} is null", unit="row")
-            texts = column.to_pylist()
-            batch = Batch(texts, self.records_read, len(texts), record_batch)
-            self.records_read += len(texts)
+            first_row, rows_seen = rows_seen, rows_seen + record_batch.num_rows
+            columns = [record_batch.column(i) for i in self.text_indices]
+            nulls = any(c.null_count for c in columns)
+            if nulls:
+                record_batch, values = self._nulls(record_batch, first_row)
+            else:
+                values = [c.to_pylist() for c in columns]
+            texts = values[0] if len(values) == 1 else [v for row in zip(*values, strict=True) for v in row]
+            if nulls:
+                texts = [t for t in texts if t is not None]
+            batch = Batch(texts, self.documents_read, record_batch.num_rows,
+                          (record_batch, values), record_batch.num_rows)
+            self.records_read += record_batch.num_rows
+            self.documents_read += len(texts)
             yield batch
 
-    def writer(self, path: str | os.PathLike) -> ParquetWriter:
-        return ParquetWriter(path, self.schema, self.text_index, compression=self.compression)
+    def _nulls(self, record_batch: pa.RecordBatch, first_row: int
+               ) -> tuple[pa.RecordBatch, list[list[str | None]]]:
+        """Rows with a null text: passed through (``null="pass"``), else rejected (an error, or
+        left out under ``on_error="skip"``)."""
+        values = [record_batch.column(i).to_pylist() for i in self.text_indices]
+        if self.options.null == "pass":
+            self.null_texts += sum(v is None for column in values for v in column)
+            return record_batch, values
+        keep = [True] * record_batch.num_rows
+        for name, column in zip(self.text_fields, values, strict=True):
+            for r, v in enumerate(column):
+                if v is None and keep[r]:
+                    self.reject(first_row + r + 1, f"column {name!r} is null", unit="row")
+                    keep[r] = False
+        kept = record_batch.filter(pa.array(keep))
+        return kept, [[v for v, k in zip(column, keep, strict=True) if k] for column in values]
+
+    def writer(self, path: str | os.PathLike, *, compression: str | None = None
+               ) -> ParquetWriter:
+        return ParquetWriter(path, self.schema, self.text_indices, compression=self.compression)
 
     def stats(self) -> dict[str, Any]:
-        return {"records": self.records_read, "columns": len(self.schema)}
+        return {"records": self.records_read, "columns": len(self.schema), **self.error_stats()}
 
     def close(self) -> None:
         self._file.close()
 
 
 class ParquetWriter(RecordWriter):
-    """Writes each batch as it comes, with its text column replaced; the footer on close."""
+    """Writes each batch as it comes, with its text columns replaced; the footer on close."""
 
-    def __init__(self, path: str | os.PathLike, schema: pa.Schema, text_index: int, *,
-                 compression: str = "SNAPPY") -> None:
+    def __init__(self, path: str | os.PathLike, schema: pa.Schema,
+                 text_indices: int | Sequence[int], *, compression: str = "SNAPPY") -> None:
         super().__init__(path)
         self.schema = schema
-        self.text_index = text_index
+        self.text_indices = [text_indices] if isinstance(text_indices, int) else list(text_indices)
         self._writer = pq.ParquetWriter(self.path, schema, compression=compression)
 
     def _write(self, batch: Batch, texts: Sequence[str]) -> None:
-        record_batch: pa.RecordBatch = batch.payload
+        record_batch, values = batch.payload
         columns = list(record_batch.columns)
-        columns[self.text_index] = pa.array(texts, type=self.schema.field(self.text_index).type)
+        k = len(values)
+        if len(texts) == record_batch.num_rows * k:  # no nulls: row-major, as the reader flattened
+            new = [list(texts[j::k]) for j in range(k)]
+        else:  # a null stays null
+            it = iter(texts)
+            new = [list(column) for column in values]
+            for r in range(record_batch.num_rows):
+                for column in new:
+                    if column[r] is not None:
+                        column[r] = next(it)
+        for index, column in zip(self.text_indices, new, strict=True):
+            columns[index] = pa.array(column, type=self.schema.field(index).type)
         self._writer.write_batch(pa.RecordBatch.from_arrays(columns, schema=self.schema))
 
     def close(self) -> None:

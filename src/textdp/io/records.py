@@ -17,7 +17,42 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Protocol
 
-__all__ = ["Batch", "RecordReader", "RecordWriter", "Progress"]
+__all__ = ["Batch", "ReadOptions", "RecordReader", "RecordWriter", "Progress"]
+
+#: How many skipped records a reader lists individually (all are counted).
+MAX_LISTED_SKIPS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """How to read records, beyond the format.
+
+    Attributes:
+        text_fields: the fields (JSON: dotted paths such as ``meta.text``; CSV and Parquet: column
+            names) holding documents. Each is privatised as its own document.
+        delimiter: the field separator of CSV / TSV (default ``,`` for .csv, tab for .tsv).
+        on_error: ``"fail"`` — a malformed record stops the run (no output); ``"skip"`` — it is
+            left out of the output, counted and listed by line.
+        null: ``"error"`` — a null text is an error; ``"pass"`` — it passes through as null.
+    """
+
+    text_fields: tuple[str, ...] = ("text",)
+    delimiter: str | None = None
+    on_error: str = "fail"
+    null: str = "error"
+
+    def __post_init__(self) -> None:
+        if not self.text_fields or not all(isinstance(f, str) and f for f in self.text_fields):
+            raise ValueError("give at least one non-empty text field")
+        if len(set(self.text_fields)) != len(self.text_fields):
+            raise ValueError(f"a text field is given twice: {list(self.text_fields)}")
+        if self.on_error not in ("fail", "skip"):
+            raise ValueError(f"on_error must be 'fail' or 'skip', got {self.on_error!r}")
+        if self.null not in ("error", "pass"):
+            raise ValueError(f"null must be 'error' or 'pass', got {self.null!r}")
+        if self.delimiter is not None and (len(self.delimiter) != 1 or self.delimiter in "\"\r\n"):
+            raise ValueError(f"the delimiter must be one character other than a quote or a line "
+                             f"break, got {self.delimiter!r}")
 
 
 @dataclass(slots=True)
@@ -35,6 +70,12 @@ class Batch:
     start: int
     progress: int = 0
     payload: Any = field(default=None, repr=False)
+    #: Records the writer writes for this batch (None: one per document).
+    records: int | None = None
+
+    @property
+    def n_records(self) -> int:
+        return len(self.texts) if self.records is None else self.records
 
 
 class Progress(Protocol):
@@ -58,10 +99,39 @@ class RecordReader(ABC):
 
     format: ClassVar[str]
 
-    def __init__(self, path: str | os.PathLike, *, text_field: str = "text") -> None:
+    def __init__(self, path: str | os.PathLike, *, text_field: str = "text",
+                 options: ReadOptions | None = None, compression: str | None = None) -> None:
         self.path = Path(path)
-        self.text_field = text_field
+        self.options = options if options is not None else ReadOptions(text_fields=(text_field,))
+        self.text_fields = self.options.text_fields
+        self.text_field = self.text_fields[0]
+        self.compression = compression
+        #: Records read and kept (skipped ones are not counted), and the documents they held.
         self.records_read = 0
+        self.documents_read = 0
+        #: Records left out under ``on_error="skip"``, and the first of them: (unit, number,
+        #: problem), the unit being "line" or "row".
+        self.records_skipped = 0
+        self.skipped: list[tuple[str, int, str]] = []
+        #: Texts that were null and passed through under ``null="pass"``.
+        self.null_texts = 0
+
+    @property
+    def name(self) -> str:
+        """The input as messages name it (``<stdin>`` for ``-``)."""
+        from textdp.io.streams import display_name
+
+        return display_name(self.path)
+
+    def reject(self, line: int | None, problem: str, *, unit: str = "line") -> None:
+        """A malformed record: raise a :class:`FileError`, or count and list it under ``skip``."""
+        from textdp.io.errors import FileError
+
+        if self.options.on_error != "skip":
+            raise FileError(self.name, line, problem, unit=unit)
+        self.records_skipped += 1
+        if len(self.skipped) < MAX_LISTED_SKIPS:
+            self.skipped.append((unit, line or 0, " ".join(problem.split())))
 
     #: Total progress units (bytes or rows) if known, for a progress bar.
     total: int | None = None
@@ -73,12 +143,23 @@ class RecordReader(ABC):
         """Yield batches of at most ``batch_size`` documents until the file ends."""
 
     @abstractmethod
-    def writer(self, path: str | os.PathLike) -> RecordWriter:
-        """A writer for ``path`` that reproduces this file's layout (header, schema, line endings)."""
+    def writer(self, path: str | os.PathLike, *, compression: str | None = None) -> RecordWriter:
+        """A writer for ``path`` that reproduces this file's layout (header, schema, line endings),
+        compressed with ``compression`` (see :mod:`textdp.io.streams`)."""
 
     def stats(self) -> dict[str, Any]:
         """Counts for a report: at least ``records``; formats add what they passed through."""
-        return {"records": self.records_read}
+        return {"records": self.records_read, **self.error_stats()}
+
+    def error_stats(self) -> dict[str, Any]:
+        """Skipped records and null texts, for a report (empty when there were none)."""
+        out: dict[str, Any] = {}
+        if self.options.on_error == "skip":
+            out["records_skipped"] = self.records_skipped
+            out["skipped"] = [{unit: n, "problem": problem} for unit, n, problem in self.skipped]
+        if self.options.null == "pass":
+            out["null_texts"] = self.null_texts
+        return out
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the file."""
@@ -110,7 +191,7 @@ class RecordWriter(ABC):
             if not isinstance(t, str):
                 raise TypeError(f"text {i} of the batch is {type(t).__name__}, expected str")
         self._write(batch, texts)
-        self.records_written += len(texts)
+        self.records_written += batch.n_records
 
     @abstractmethod
     def _write(self, batch: Batch, texts: Sequence[str]) -> None: ...

@@ -22,12 +22,14 @@ class TextLinesReader(LineFileReader):
 
     format = "txt"
 
-    def _records(self) -> Iterator[tuple[str, str]]:
+    def _records(self) -> Iterator[tuple[list[str], str]]:
         for line in self._lines:
-            yield split_ending(line)
+            text, ending = split_ending(line)
+            yield [text], ending
 
-    def writer(self, path: str | os.PathLike) -> TextLinesWriter:
-        return TextLinesWriter(path)
+    def writer(self, path: str | os.PathLike, *, compression: str | None = None
+               ) -> TextLinesWriter:
+        return TextLinesWriter(path, compression=compression)
 
 
 class TextLinesWriter(LineFileWriter):
