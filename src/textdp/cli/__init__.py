@@ -64,6 +64,7 @@ from textdp.cli import experiment as _experiment  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
 from textdp.cli import report as _report  # noqa: E402
+from textdp.cli import vocab as _vocab  # noqa: E402
 
 app.command("privatize")(_privatize.privatize)
 app.command("mechanisms")(_mechanisms.mechanisms)
@@ -80,6 +81,7 @@ _recoder_app = typer.Typer(help="DeepCandidate's recoder H, trained on public do
                            no_args_is_help=True)
 _recoder_app.command("train")(_candidates.train_recoder_command)
 app.add_typer(_recoder_app, name="recoder")
+app.add_typer(_vocab.app, name="vocab")
 app.command(
     "experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )(_experiment.experiment)

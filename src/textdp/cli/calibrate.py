@@ -21,6 +21,7 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import FileError
 
 if TYPE_CHECKING:
@@ -115,8 +116,8 @@ def calibrate(
     eta: Annotated[float, typer.Option("--eta", help="η of --support mass.")] = 0.01,
     vocabulary_size: Annotated[int | None, typer.Option(
         "--vocabulary-size", min=2, show_default=False,
-        help="Use the default GloVe vocabulary restricted to wordfreq's top N words "
-             "(default: the same vocabulary as `textdp privatize`).")] = None,
+        help="Restrict the default vocabulary, glove-6b-50d, to wordfreq's top N words.")] = None,
+    vocabulary: VocabularyOption = None,
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, show_default=False,
         help="Seed for the word sample and the draws (default: OS entropy).")] = None,
@@ -139,7 +140,8 @@ def calibrate(
     eps_grid = _check_options(max_nw, min_sw, support, eta, plot, grid, grid_min, grid_max)
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
                               param or [])
-    factory, vocab = _factory(mechanism, params, vocabulary_size, words, eps_grid[0])
+    factory, vocab = _factory(mechanism, params, resolve_vocabulary(vocabulary, vocabulary_size),
+                              words, eps_grid[0])
 
     # 2. The search.
     bar = progress_bar("calibrate")(len(eps_grid), "ε")
@@ -161,13 +163,11 @@ def calibrate(
     return 0
 
 
-def _factory(mechanism: str, params: dict[str, Any], vocabulary_size: int | None, words: int,
+def _factory(mechanism: str, params: dict[str, Any], vocab: Vocabulary, words: int,
              first_epsilon: float) -> tuple[Callable[[float], WordMechanism], Vocabulary]:
     """(ε → the mechanism on the vocabulary, the vocabulary), the mechanism built once to check it."""
     from textdp import mechanisms as registry
-    from textdp.vocab import load_default
 
-    vocab = load_default(vocabulary_size) if vocabulary_size else load_default()
     if words > len(vocab):
         warn(f"--words {words} exceeds the vocabulary ({len(vocab)} words): using all of them")
 

@@ -13,6 +13,7 @@ import typer
 
 from textdp.cli._common import CLIError, check_new_file, one_line, option, progress_bar, say, warn
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
+from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import AtomicFiles, FileError
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
@@ -182,15 +183,16 @@ def _mechanism_factory(mechanism: Mechanism, epsilon: float, snap: str | None,
 
 
 def _read_input(input: Path, encode: EncoderName | None, text_field: str, vector_field: str,
-                batch_size: int) -> tuple[np.ndarray, Any, int | None]:
+                batch_size: int, vocabulary: str | None = None) -> tuple[np.ndarray, Any, int | None]:
     """The input vectors (read, or encoded from texts), the encoder and the count of texts that
     had no known word (None when nothing was encoded)."""
     encoder, empty = None, None
     if encode is not None:
-        from textdp.encoders import encode_file, get_encoder
+        from textdp.encoders import GloveMean, encode_file, get_encoder
 
         try:
-            encoder = get_encoder(encode.value)
+            encoder = (GloveMean(resolve_vocabulary(vocabulary)) if vocabulary is not None
+                       else get_encoder(encode.value))
             if encode is EncoderName.sbert:
                 encoder.model_dir()  # fail early, with the install hint, if the extra is missing
         except ImportError as exc:
@@ -243,7 +245,8 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
           projection_seed: ProjectionSeedOpt = None, seed: SeedOpt = None,
           encode: EncodeOpt = None, text_field: TextFieldOpt = "text",
           vector_field: VectorFieldOpt = "vector", audit_pairs: AuditOpt = 200_000,
-          report: ReportOpt = None, batch_size: BatchOpt = 256) -> None:
+          report: ReportOpt = None, batch_size: BatchOpt = 256,
+          vocabulary: VocabularyOption = None) -> None:
     from textdp.privacy.report import embedding_report, json_ready
 
     t0 = time.perf_counter()
@@ -257,9 +260,12 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
     if mechanism is Mechanism.laplace_vector:
         privemb["calibration"] = None
     build = _mechanism_factory(mechanism, epsilon, snap, privemb)
+    if vocabulary is not None and encode is not EncoderName.glove_mean:
+        raise CLIError("--vocabulary applies only to --encode glove-mean")
 
     # 2. The vectors, 3. the release (chunked, per-chunk generators when seeded) and the audit.
-    X, encoder, empty_texts = _read_input(input, encode, text_field, vector_field, batch_size)
+    X, encoder, empty_texts = _read_input(input, encode, text_field, vector_field, batch_size,
+                                          vocabulary)
     mech = build(X.shape[1])
     W, audit = _release(mech, X, seed, audit_pairs)
 

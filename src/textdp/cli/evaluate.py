@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, say, warn
+from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.cli.calibrate import parse_floats
 from textdp.io import FileError
 
@@ -97,6 +98,7 @@ def evaluate(
     vocabulary_size: Annotated[int | None, typer.Option(
         "--vocabulary-size", min=2, show_default=False,
         help="Default GloVe vocabulary restricted to wordfreq's top N words.")] = None,
+    vocabulary: VocabularyOption = None,
     include_text: Annotated[bool, typer.Option(
         "--include-text", help="Put a few original/private example sentences in the report.")]
         = False,
@@ -126,7 +128,8 @@ def evaluate(
                          docs=docs, tasks=task_list, features=features,
                          attack_features=attack_features, similarity_docs=similarity_docs,
                          efficiency=efficiency, efficiency_tokens=efficiency_tokens, oov=oov,
-                         seed=seed, include_text=include_text, vocabulary_size=vocabulary_size)
+                         seed=seed, include_text=include_text, vocabulary_size=vocabulary_size,
+                         vocabulary=vocabulary)
     _check_config(config)
     out.mkdir(exist_ok=True)
     say(f"evaluating {', '.join(names)} at ε = {', '.join(f'{e:g}' for e in eps)} → {out}/")
@@ -142,9 +145,7 @@ def _check_config(config: SweepConfig) -> None:
     try:
         config.check()
         from textdp import mechanisms as registry
-        from textdp.vocab import load_default
-
-        vocab = load_default(config.vocabulary_size) if config.vocabulary_size else load_default()
+        vocab = resolve_vocabulary(config.vocabulary, config.vocabulary_size)
         for m in config.mechanisms:
             registry.create(m, vocab, epsilon=config.epsilons[0], **config.params[m])
     except (TypeError, ValueError) as exc:

@@ -19,6 +19,7 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
     AtomicFiles,
@@ -196,6 +197,7 @@ def privatize(
     n_lists: NListsOption = None,
     beta: BetaOption = None,
     param: ParamOption = None,
+    vocabulary: VocabularyOption = None,
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
@@ -205,7 +207,7 @@ def privatize(
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
                               param or [])
     try:
-        mech = build_mechanism(mechanism, epsilon, None, params)
+        mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
         runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
                             keep_stopwords=keep_stopwords, seed=seed)
     except (TypeError, ValueError) as exc:

@@ -25,7 +25,7 @@ Writes into --out (default: a directory RUN-report next to RUN.json):
   report.html  the same page, self-contained (PNG figures embedded), no scripts
   tokens.png   word reports: tokens by class and by policy
 With --deniability N (word reports) the mechanism is rebuilt from the report (when its
-vocabulary is one of textdp's default GloVe vocabularies and its parameters are plain
+vocabulary is one of textdp's named vocabularies and its parameters are plain
 values) and N_w / S_w are measured on N random words (deniability.png). The report holds no
 text, so neither does the rendering.
 

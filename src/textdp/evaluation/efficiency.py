@@ -44,11 +44,10 @@ def _measure(spec: dict[str, Any]) -> dict[str, Any]:
 
     from textdp import _random
     from textdp.mechanisms import create
-    from textdp.vocab import load_default
+    from textdp.vocab import DEFAULT, load
 
     rng = _random.public_generator(spec.get("seed", 0))
-    size = spec.get("vocabulary_size")
-    vocab = load_default(size) if size else load_default()
+    vocab = load(spec.get("vocabulary") or DEFAULT, size=spec.get("vocabulary_size") or None)
     params = dict(spec.get("params") or {})
 
     tracemalloc.start()
@@ -104,7 +103,8 @@ def _measure(spec: dict[str, Any]) -> dict[str, Any]:
 def measure_efficiency(mechanism: str, epsilon: float, params: dict[str, Any] | None = None, *,
                        n_words: int = 1000, n_tokens: int = 20_000, repeats: int = 3,
                        text: bool = True, n_texts: int = 1000, vocabulary_size: int | None = None,
-                       seed: int = 0, timeout: float = 600.0) -> dict[str, Any]:
+                       vocabulary: str | None = None, seed: int = 0,
+                       timeout: float = 600.0) -> dict[str, Any]:
     """Measure one mechanism in a fresh Python process (see the module docstring for the fields).
 
     Raises:
@@ -112,7 +112,8 @@ def measure_efficiency(mechanism: str, epsilon: float, params: dict[str, Any] | 
     """
     spec = {"mechanism": mechanism, "epsilon": float(epsilon), "params": params or {},
             "n_words": n_words, "n_tokens": n_tokens, "repeats": repeats, "text": text,
-            "n_texts": n_texts, "vocabulary_size": vocabulary_size, "seed": seed}
+            "n_texts": n_texts, "vocabulary_size": vocabulary_size, "seed": seed,
+            "vocabulary": vocabulary}
     proc = subprocess.run([sys.executable, "-m", "textdp.evaluation.efficiency", json.dumps(spec)],
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONWARNINGS": "ignore"})

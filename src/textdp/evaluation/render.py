@@ -199,7 +199,7 @@ def rebuild_mechanism(report: dict[str, Any]) -> tuple[Any, str | None]:
         return None, str(exc)
     vocab = _report_vocabulary(report.get("vocabulary", {}))
     if vocab is None:
-        return None, "the run used a vocabulary other than textdp's default GloVe ones"
+        return None, "the run used a vocabulary other than textdp's named ones"
     accepted = keyword_parameters(cls) or []
 
     def plain(v: Any) -> bool:
@@ -219,8 +219,8 @@ def rebuild_mechanism(report: dict[str, Any]) -> tuple[Any, str | None]:
 
 
 def _report_vocabulary(described: dict[str, Any]) -> Any:
-    """The default GloVe vocabulary a report names by fingerprint, or None."""
-    from textdp.vocab import load_default
+    """The default GloVe vocabulary, or a named one, that a report names by fingerprint, or None."""
+    from textdp.vocab import NAMES, load, load_default
 
     fingerprint = described.get("fingerprint")
     vocab = load_default()
@@ -228,6 +228,8 @@ def _report_vocabulary(described: dict[str, Any]) -> Any:
         m = re.search(r"wordfreq-top(\d+)(-alpha)?$", str(described.get("name")))
         if m:
             vocab = load_default(int(m.group(1)), alphabetic_only=bool(m.group(2)))
+        elif described.get("name") in NAMES:  # a named one, e.g. glove-840b-300d
+            vocab = load(described["name"])
     return vocab if vocab.fingerprint == fingerprint else None
 
 

