@@ -294,7 +294,12 @@ class NearestNeighbors:
         """The float64 re-scoring: candidates (query rr, row cc) ordered by (float64 squared
         distance, index); the first ``k`` rows and squared distances of each query 0 … len(qf)−1
         (every query must have at least k candidates)."""
-        d2 = squared_distances64(self.vectors64, cc, qf[rr])
+        # Candidates in slices of about 8 MiB of float64 differences: a block of queries with a
+        # large k (or many near-ties) has block × k candidates, each a d-vector of differences.
+        d2 = np.empty(cc.size, dtype=np.float64)
+        step = max(1024, (8 << 20) // (8 * self.dim))
+        for a in range(0, cc.size, step):
+            d2[a:a + step] = squared_distances64(self.vectors64, cc[a:a + step], qf[rr[a:a + step]])
         order = np.lexsort((cc, d2, rr))
         rr, cc, d2 = rr[order], cc[order], d2[order]
         take = np.searchsorted(rr, np.arange(qf.shape[0]))[:, None] + np.arange(k)
