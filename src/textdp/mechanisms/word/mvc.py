@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from textdp._checks import EPSILON
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp._checks import EPSILON
 from textdp.neighbors.approximate import NEIGHBORS, search_note, searcher
 from textdp.noise import metric_laplace
 from textdp.vocab import Vocabulary
