@@ -126,3 +126,21 @@ def test_missing_faiss_is_one_line_with_the_install_command(monkeypatch):
     message = str(err.value)
     assert "\n" not in message and "pip install" in message and "faiss-cpu" in message
     assert approx_mod.INSTALL in message
+
+
+def test_cli_flag_and_missing_faiss(tmp_path, monkeypatch, capsys):
+    from textdp.cli import main
+
+    src = tmp_path / "in.txt"
+    src.write_text("the cat sat on the mat\n")
+    args = ["privatize", str(src), "-m", "mvc", "--epsilon", "10", "--seed", "1"]
+    assert main(args + ["-o", str(tmp_path / "a.txt"), "--neighbors", "approximate",
+                        "--report", str(tmp_path / "r.json")]) == 0
+    assert "neighbour search: approximate" in (tmp_path / "r.json").read_text()
+    capsys.readouterr()
+    monkeypatch.setattr(approx_mod, "load_faiss", lambda: (_ for _ in ()).throw(
+        ImportError(f"neighbors='approximate' needs faiss: {approx_mod.INSTALL}")))
+    code = main(args + ["-o", str(tmp_path / "b.txt"), "--param", "neighbors=approximate"])
+    err = capsys.readouterr().err
+    assert code == 2 and "pip install" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
