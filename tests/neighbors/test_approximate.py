@@ -93,6 +93,7 @@ def test_mechanisms_end_to_end(name, extra):
     exact = mechanisms.get(name)(voc, epsilon=15, **extra)
     approx = mechanisms.get(name)(voc, epsilon=15, neighbors="approximate", **extra)
     assert approx.parameters["neighbors"] == "approximate"
+    assert "neighbors" not in exact.parameters  # reports of exact runs are unchanged
     ids = np.random.default_rng(0).integers(0, len(voc), 2000)
     noise = exact.draw(ids, np.random.default_rng(5))
     same = np.mean(exact.apply(ids, noise) == approx.apply(ids, noise))

@@ -186,13 +186,19 @@ class ApproximateNeighbors:
         return idx, np.sqrt(d2)
 
 
-def searcher(vocabulary: Any, neighbors: str) -> Any:
-    """The search over ``vocabulary.vectors`` that a mechanism's ``neighbors`` parameter names:
+def searcher(vocabulary: Any, params: dict[str, Any]) -> Any:
+    """The search over ``vocabulary.vectors`` that a mechanism's ``params["neighbors"]`` names:
     "exact" (the certified :class:`~textdp.neighbors.NearestNeighbors`) or "approximate"
-    (:class:`ApproximateNeighbors`, cached under ``vocabulary.fingerprint``)."""
+    (:class:`ApproximateNeighbors`, cached under ``vocabulary.fingerprint``).
+
+    The default "exact" is taken out of ``params`` (the parameters a report lists), so that the
+    reports of exact runs read as before the option existed.
+    """
     from textdp.neighbors.engine import NearestNeighbors
 
+    neighbors = params.get("neighbors", "exact")
     if neighbors == "exact":
+        params.pop("neighbors", None)
         return NearestNeighbors(vocabulary.vectors)
     if neighbors == "approximate":
         return ApproximateNeighbors(vocabulary.vectors, fingerprint=vocabulary.fingerprint)

@@ -79,7 +79,7 @@ class Mahalanobis(WordMechanism):
         # Rounding of x ↦ Σ_λ^{−1/2}x relative to ‖Σ_λ^{−1/2}x‖ grows with the condition number.
         self._inv_sqrt_cond = float(np.sqrt(values.max() / values.min()))
         self._sqrt32 = self._sqrt.astype(np.float32)
-        self._nn = searcher(self.vocabulary, self._params["neighbors"])
+        self._nn = searcher(self.vocabulary, self._params)
 
     @property
     def lam(self) -> float:

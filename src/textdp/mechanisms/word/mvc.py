@@ -30,7 +30,7 @@ class MVC(WordMechanism):
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
                  neighbors: str = "exact") -> None:
         super().__init__(vocabulary, epsilon=epsilon, neighbors=neighbors)
-        self._nn = searcher(self.vocabulary, self._params["neighbors"])
+        self._nn = searcher(self.vocabulary, self._params)
 
     @property
     def assumptions(self) -> tuple[str, ...]:

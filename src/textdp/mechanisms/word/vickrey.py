@@ -89,7 +89,7 @@ class Vickrey(WordMechanism):
         need = 3 if self._exclude else 2
         if len(self.vocabulary) < need:
             raise ValueError(f"vickrey needs at least {need} words in the vocabulary")
-        self._nn = searcher(self.vocabulary, self._params["neighbors"])
+        self._nn = searcher(self.vocabulary, self._params)
 
     @property
     def t(self) -> float:
