@@ -80,7 +80,7 @@ class ApproximateNeighbors:
             raise ValueError(f"vectors must be a non-empty 2-D array, got shape {v.shape}")
         self._v32 = v
         self._v64: np.ndarray | None = None
-        self.m, self.ef_construction, self.ef_search = int(m), int(ef_construction), int(ef_search)
+        self.m, self.ef_construction = int(m), int(ef_construction)
         key = fingerprint or hashlib.sha256(v.astype("<f4", copy=False).tobytes()).hexdigest()
         root = None if cache is False else Path(cache) if cache not in (None, True) else _cache_root()
         self.cache_path = None if root is None else root / (
@@ -88,7 +88,7 @@ class ApproximateNeighbors:
         self.loaded_from_cache = False
         self.measured: float | None = None  # set by search_note
         self._index = self._load() or self._build()
-        self._index.hnsw.efSearch = self.ef_search
+        self.ef_search = ef_search
 
     @property
     def n_vectors(self) -> int:
@@ -97,6 +97,15 @@ class ApproximateNeighbors:
     @property
     def dim(self) -> int:
         return int(self._v32.shape[1])
+
+    @property
+    def ef_search(self) -> int:
+        """The search's candidate list size (settable: recall against speed, no rebuild)."""
+        return int(self._index.hnsw.efSearch)
+
+    @ef_search.setter
+    def ef_search(self, value: int) -> None:
+        self._index.hnsw.efSearch = int(value)
 
     @property
     def description(self) -> str:
