@@ -196,8 +196,7 @@ def privatize(
         = DEFAULT_BATCH_SIZE,
     method: MethodOption = None,
     n_lists: NListsOption = None,
-    beta: BetaOption = None,
-    neighbors: NeighborsOption = None,
+    beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
     param: ParamOption = None,
     vocabulary: VocabularyOption = None,
 ) -> None:
