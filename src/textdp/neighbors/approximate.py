@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import Parameter
-from textdp.neighbors.engine import squared_distances64
+from textdp.neighbors.engine import check_queries, squared_distances64
 
 __all__ = ["ApproximateNeighbors", "INSTALL", "MODES", "NEIGHBORS", "SAMPLE", "disagreement",
            "load_faiss", "search_note", "searcher"]
@@ -147,12 +147,7 @@ class ApproximateNeighbors:
 
     # -- searches ----------------------------------------------------------------------------------
     def _check_queries(self, queries: np.ndarray) -> np.ndarray:
-        q = np.asarray(queries)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise ValueError("queries contain NaN or infinity")
-        return np.ascontiguousarray(q, dtype=np.float32)
+        return np.ascontiguousarray(check_queries(queries, self.dim), dtype=np.float32)
 
     def _ranked(self, q: np.ndarray, k: int, exclude: np.ndarray | None, keep: int,
                 ) -> tuple[np.ndarray, np.ndarray]:

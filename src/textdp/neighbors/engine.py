@@ -56,6 +56,16 @@ def squared_distances64(vectors64: np.ndarray, rows: np.ndarray | None,
     return diff.sum(axis=1)
 
 
+def check_queries(queries: np.ndarray, dim: int) -> np.ndarray:
+    """``queries`` as an array of shape (N, ``dim``) of finite values, else ValueError."""
+    q = np.asarray(queries)
+    if q.ndim != 2 or q.shape[1] != dim:
+        raise ValueError(f"queries must have shape (N, {dim}), got {q.shape}")
+    if not np.isfinite(q).all():
+        raise ValueError("queries contain NaN or infinity")
+    return q
+
+
 @dataclass(frozen=True, slots=True)
 class RadiusNeighbors:
     """Rows within a radius, in CSR layout: query r's rows are ``indices[indptr[r]:indptr[r+1]]``
@@ -197,12 +207,7 @@ class NearestNeighbors:
 
     # -- shared pieces ------------------------------------------------------------------------------
     def _check_queries(self, queries: np.ndarray) -> np.ndarray:
-        q = np.asarray(queries)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise ValueError("queries contain NaN or infinity")
-        return q
+        return check_queries(queries, self.dim)
 
     def _check_exclude(self, exclude: np.ndarray | None, n: int) -> np.ndarray | None:
         if exclude is None:
