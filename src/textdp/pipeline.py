@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
-from textdp._checks import check_seed
+from textdp._checks import check_probability, check_seed
 from textdp.mechanisms import WordMechanism, create
+from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
 from textdp.text.stopwords import ENGLISH_STOPWORDS
@@ -88,11 +89,14 @@ class Privatizer:
         keep_stopwords: keep English function words unchanged (they are then unprotected).
         seed: None draws from OS entropy; an integer makes the run reproducible (document i always
             uses the generator derived from (seed, i)) and is flagged in the report.
+        unchanged_warning: the report warns when the expected fraction of privatised words
+            returned unchanged exceeds it (its ``deniability`` section; default 0.5).
     """
 
     def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
                  mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None,
+                 unchanged_warning: float = DEFAULT_UNCHANGED_WARNING) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
@@ -102,6 +106,8 @@ class Privatizer:
         self.mask_token = mask_token
         self.keep_stopwords = bool(keep_stopwords)
         self.seed = check_seed(seed)
+        self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
+                                                   open_low=False, open_high=False)
         self._rng = _random.secure_generator() if self.seed is None else None
         self._doc_generators = (_random.DocumentGenerators(self.seed)
                                 if self.seed is not None else None)
@@ -119,6 +125,7 @@ class Privatizer:
         self._static = np.concatenate([self._table.pool, mask_codes])
         self._buffer = self._static
         self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._word_counts = np.zeros(len(vocab), dtype=np.int64)  # privatised, per vocabulary row
         self._classes = dict.fromkeys(TokenClass, 0)
         self._documents = 0
         self._max_privatized = 0
@@ -238,6 +245,7 @@ class Privatizer:
                  oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
                  structure: dict[TokenClass, int]) -> None:
         self._counts["privatized"] += int(priv_pos.size)
+        self._word_counts += np.bincount(ids[priv_pos], minlength=self._word_counts.size)
         self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
         n_numbers = int(is_number.sum())
         n_oov_words = int(oov.size - n_numbers)
@@ -291,7 +299,8 @@ class Privatizer:
                        "max_privatized_words_per_document": self._max_privatized},
             policy={"oov": self.oov.value, "mask_token": self.mask_token,
                     "keep_stopwords": self.keep_stopwords},
-            seed=self.seed, seconds=self._seconds)
+            seed=self.seed, seconds=self._seconds, word_counts=self._word_counts,
+            unchanged_threshold=self.unchanged_warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +324,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               epsilon: float | None = None, *, seed: int | None = None, oov: str = "mask",
               mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
               vocabulary: Vocabulary | None = None, batch_size: int = 4096,
+              unchanged_warning: float = DEFAULT_UNCHANGED_WARNING,
               **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
@@ -324,6 +334,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
         epsilon: privacy parameter (per unit of the mechanism's metric).
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
         oov: policy for out-of-vocabulary words and numbers: mask, keep, drop, random.
+        unchanged_warning: warn in the report when the expected fraction of privatised words
+            returned unchanged exceeds it (default 0.5).
         **params: further mechanism parameters.
 
     Returns:
@@ -335,7 +347,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
-                        seed=seed)
+                        seed=seed, unchanged_warning=unchanged_warning)
     texts = list(texts)
     out: list[str] = []
     for s in range(0, len(texts), batch_size):
