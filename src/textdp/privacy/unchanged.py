@@ -59,7 +59,9 @@ def wilson_interval(successes: int, n: int, z: float = _Z95) -> tuple[float, flo
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact ends, not rounding residue
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
 
 
 def _generator(seed: int | None) -> np.random.Generator:
