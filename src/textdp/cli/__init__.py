@@ -89,6 +89,21 @@ def _error(message: object) -> int:
     return 2
 
 
+def _log_to_stderr() -> None:
+    """Progress the library reports on the ``textdp`` logger (INFO: e.g. 1-Diffractor building
+    its word lists the first time) goes to stderr as ``textdp: …`` lines."""
+    import logging
+
+    class Stderr(logging.Handler):  # the current sys.stderr, as say() and warn() use
+        def emit(self, record: logging.LogRecord) -> None:
+            print(f"{PROG}: {record.getMessage()}", file=sys.stderr, flush=True)
+
+    logger = logging.getLogger("textdp")
+    if not any(type(h).__name__ == "Stderr" for h in logger.handlers):
+        logger.addHandler(Stderr())
+    logger.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
@@ -96,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     file), 130 when interrupted.
     """
     command = typer.main.get_command(app)
+    _log_to_stderr()
     try:
         status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
                               standalone_mode=False)
