@@ -10,6 +10,7 @@ and so are Typer's own usage errors (a missing option, a value of the wrong type
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -108,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
-    file), 130 when interrupted.
+    file), 130 when interrupted, 1 for an internal error (a bug: one line too; the environment
+    variable TEXTDP_TRACEBACK=1 shows its traceback).
     """
     command = typer.main.get_command(app)
     _log_to_stderr()
@@ -126,7 +128,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
         return _error(exc.format_message() + hint)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as exc:
+        if isinstance(exc.__context__, EOFError):  # click turns an EOFError into Abort
+            return _error(f"unexpected end of input ({one_line(exc.__context__) or 'EOF'})")
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: still one line, never a traceback (unless asked for)
+        if os.environ.get("TEXTDP_TRACEBACK"):
+            raise
+        print(f"{PROG}: internal error (please report it; TEXTDP_TRACEBACK=1 shows the "
+              f"traceback): {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        return 1
     return status if isinstance(status, int) else 0
