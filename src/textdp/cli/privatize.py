@@ -27,6 +27,11 @@ from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 
 DEFAULT_BATCH_SIZE = 2048
 
+UnchangedWarningOption = Annotated[float, typer.Option(
+    "--unchanged-warning", min=0.0, max=1.0,
+    help="Warn when the expected fraction of privatised words returned unchanged (the report's "
+         "deniability section) exceeds this.")]
+
 HELP = """Privatise every document of INPUT and write them to OUTPUT.
 
 \b
@@ -154,10 +159,7 @@ def privatize(
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
         = DEFAULT_BATCH_SIZE,
-    unchanged_warning: Annotated[float, typer.Option(
-        "--unchanged-warning", min=0.0, max=1.0,
-        help="Warn when the expected fraction of privatised words returned unchanged (the "
-             "report's deniability section) exceeds this.")] = DEFAULT_UNCHANGED_WARNING,
+    unchanged_warning: UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
     method: MethodOption = None,
     n_lists: NListsOption = None,
     beta: BetaOption = None,
