@@ -61,7 +61,7 @@ def test_exact_is_the_count_weighted_mean_of_probability_unchanged(small):
     assert got["distinct_words"] == 3 and got["privatized_words"] == 16
 
 
-def test_exact_through_output_distribution_and_sampled_words(small):
+def test_exact_through_output_distribution_then_monte_carlo(small):
     m = create("tem", small, epsilon=3.0)
     counts = np.zeros(len(small), dtype=np.int64)
     few = np.arange(5)
@@ -74,7 +74,7 @@ def test_exact_through_output_distribution_and_sampled_words(small):
     many[: EXACT_WORDS + 40] = 1
     est = expected_unchanged(m, many, seed=3)
     exact = np.mean([m.output_distribution(w)[w] for w in range(EXACT_WORDS + 40)])
-    assert est["method"] == "exact law, sampled words" and est["draws"] > 0
+    assert est["method"] == "monte_carlo" and est["draws"] == MC_DRAWS
     low, high = est["interval"]
     assert low <= exact <= high
     assert expected_unchanged(m, many, seed=3) == est  # a seeded run's report is reproducible

@@ -7,16 +7,16 @@ For a word w, N_w = Pr[M(w) = w] is the plausible-deniability statistic of Feyis
 
 of its privatised words unchanged. A large U means the text mostly comes back as it went in: the
 guarantee still holds (it bounds what an observer learns), but most words are released as they
-are. Three ways to compute U, cheapest exact first:
+are. Two ways to compute U:
 
 * ``exact``: a vectorised ``probability_unchanged(words)`` (1-Diffractor), or
   ``output_distribution(w)[w]`` per distinct word (TEM, SanText, SanText+) when the run has at
-  most :data:`EXACT_WORDS` distinct words;
-* ``exact law, sampled words``: ``output_distribution`` for :data:`SAMPLED_WORDS` words drawn with
-  replacement in proportion to their counts; U is their mean N_w, with a normal (CLT) interval;
-* ``monte_carlo`` (MVC, Mahalanobis, Vickrey, truncated Gumbel): :data:`MC_DRAWS` i.i.d. pairs
-  (word drawn in proportion to its count, one fresh mechanism draw); each pair is a Bernoulli(U)
-  trial, so U is their mean, with a Wilson score interval.
+  most :data:`EXACT_WORDS` distinct words (each law is a pass over the vocabulary: for many
+  distinct words this costs as much as the run itself);
+* ``monte_carlo`` (MVC, Mahalanobis, Vickrey, truncated Gumbel, and the others beyond
+  :data:`EXACT_WORDS` distinct words): :data:`MC_DRAWS` i.i.d. pairs (a word drawn in proportion
+  to its count, one fresh mechanism draw, all in one vectorised call); each pair is a
+  Bernoulli(U) trial, so U is their mean, with a Wilson score interval.
 
 The estimator never touches the run's own generators (a seeded run's output does not change): it
 draws from :func:`textdp._random.public_generator` for a seeded run (the report is then
@@ -33,16 +33,14 @@ import numpy as np
 
 from textdp import _random
 
-__all__ = ["DEFAULT_UNCHANGED_WARNING", "EXACT_WORDS", "MC_DRAWS", "SAMPLED_WORDS",
+__all__ = ["DEFAULT_UNCHANGED_WARNING", "EXACT_WORDS", "MC_DRAWS",
            "expected_unchanged", "percent", "unchanged_warning", "wilson_interval"]
 
 #: Above this expected fraction of unchanged words, the report warns (``unchanged_warning=``).
 DEFAULT_UNCHANGED_WARNING = 0.5
 #: Most distinct words whose exact N_w is computed one output law at a time (a pass over the
 #: vocabulary each).
-EXACT_WORDS = 64
-#: Words sampled (by count) when there are more distinct words than that.
-SAMPLED_WORDS = 64
+EXACT_WORDS = 32
 #: Monte-Carlo (word, draw) pairs for mechanisms without a closed-form law.
 MC_DRAWS = 1024
 #: Two-sided 95% normal quantile.
@@ -111,16 +109,6 @@ def expected_unchanged(mechanism: Any, counts: np.ndarray, *,
                    interval_method="exact", draws=0)
         return out
     rng = _generator(seed)
-    if has_law:
-        sample = rng.choice(words, size=SAMPLED_WORDS, p=weights)
-        uniq, inverse = np.unique(sample, return_inverse=True)
-        n_w = _exact_n_w(mechanism, uniq)[inverse]
-        value = float(n_w.mean())
-        half = _Z95 * float(n_w.std(ddof=1)) / math.sqrt(SAMPLED_WORDS)
-        out.update(expected_unchanged_fraction=value, method="exact law, sampled words",
-                   interval=[max(0.0, value - half), min(1.0, value + half)],
-                   interval_method="normal (CLT), 95%", draws=SAMPLED_WORDS)
-        return out
     sample = rng.choice(words, size=MC_DRAWS, p=weights)
     released = mechanism.apply(sample, mechanism.draw(sample, rng))
     hits = int(np.count_nonzero(released == sample))
