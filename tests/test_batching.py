@@ -85,3 +85,15 @@ def test_real_segment_size_unchanged_for_short_documents():
 def test_bad_batch_chars():
     with pytest.raises(ValueError, match="batch_chars"):
         textdp.privatize(["a"], epsilon=1, batch_chars=0)
+
+
+def test_a_later_segment_after_a_silent_one_starts_its_document_stream(small_segments):
+    """Segment 0 privatises nothing, so segment 1 opens the document's stream, whatever ran before
+    on the same Privatizer (no state left from an earlier call)."""
+    silent = "123 " * 200  # numbers only: nothing drawn (oov=mask)
+    text = silent + " ".join(["good"] * 300)
+    mech = create("mvc", epsilon=2)
+    fresh = Privatizer(mech, seed=9).run([text])
+    reused = Privatizer(mech, seed=9)
+    reused.run([text.replace("123", "bad")])  # leaves generator state behind for position 0
+    assert reused.run([text], start=0) == fresh

@@ -183,6 +183,7 @@ class Privatizer:
         if not texts:
             return []
         lengths = list(map(len, texts))
+        self._carry = None  # a document never spans two calls
         if max(lengths) <= SEGMENT_CHARS and sum(lengths) <= self.batch_chars:  # the common case
             result = self._run_codes(texts, encode_batch(texts), _Layout.whole(start, len(texts)))
             counts = self._batch_privatized
