@@ -141,7 +141,7 @@ class Privatizer:
                                 if self.seed is not None else None)
         # (document position, generator state) of a document whose next segment continues it.
         self._carry: tuple[int, dict[str, Any]] | None = None
-        self._carry_generator = np.random.Generator(np.random.PCG64())
+        self._carry_generator: np.random.Generator | None = None  # receives a carried state
         vocab = mechanism.vocabulary
         self._lookup = vocab.lookup
         self._words = vocab.words_array
@@ -372,6 +372,8 @@ class Privatizer:
         left it, or fresh when no earlier segment drew anything."""
         if self._carry is None or self._carry[0] != position:
             return _random.document_generator(self.seed, position)
+        if self._carry_generator is None:
+            self._carry_generator = _random.seeded_generator(self.seed)
         self._carry_generator.bit_generator.state = self._carry[1]
         return self._carry_generator
 
