@@ -9,12 +9,21 @@ One path for every text: the batch is one UTF-32 code array with document bounda
 (:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case variants, one
 gather to rebuild the text), so a document may contain any character, NUL included. The tests
 hold it against a reference that splits with the regular expressions of :mod:`textdp.text`.
+
+Memory is bounded by characters, not documents: one vectorised step takes at most ``batch_chars``
+characters, and a document longer than :data:`SEGMENT_CHARS` is cut into segments at canonical
+places (independent of the batch) that draw, in order, from that document's one generator. The
+mechanisms' ``draw`` is not split-invariant (it draws whole arrays of one law, then the next), so
+the segments, not the batches, fix where a document's stream is cut: the output of a seeded run
+depends on neither ``batch_size`` nor ``batch_chars``.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterable, Sequence
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -22,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
-from textdp._checks import check_seed
+from textdp._checks import check_probability, check_seed
 from textdp.mechanisms import WordMechanism, create
+from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
 from textdp.text.stopwords import ENGLISH_STOPWORDS
@@ -32,6 +42,18 @@ from textdp.vocab import Vocabulary
 __all__ = ["OOVPolicy", "Privatizer", "PrivatizeResult", "privatize", "DEFAULT_MASK"]
 
 DEFAULT_MASK = "[MASK]"
+
+#: A document longer than this (characters) is privatised in segments cut at canonical places:
+#: the first whitespace-to-text boundary at or after each multiple of it (module ``_segments``).
+#: The segments of a document draw, in order, from that document's one generator, so a seeded
+#: run's output does not depend on how documents are grouped into batches.
+SEGMENT_CHARS = 1 << 16
+#: Default bound on the characters privatised in one vectorised step (memory ~ tokens, not
+#: documents: a 30 MB line is privatised 256 Ki characters at a time).
+DEFAULT_BATCH_CHARS = 1 << 18
+
+_BREAK = re.compile(r"\s(?=\S)")
+_INSIDE = frozenset({"Mn", "Mc", "Me", "Cf"})  # a hard cut never lands before one of these
 
 
 class OOVPolicy(StrEnum):
@@ -88,23 +110,38 @@ class Privatizer:
         keep_stopwords: keep English function words unchanged (they are then unprotected).
         seed: None draws from OS entropy; an integer makes the run reproducible (document i always
             uses the generator derived from (seed, i)) and is flagged in the report.
+        unchanged_warning: the report warns when the expected fraction of privatised words
+            returned unchanged exceeds it (its ``deniability`` section; default 0.5).
+        batch_chars: characters privatised per vectorised step (memory vs. speed); a longer
+            document is processed in segments (:data:`SEGMENT_CHARS`). It never changes the
+            output of a seeded run.
     """
 
     def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
                  mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None,
+                 unchanged_warning: float = DEFAULT_UNCHANGED_WARNING,
+                 batch_chars: int = DEFAULT_BATCH_CHARS) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
             raise TypeError("mask_token must be a string")
+        if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
+            raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
+        self.batch_chars = batch_chars
         self.mechanism = mechanism
         self.oov = _check_oov(oov)
         self.mask_token = mask_token
         self.keep_stopwords = bool(keep_stopwords)
         self.seed = check_seed(seed)
+        self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
+                                                   open_low=False, open_high=False)
         self._rng = _random.secure_generator() if self.seed is None else None
         self._doc_generators = (_random.DocumentGenerators(self.seed)
                                 if self.seed is not None else None)
+        # (document position, generator state) of a document whose next segment continues it.
+        self._carry: tuple[int, dict[str, Any]] | None = None
+        self._carry_generator: np.random.Generator | None = None  # receives a carried state
         vocab = mechanism.vocabulary
         self._lookup = vocab.lookup
         self._words = vocab.words_array
@@ -119,9 +156,11 @@ class Privatizer:
         self._static = np.concatenate([self._table.pool, mask_codes])
         self._buffer = self._static
         self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._word_counts = np.zeros(len(vocab), dtype=np.int64)  # privatised, per vocabulary row
         self._classes = dict.fromkeys(TokenClass, 0)
         self._documents = 0
         self._max_privatized = 0
+        self._batch_privatized = np.zeros(0, dtype=np.int64)  # per document of the last step
         self._empty_documents = 0
         self._seconds = 0.0
         self._next_position = 0
@@ -143,13 +182,57 @@ class Privatizer:
         self._next_position = start + len(texts)
         if not texts:
             return []
-        result = self._run_codes(texts, encode_batch(texts), start)
+        lengths = list(map(len, texts))
+        self._carry = None  # a document never spans two calls
+        if max(lengths) <= SEGMENT_CHARS and sum(lengths) <= self.batch_chars:  # the common case
+            result = self._run_codes(texts, encode_batch(texts), _Layout.whole(start, len(texts)))
+            counts = self._batch_privatized
+        else:
+            result, counts = self._run_segmented(texts, lengths, start)
+        self._max_privatized = max(self._max_privatized, int(counts.max(initial=0)))
         self._documents += len(texts)
         self._empty_documents += texts.count("")
         self._seconds += time.perf_counter() - t0
         return result
 
-    def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
+    def _run_segmented(self, texts: list[str], lengths: list[int],
+                       start: int) -> tuple[list[str], np.ndarray]:
+        """Groups of at most ``batch_chars`` characters (or one segment), long documents cut
+        into segments made lazily and joined as soon as their last segment is out."""
+        result: list[str] = []
+        pending: list[str] = []
+        counts = np.zeros(len(texts), dtype=np.int64)
+
+        def flush(group: list[str], rows: list[tuple[int, int, bool]]) -> None:
+            layout = _Layout.of(start, rows)
+            out = self._run_codes(group, encode_batch(group), layout)
+            np.add.at(counts, layout.owner, self._batch_privatized)
+            for piece, (_, _, last) in zip(out, rows, strict=True):
+                pending.append(piece)
+                if last:
+                    result.append(pending[0] if len(pending) == 1 else "".join(pending))
+                    pending.clear()
+
+        group: list[str] = []
+        rows: list[tuple[int, int, bool]] = []  # (document, segment, last segment?)
+        size = 0
+        for i, text in enumerate(texts):
+            segments = _segments(text) if lengths[i] > SEGMENT_CHARS else iter((text,))
+            seg = next(segments)
+            j = 0
+            while seg is not None:
+                following = next(segments, None)
+                if group and size + len(seg) > self.batch_chars:
+                    flush(group, rows)
+                    group, rows, size = [], [], 0
+                group.append(seg)
+                rows.append((i, j, following is None))
+                size += len(seg)
+                seg, j = following, j + 1
+        flush(group, rows)
+        return result, counts
+
+    def _run_codes(self, texts: list[str], batch: CodeBatch, layout: _Layout) -> list[str]:
         """Privatise the batch as one code array (see the module docstring)."""
         ids = self._table.find(batch)
         in_vocab = ids >= 0
@@ -165,7 +248,8 @@ class Privatizer:
 
         need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
         noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
-                                       doc_of[oov] if need_random_oov else None, start, len(texts))
+                                       doc_of[oov] if need_random_oov else None, layout,
+                                       len(texts))
         new_ids = self.mechanism.apply(ids[priv_pos], noise)
 
         # Where each output token comes from: the original text (kept tokens), a pre-encoded
@@ -238,6 +322,7 @@ class Privatizer:
                  oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
                  structure: dict[TokenClass, int]) -> None:
         self._counts["privatized"] += int(priv_pos.size)
+        self._word_counts += np.bincount(ids[priv_pos], minlength=self._word_counts.size)
         self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
         n_numbers = int(is_number.sum())
         n_oov_words = int(oov.size - n_numbers)
@@ -249,18 +334,18 @@ class Privatizer:
         self._classes[TokenClass.NUMBER] += n_numbers
         for k, v in structure.items():
             self._classes[k] += v
-        per_doc = np.bincount(doc_of[priv_pos], minlength=n_docs)
-        self._max_privatized = max(self._max_privatized, int(per_doc.max(initial=0)))
+        self._batch_privatized = np.bincount(doc_of[priv_pos], minlength=n_docs)
 
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
-              start: int, n_docs: int) -> tuple[Any, np.ndarray | None]:
+              layout: _Layout, n_docs: int) -> tuple[Any, np.ndarray | None]:
         """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens."""
         v = len(self.mechanism.vocabulary)
         if self.seed is None:
             noise = self.mechanism.draw(ids, self._rng)
             rand = self._rng.integers(v, size=oov_docs.size) if oov_docs is not None else None
             return noise, rand
-        # Seeded: document i draws from its own generator, mechanism noise first, then OOV words.
+        # Seeded: document i draws from its own generator, mechanism noise first, then OOV words;
+        # the segments of a long document each do so in turn, continuing the same stream.
         bounds = np.searchsorted(docs, np.arange(n_docs + 1))
         if oov_docs is not None:
             oov_bounds = np.searchsorted(oov_docs, np.arange(n_docs + 1))
@@ -268,16 +353,29 @@ class Privatizer:
         else:
             active = np.flatnonzero(np.diff(bounds) > 0)
         parts, rand_parts = [], []
-        generators = self._doc_generators.many(start + active)
-        for d, g in zip(active.tolist(), generators, strict=True):
+        fresh = self._doc_generators.many(layout.position[active[~layout.continued[active]]])
+        for d in active.tolist():
+            g = self._continued(int(layout.position[d])) if layout.continued[d] else next(fresh)
             parts.append(self.mechanism.draw(ids[bounds[d]:bounds[d + 1]], g))
             if oov_docs is not None:
                 rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
+            if layout.continues[d]:
+                self._carry = (int(layout.position[d]), g.bit_generator.state)
         if not parts:
             parts = [self.mechanism.draw(ids[:0], _random.secure_generator())]  # draws nothing
         noise = self.mechanism.concat_noise(parts)
         rand = np.concatenate(rand_parts) if oov_docs is not None else None
         return noise, rand
+
+    def _continued(self, position: int) -> np.random.Generator:
+        """The generator of a later segment of document ``position``: where the previous one
+        left it, or fresh when no earlier segment drew anything."""
+        if self._carry is None or self._carry[0] != position:
+            return _random.document_generator(self.seed, position)
+        if self._carry_generator is None:
+            self._carry_generator = _random.seeded_generator(self.seed)
+        self._carry_generator.bit_generator.state = self._carry[1]
+        return self._carry_generator
 
     # ----------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
@@ -291,7 +389,50 @@ class Privatizer:
                        "max_privatized_words_per_document": self._max_privatized},
             policy={"oov": self.oov.value, "mask_token": self.mask_token,
                     "keep_stopwords": self.keep_stopwords},
-            seed=self.seed, seconds=self._seconds)
+            seed=self.seed, seconds=self._seconds, word_counts=self._word_counts,
+            unchanged_threshold=self.unchanged_warning)
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where the pieces of a batch come from: per piece, its document's corpus ``position``,
+    whether it ``continued`` an earlier segment of that document, and whether it ``continues``
+    in a later one; ``owner`` is the document's index in the call to :meth:`Privatizer.run`."""
+
+    position: np.ndarray
+    continued: np.ndarray
+    continues: np.ndarray
+    owner: np.ndarray
+
+    @classmethod
+    def whole(cls, start: int, n: int) -> _Layout:
+        no = np.zeros(n, dtype=bool)
+        return cls(np.arange(start, start + n, dtype=np.int64), no, no, np.arange(n))
+
+    @classmethod
+    def of(cls, start: int, rows: list[tuple[int, int, bool]]) -> _Layout:
+        owner, index, last = (np.array(c) for c in zip(*rows, strict=True))
+        owner = owner.astype(np.int64)
+        return cls(owner + start, index > 0, ~last.astype(bool), owner)
+
+
+def _segments(text: str) -> Iterator[str]:
+    """``text`` cut after each multiple of :data:`SEGMENT_CHARS` at the first place where
+    whitespace is followed by a non-space (tokens are never split there), else, with no such
+    place within one more segment length, before the next character that is not a combining
+    mark or format character."""
+    a = 0
+    while len(text) - a > SEGMENT_CHARS:
+        m = _BREAK.search(text, a + SEGMENT_CHARS, a + 2 * SEGMENT_CHARS)
+        if m is not None:
+            cut = m.end()
+        else:
+            cut = a + SEGMENT_CHARS
+            while cut < len(text) and unicodedata.category(text[cut]) in _INSIDE:
+                cut += 1
+        yield text[a:cut]
+        a = cut
+    yield text[a:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +456,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               epsilon: float | None = None, *, seed: int | None = None, oov: str = "mask",
               mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
               vocabulary: Vocabulary | None = None, batch_size: int = 4096,
-              **params: Any) -> PrivatizeResult:
+              unchanged_warning: float = DEFAULT_UNCHANGED_WARNING,
+              batch_chars: int = DEFAULT_BATCH_CHARS, **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
     Args:
@@ -324,6 +466,10 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
         epsilon: privacy parameter (per unit of the mechanism's metric).
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
         oov: policy for out-of-vocabulary words and numbers: mask, keep, drop, random.
+        unchanged_warning: warn in the report when the expected fraction of privatised words
+            returned unchanged exceeds it (default 0.5).
+        batch_size, batch_chars: documents and characters per vectorised step (memory vs.
+            speed; never the output of a seeded run).
         **params: further mechanism parameters.
 
     Returns:
@@ -335,7 +481,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
-                        seed=seed)
+                        seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars)
     texts = list(texts)
     out: list[str] = []
     for s in range(0, len(texts), batch_size):

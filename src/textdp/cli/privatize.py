@@ -33,8 +33,14 @@ from textdp.io.streams import is_stdio
 from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
 from textdp.privacy.report import summary_line
+from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 
 DEFAULT_BATCH_SIZE = 2048
+
+UnchangedWarningOption = Annotated[float, typer.Option(
+    "--unchanged-warning", min=0.0, max=1.0,
+    help="Warn when the expected fraction of privatised words returned unchanged (the report's "
+         "deniability section) exceeds this.")]
 
 HELP = """Privatise every document of INPUT and write them to OUTPUT.
 
@@ -67,9 +73,11 @@ punctuation are kept. Out-of-vocabulary words and numbers follow --oov:
 \b
 The report (--report PATH, JSON; schema in README.md) states the mechanism and its
 parameters, the guarantee per word and its composition over a document, token counts by
-class and by policy, what was released unprotected, warnings, the randomness (seeded or
-not), the vocabulary fingerprint, textdp version, timing, and an "io" entry (input, output,
-format, records in and out). Without --report a one-line summary goes to stderr.
+class and by policy, the expected fraction of privatised words returned unchanged
+("deniability", with the method and a 95% interval; warned above --unchanged-warning), what
+was released unprotected, warnings, the randomness (seeded or not), the vocabulary
+fingerprint, textdp version, timing, and an "io" entry (input, output, format, records in
+and out). Without --report a one-line summary goes to stderr.
 
 Errors (bad parameters, a malformed record) print one line, naming file and line, and exit
 with status 2; parameters are checked before any input is read. --on-error skip leaves a
@@ -193,6 +201,7 @@ def privatize(
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
         = DEFAULT_BATCH_SIZE,
+    unchanged_warning: UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
     method: MethodOption = None,
     n_lists: NListsOption = None,
     beta: BetaOption = None,
@@ -209,7 +218,8 @@ def privatize(
     try:
         mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
         runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
-                            keep_stopwords=keep_stopwords, seed=seed)
+                            keep_stopwords=keep_stopwords, seed=seed,
+                            unchanged_warning=unchanged_warning)
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
 
