@@ -122,6 +122,10 @@ def _battery() -> list[list[str]]:
         ["evaluate", "-m", "nosuch", "-e", "1", "-o", "$D/ev"],
         ["evaluate", "-m", "mvc", "-e", "abc", "-o", "$D/ev"],
         ["evaluate", "-m", "mvc", "-e", "1", "-o", "$D/in.txt"],
+        # vocab
+        ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],
+        ["vocab", "stats", "glove-6b-50d", "--sample", "5", "--plot", "$D/adir"],
+        ["vocab", "list", "--bogus"],
         # the rest
         ["mechanisms", "--bogus"], ["experiment", "nosuch"], ["experiment"], ["nosuch"],
     ]
@@ -141,7 +145,7 @@ def _subcommands() -> set[str]:
 
 
 def _command(argv: list[str]) -> str:
-    return " ".join(argv[:2]) if argv[0] in ("candidates", "recoder") else argv[0]
+    return " ".join(argv[:2]) if argv[0] in ("candidates", "recoder", "vocab") else argv[0]
 
 
 def test_every_subcommand_is_in_the_battery():
