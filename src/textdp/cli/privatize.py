@@ -234,6 +234,11 @@ def privatize(
             files.write_json(report, result)
 
     # 4. Tell the user where things went and what the guarantee is.
+    say_outcome(io_summary, output, report, result)
+
+
+def say_outcome(io_summary: dict, output: Path, report: Path | None, result: dict) -> None:
+    """Where the output and the report went, the guarantee in one line, and every warning."""
     say_written(io_summary, output)
     if report is not None:
         say(f"privacy report: {report}")
