@@ -14,7 +14,7 @@ hold it against a reference that splits with the regular expressions of :mod:`te
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -26,6 +26,7 @@ from textdp._checks import check_seed
 from textdp.mechanisms import WordMechanism, create
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
+from textdp.text.identifiers import DENIED, Identifiers
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
 
@@ -38,7 +39,12 @@ class OOVPolicy(StrEnum):
     """What happens to a word outside the vocabulary, and to a number (the mechanism has no
     neighbours for them): ``mask`` replaces it by the mask token, ``keep`` releases it
     unprotected (the report lists it), ``drop`` removes it, ``random`` draws a vocabulary word
-    uniformly, independently of the input."""
+    uniformly, independently of the input.
+
+    An identifier (e-mail address, URL, …: :mod:`textdp.text.identifiers`) is one token:
+    ``mask`` and ``random`` replace it by its kind's label (``[EMAIL]``; a random word would
+    read as a word and hide that an identifier was removed), ``keep`` releases it (unprotected,
+    counted) and ``drop`` removes it. Deny-list terms are masked under every policy."""
 
     MASK = "mask"
     KEEP = "keep"
@@ -58,6 +64,7 @@ _COUNTERS = (
     "privatized", "privatized_unchanged", "stopwords_kept",
     "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
     "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
+    "identifiers_masked", "identifiers_kept", "identifiers_dropped",
 )
 
 
@@ -88,11 +95,20 @@ class Privatizer:
         keep_stopwords: keep English function words unchanged (they are then unprotected).
         seed: None draws from OS entropy; an integer makes the run reproducible (document i always
             uses the generator derived from (seed, i)) and is flagged in the report.
+        identifiers: recognise e-mail addresses, URLs, IP addresses, IBANs, card and phone
+            numbers as one token each (True), not at all (False), or as configured by an
+            :class:`textdp.text.identifiers.Identifiers`.
+        identifier_labels: kind → placeholder (``{"email": "<email>"}``).
+        identifier_patterns: extra kinds, name → regular expression.
+        deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``.
     """
 
     def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
                  mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, identifiers: bool | Identifiers = True,
+                 identifier_labels: Mapping[str, str] | None = None,
+                 identifier_patterns: Mapping[str, str] | None = None,
+                 deny_list: Iterable[str] | None = None) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
@@ -113,12 +129,19 @@ class Privatizer:
             if self.keep_stopwords else None
         )
         self._table = _code_table(vocab)
-        mask_codes = np.frombuffer(mask_token.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        self._mask_off = self._table.pool.size
-        self._mask_len = mask_codes.size
-        self._static = np.concatenate([self._table.pool, mask_codes])
+        self.identifiers = make_identifiers(identifiers, identifier_labels, identifier_patterns,
+                                            deny_list)
+        kinds = self.identifiers.kinds if self.identifiers is not None else ()
+        labels = [mask_token, *(self.identifiers.label(k) for k in kinds)]
+        codes = [np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in labels]
+        lengths = np.array([c.size for c in codes], dtype=np.int64)
+        offsets = self._table.pool.size + np.cumsum(lengths) - lengths
+        self._mask_off, self._mask_len = int(offsets[0]), int(lengths[0])
+        self._label_off, self._label_len = offsets[1:], lengths[1:]  # by identifier kind
+        self._static = np.concatenate([self._table.pool, *codes])
         self._buffer = self._static
         self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._by_kind = dict.fromkeys(kinds, 0)
         self._classes = dict.fromkeys(TokenClass, 0)
         self._documents = 0
         self._max_privatized = 0
@@ -143,7 +166,7 @@ class Privatizer:
         self._next_position = start + len(texts)
         if not texts:
             return []
-        result = self._run_codes(texts, encode_batch(texts), start)
+        result = self._run_codes(texts, encode_batch(texts, self.identifiers), start)
         self._documents += len(texts)
         self._empty_documents += texts.count("")
         self._seconds += time.perf_counter() - t0
@@ -158,6 +181,8 @@ class Privatizer:
             stop = in_vocab & np.isin(ids, self._stop_ids)
             private &= ~stop
             self._counts["stopwords_kept"] += int(stop.sum())
+        if batch.identifiers.size:
+            in_vocab[batch.identifiers] = True  # not out-of-vocabulary: the identifier policy
         oov = np.flatnonzero(~in_vocab)
         is_number = batch.is_digit[oov]
         priv_pos = np.flatnonzero(private)
@@ -174,7 +199,10 @@ class Privatizer:
         src = batch.starts + static
         length = batch.ends - batch.starts
         extra: list[str] = []
-        self._place_words(batch, priv_pos, new_ids, src, length, extra)
+        # A word the mechanism returned unchanged keeps the input's bytes (ｈｅｌｌｏ, NFD).
+        changed = np.flatnonzero(new_ids != ids[priv_pos])
+        self._place_words(batch, priv_pos[changed], new_ids[changed], src, length, extra)
+        self._place_identifiers(batch.identifiers, batch.identifier_kinds, src, length)
         if oov.size and self.oov is not OOVPolicy.KEEP:
             if self.oov is OOVPolicy.MASK:
                 src[oov] = self._mask_off
@@ -196,8 +224,22 @@ class Privatizer:
 
         structure = {TokenClass.WHITESPACE: batch.whitespace,
                      TokenClass.PUNCTUATION: batch.punctuation, TokenClass.OTHER: batch.other}
-        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts), structure)
+        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts), structure,
+                      batch.identifier_kinds)
         return result
+
+    def _place_identifiers(self, tokens: np.ndarray, kinds: np.ndarray, src: np.ndarray,
+                           length: np.ndarray) -> None:
+        """Point identifier ``tokens`` at their kinds' labels, or keep or drop them (see OOVPolicy)."""
+        if not tokens.size:
+            return
+        if self.oov in (OOVPolicy.KEEP, OOVPolicy.DROP):
+            denied = kinds == self.identifiers.kinds.index(DENIED)  # masked under every policy
+            if self.oov is OOVPolicy.DROP:
+                length[tokens[~denied]] = 0
+            tokens, kinds = tokens[denied], kinds[denied]
+        src[tokens] = self._label_off.take(kinds)
+        length[tokens] = self._label_len.take(kinds)
 
     def _source(self, codes: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """[vocabulary pools, mask, codes, extra] in one reused buffer."""
@@ -236,7 +278,7 @@ class Privatizer:
 
     def _account(self, ids: np.ndarray, new_ids: np.ndarray, priv_pos: np.ndarray,
                  oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
-                 structure: dict[TokenClass, int]) -> None:
+                 structure: dict[TokenClass, int], identifier_kinds: np.ndarray) -> None:
         self._counts["privatized"] += int(priv_pos.size)
         self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
         n_numbers = int(is_number.sum())
@@ -245,12 +287,25 @@ class Privatizer:
                 OOVPolicy.RANDOM: "randomized"}[self.oov]
         self._counts[f"oov_words_{verb}"] += n_oov_words
         self._counts[f"numbers_{verb}"] += n_numbers
-        self._classes[TokenClass.WORD] += ids.size - n_numbers
+        self._classes[TokenClass.WORD] += ids.size - n_numbers - identifier_kinds.size
         self._classes[TokenClass.NUMBER] += n_numbers
+        self._classes[TokenClass.IDENTIFIER] += identifier_kinds.size
+        if identifier_kinds.size:
+            self._account_identifiers(identifier_kinds)
         for k, v in structure.items():
             self._classes[k] += v
         per_doc = np.bincount(doc_of[priv_pos], minlength=n_docs)
         self._max_privatized = max(self._max_privatized, int(per_doc.max(initial=0)))
+
+    def _account_identifiers(self, kinds: np.ndarray) -> None:
+        per_kind = np.bincount(kinds, minlength=len(self._by_kind))
+        names = self.identifiers.kinds
+        for name, n in zip(names, per_kind.tolist(), strict=True):
+            self._by_kind[name] += n
+        denied = int(per_kind[names.index(DENIED)])
+        verb = {OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped"}.get(self.oov, "masked")
+        self._counts["identifiers_masked"] += denied
+        self._counts[f"identifiers_{verb}"] += int(kinds.size) - denied
 
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
               start: int, n_docs: int) -> tuple[Any, np.ndarray | None]:
@@ -284,7 +339,7 @@ class Privatizer:
         """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
         from textdp.privacy.report import word_report
 
-        return word_report(
+        report = word_report(
             self.mechanism, by_class={k.value: v for k, v in self._classes.items()},
             by_policy=self._counts,
             documents={"count": self._documents, "empty": self._empty_documents,
@@ -292,6 +347,45 @@ class Privatizer:
             policy={"oov": self.oov.value, "mask_token": self.mask_token,
                     "keep_stopwords": self.keep_stopwords},
             seed=self.seed, seconds=self._seconds)
+        if self.identifiers is not None:
+            self._report_identifiers(report)
+        return report
+
+    def _report_identifiers(self, report: dict[str, Any]) -> None:
+        """The ``identifiers`` section; kept identifiers in ``unprotected`` and ``warnings``."""
+        report["identifiers"] = {**self.identifiers.describe(), "by_kind": dict(self._by_kind),
+                                 "masked": self._counts["identifiers_masked"],
+                                 "kept": self._counts["identifiers_kept"],
+                                 "dropped": self._counts["identifiers_dropped"]}
+        if self.oov is OOVPolicy.KEEP and self._counts["identifiers_kept"]:
+            kept = {k: n for k, n in self._by_kind.items() if n and k != DENIED}
+            report["unprotected"].append(
+                {"kind": "identifiers", "count": self._counts["identifiers_kept"],
+                 "by_kind": kept, "why": "oov=keep releases them unchanged"})
+            report["warnings"].append(
+                f"released unprotected by oov=keep: {self._counts['identifiers_kept']} "
+                "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")")
+
+
+def make_identifiers(identifiers: bool | Identifiers, labels: Mapping[str, str] | None,
+                     patterns: Mapping[str, str] | None,
+                     deny_list: Iterable[str] | None) -> Identifiers | None:
+    """The recogniser the options describe (None: no identifiers and no deny-list)."""
+    if isinstance(identifiers, Identifiers):
+        if labels or patterns or deny_list:
+            raise ValueError("pass labels, patterns and the deny-list to the Identifiers object")
+        return identifiers
+    if not isinstance(identifiers, bool):
+        raise TypeError("identifiers must be True, False or a textdp.text.identifiers.Identifiers")
+    if isinstance(deny_list, str):
+        raise TypeError("deny_list must be a list of terms, not a single string")
+    deny = list(deny_list or ())
+    if not (identifiers or patterns or deny):
+        if labels:
+            raise ValueError("identifier labels given, but identifiers are off")
+        return None
+    return Identifiers(builtin=identifiers, patterns=dict(patterns or {}),
+                       labels=dict(labels or {}), deny_list=deny)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +409,10 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               epsilon: float | None = None, *, seed: int | None = None, oov: str = "mask",
               mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
               vocabulary: Vocabulary | None = None, batch_size: int = 4096,
-              **params: Any) -> PrivatizeResult:
+              identifiers: bool | Identifiers = True,
+              identifier_labels: Mapping[str, str] | None = None,
+              identifier_patterns: Mapping[str, str] | None = None,
+              deny_list: Iterable[str] | None = None, **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
     Args:
@@ -323,7 +420,9 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
         mechanism: a name from :func:`textdp.mechanisms.available` or a built mechanism.
         epsilon: privacy parameter (per unit of the mechanism's metric).
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
-        oov: policy for out-of-vocabulary words and numbers: mask, keep, drop, random.
+        oov: policy for out-of-vocabulary words, numbers and identifiers: mask, keep, drop,
+            random (see :class:`OOVPolicy`).
+        identifiers, identifier_labels, identifier_patterns, deny_list: see :class:`Privatizer`.
         **params: further mechanism parameters.
 
     Returns:
@@ -335,7 +434,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
-                        seed=seed)
+                        seed=seed, identifiers=identifiers, identifier_labels=identifier_labels,
+                        identifier_patterns=identifier_patterns, deny_list=deny_list)
     texts = list(texts)
     out: list[str] = []
     for s in range(0, len(texts), batch_size):
