@@ -10,10 +10,11 @@ stop words kept or not, seeded and unseeded, over several batches.
 
 import operator
 import random
-from itertools import repeat
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from textdp.mechanisms import create
 from textdp.pipeline import OOVPolicy, Privatizer
@@ -37,7 +38,7 @@ class ReferencePrivatizer(Privatizer):
     def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
         tokens, kinds, doc_of, templates, structure = _reference_tokens(texts, batch, self.identifiers)
         ident = kinds >= 0
-        ids = np.array([-1 if i else _reference_row(self, t) for t, i in zip(tokens, ident)],
+        ids = np.array([-1 if i else _reference_row(self, t) for t, i in zip(tokens, ident, strict=False)],
                        dtype=np.int64)
         in_vocab = ids >= 0
         private = in_vocab.copy()
@@ -57,7 +58,7 @@ class ReferencePrivatizer(Privatizer):
 
         out = list(tokens)
         changed = new_ids != ids[priv_pos]
-        for t, w in zip(priv_pos[changed].tolist(), new_ids[changed].tolist()):
+        for t, w in zip(priv_pos[changed].tolist(), new_ids[changed].tolist(), strict=False):
             out[t] = restore_case(self._words[w], tokens[t])
         for j, t in enumerate(oov.tolist()):
             if self.oov is OOVPolicy.MASK:
@@ -102,7 +103,7 @@ def _doc_pieces(texts, batch, identifiers):
     for d in range(len(texts)):
         base, stop = int(batch.doc_bounds[d]), int(batch.doc_bounds[d + 1])
         pieces, at = [], base
-        for s, e, k in zip(starts.tolist(), ends.tolist(), kinds.tolist()):
+        for s, e, k in zip(starts.tolist(), ends.tolist(), kinds.tolist(), strict=False):
             if base <= s < stop:
                 pieces += [(batch.text[at:s], -1), (batch.text[s:e], k)]
                 at = e
@@ -270,7 +271,15 @@ def test_character_classes_equal_the_regular_expressions_on_all_of_unicode():
 
     from textdp.text import _patterns
     from textdp.text._codes import (
-        DIGIT, LETTER, MARK, OTHER, PUNCTUATION, WHITESPACE, _attach_marks, _char_class)
+        DIGIT,
+        LETTER,
+        MARK,
+        OTHER,
+        PUNCTUATION,
+        WHITESPACE,
+        _attach_marks,
+        _char_class,
+    )
 
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
     kind = {"word": LETTER, "number": DIGIT, "whitespace": WHITESPACE, "punctuation": PUNCTUATION,
@@ -284,3 +293,30 @@ def test_character_classes_equal_the_regular_expressions_on_all_of_unicode():
     assert (expected != 255).all()
     assert {_char_class(everything[i]) for i in marks.tolist()} == {MARK}
     assert np.flatnonzero(actual != expected).tolist() == []
+
+
+def test_unicode_lookup_and_bytes_kept(vocab):
+    """NFKC + case-fold lookup; a word returned unchanged keeps the input's bytes."""
+    mech = create("diffractor", vocab, epsilon=1e6, cache=False)
+    texts = ["ｈｅｌｌｏ ﬁne HELLO STRASSE cafe\u0301 a\u200dnd"]
+    out = Privatizer(mech, seed=1).run(texts)
+    assert out == texts  # all found (ε huge: unchanged), bytes kept; a\u200dnd finds "and"
+    assert ReferencePrivatizer(mech, seed=1).run(texts) == texts
+    assert Privatizer(mech, seed=1).run(["zzq\u0301x re\u0301sume\u0301"]) == ["[MASK] [MASK]"]
+
+
+_FORMAT = ["\u200d", "\u200c", "\u200b", "\ufe0f", "\u0301", "\u20e3", "\u00ad", "👩", "💻", "e",
+           "The", "house", "42", " ", "ß", "ﬁne", "ｈｅｌｌｏ", "jsmith@acme.com", "555-123-4567"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.sampled_from(_FORMAT), max_size=12).map("".join), min_size=1, max_size=6),
+       st.sampled_from(["mask", "keep", "drop", "random"]))
+def test_fast_path_equals_reference_on_format_and_combining_text(vocab, texts, oov):
+    mech = create("diffractor", vocab, epsilon=1.0, cache=False)
+    fast, ref = Privatizer(mech, oov=oov, seed=3), ReferencePrivatizer(mech, oov=oov, seed=3)
+    assert fast.run(texts) == ref.run(texts)
+    assert _clean(fast.report()) == _clean(ref.report())
+    if oov == "keep":  # nothing replaced at all when nothing is in the vocabulary: exact round trip
+        keep_all = Privatizer(create("diffractor", vocab, epsilon=1e9, cache=False), oov="keep", seed=1)
+        assert keep_all.run(texts) == texts

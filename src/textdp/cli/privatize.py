@@ -52,6 +52,14 @@ punctuation are kept. Out-of-vocabulary words and numbers follow --oov:
   random  a uniformly random vocabulary word, independent of the input
 
 \b
+Identifiers (on by default; --no-identifiers turns them off) are found before
+tokenisation and handled as one token each: e-mail addresses, URLs, IPv4/IPv6
+addresses, IBANs, card numbers, phone numbers, --identifier-pattern kinds and
+--deny-list terms. mask and random replace one by its label ([EMAIL], [URL], [IP],
+[IBAN], [CARD], [PHONE], [NAME]; --identifier-label KIND=LABEL), keep releases it
+(UNPROTECTED, counted), drop removes it. Deny-list terms are always masked ([REDACTED]).
+
+\b
 The report (--report PATH, JSON; schema in README.md) states the mechanism and its
 parameters, the guarantee per word and its composition over a document, token counts by
 class and by policy, what was released unprotected, warnings, the randomness (seeded or
@@ -116,6 +124,23 @@ def mechanism_params(name: str, flags: dict[str, Any], items: list[str]) -> dict
     return params
 
 
+IdentifiersOption = Annotated[bool, typer.Option(
+    "--identifiers/--no-identifiers",
+    help="Recognise e-mail addresses, URLs, IP addresses, IBANs, card and phone numbers as one "
+         "token each (masked with their label under --oov mask).")]
+IdentifierLabelOption = Annotated[list[str] | None, typer.Option(
+    "--identifier-label", metavar="KIND=LABEL", show_default=False,
+    help="Placeholder for an identifier kind, e.g. email=<EMAIL> (repeatable).")]
+IdentifierPatternOption = Annotated[list[str] | None, typer.Option(
+    "--identifier-pattern", metavar="NAME=REGEX", show_default=False,
+    help="An extra identifier kind, e.g. 'ticket=TK-\\d{6}' (Python re syntax; repeatable); "
+         "labelled [NAME] unless --identifier-label says otherwise.")]
+DenyListOption = Annotated[Path | None, typer.Option(
+    "--deny-list", metavar="FILE", show_default=False,
+    help="Terms always masked as [REDACTED], whatever --oov: one per line (UTF-8), "
+         "case-insensitive, whole words; blank lines and lines starting with # skipped.")]
+
+
 def privatize(
     input: Annotated[Path, typer.Argument(
         metavar="INPUT", show_default=False,
@@ -155,6 +180,8 @@ def privatize(
     n_lists: NListsOption = None,
     beta: BetaOption = None,
     param: ParamOption = None,
+    identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
+    identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
 ) -> None:
     # 1. Paths, without reading anything: fail before the vocabulary is even loaded.
     check_output(output, input)
@@ -167,8 +194,9 @@ def privatize(
                               param or [])
     try:
         mech = build_mechanism(mechanism, epsilon, None, params)
-        runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
-                            keep_stopwords=keep_stopwords, seed=seed)
+        runner = Privatizer(mech, oov=oov.value, mask_token=mask_token, keep_stopwords=keep_stopwords,
+                            seed=seed, **identifier_options(identifiers, identifier_label,
+                                                            identifier_pattern, deny_list))
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
 
@@ -193,6 +221,40 @@ def privatize(
         warn(message)
     if not result["guarantee"].get("verified", True):
         warn("no formal guarantee could be established for these parameters")
+
+
+def identifier_options(on: bool, labels: list[str] | None, patterns: list[str] | None,
+                       deny_list: Path | None) -> dict[str, Any]:
+    """The Privatizer's identifier keywords from the CLI's options."""
+    return {"identifiers": on, "identifier_labels": _pairs(labels, "--identifier-label"),
+            "identifier_patterns": _pairs(patterns, "--identifier-pattern"),
+            "deny_list": read_deny_list(deny_list)}
+
+
+def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
+    """``["k=v", …]`` → {k: v} (the value may contain ``=``)."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"{flag} expects NAME=VALUE, got {item!r}")
+        if key.strip() in out:
+            raise CLIError(f"{flag} gives {key.strip()!r} twice")
+        out[key.strip()] = value
+    return out
+
+
+def read_deny_list(path: Path | None) -> list[str]:
+    """The terms of a deny-list file: one per line, blank lines and ``#`` comments skipped."""
+    if path is None:
+        return []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise FileError(path, None, f"is not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise FileError(path, None, one_line(exc)) from None
+    return [t.strip() for t in lines if t.strip() and not t.lstrip().startswith("#")]
 
 
 def check_report_path(report: Path, input: Path, output: Path) -> None:

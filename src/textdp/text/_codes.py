@@ -297,8 +297,9 @@ def encode_batch(texts: Sequence[str], identifiers: Any = None) -> CodeBatch:
                          empty, empty, empty, np.empty(0, bool), empty, len(texts), 0, 0, 0,
                          empty, empty)
     cls, marks = _classes(codes)
-    span_starts, span_ends, span_kinds = (identifiers.find(texts, codes, cls, doc_bounds) if identifiers is not None
-                                          else (None, None, None))
+    span_starts = span_ends = span_kinds = None
+    if identifiers is not None:
+        span_starts, span_ends, span_kinds = identifiers.find(texts, codes, cls, doc_bounds)
     if span_starts is not None and span_starts.size:
         cls[_ranges(span_starts, span_ends - span_starts)[0]] = IDENTIFIER
     if marks is not None:

@@ -296,11 +296,10 @@ def _stretches(a: np.ndarray, b: np.ndarray, ws: np.ndarray, doc_bounds: np.ndar
     """The merged whitespace-delimited stretches, within a document, holding [a[i], b[i]]."""
     if not a.size:
         return a, a
-    prev = np.searchsorted(ws, a) - 1
-    lo = np.where(prev >= 0, ws.take(np.maximum(prev, 0), mode="clip") + 1, 0)
+    ws = np.concatenate([[-1], ws, [n]])  # sentinels: the text's edges
+    lo = ws.take(np.searchsorted(ws, a) - 1) + 1
     lo = np.maximum(lo, doc_bounds.take(np.searchsorted(doc_bounds, a, "right") - 1))
-    nxt = np.searchsorted(ws, b, "right")
-    hi = np.where(nxt < ws.size, ws.take(np.minimum(nxt, max(ws.size - 1, 0)), mode="clip"), n)
+    hi = ws.take(np.searchsorted(ws, b, "right"))
     hi = np.minimum(hi, doc_bounds.take(np.searchsorted(doc_bounds, b, "right")))
     order = np.argsort(lo, kind="stable")
     lo, hi = lo[order], hi[order]
