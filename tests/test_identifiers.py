@@ -123,5 +123,5 @@ def test_user_pattern_across_documents_is_rescanned():
     texts = ["xx ab", "cd yy"]
     batch = encode_batch(texts, ids)
     assert [batch.token(int(t)) for t in batch.identifiers] == ["ab"]
-    s, e, _ = ids.find(texts, batch.codes, _classes(batch.codes)[0], batch.doc_bounds)
+    s, e, _ = ids.find(texts, batch.text, batch.codes, _classes(batch.codes)[0], batch.doc_bounds)
     assert (s.tolist(), e.tolist()) == ([3], [5])

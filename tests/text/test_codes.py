@@ -97,7 +97,7 @@ def _doc_pieces(texts, batch, identifiers):
     """Each document cut at its identifier spans: [(piece, kind or −1), …] per document."""
     if identifiers is None:
         return [[(t, -1)] for t in texts]
-    starts, ends, kinds = identifiers.find(texts, batch.codes, _classes(batch.codes)[0],
+    starts, ends, kinds = identifiers.find(texts, batch.text, batch.codes, _classes(batch.codes)[0],
                                            batch.doc_bounds)
     out = []
     for d in range(len(texts)):

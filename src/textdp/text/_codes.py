@@ -299,7 +299,7 @@ def encode_batch(texts: Sequence[str], identifiers: Any = None) -> CodeBatch:
     cls, marks = _classes(codes)
     span_starts = span_ends = span_kinds = None
     if identifiers is not None:
-        span_starts, span_ends, span_kinds = identifiers.find(texts, codes, cls, doc_bounds)
+        span_starts, span_ends, span_kinds = identifiers.find(texts, text, codes, cls, doc_bounds)
     if span_starts is not None and span_starts.size:
         cls[_ranges(span_starts, span_ends - span_starts)[0]] = IDENTIFIER
     if marks is not None:

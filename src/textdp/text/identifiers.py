@@ -174,12 +174,12 @@ class Identifiers:
         return [(i, kind, re.compile(regexes[kind])) for i, kind in enumerate(self.kinds)
                 if regexes[kind] is not None]
 
-    def find(self, texts: Sequence[str], codes: np.ndarray, cls: np.ndarray,
+    def find(self, texts: Sequence[str], text: str, codes: np.ndarray, cls: np.ndarray,
              doc_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The identifier spans of a batch: (starts, ends, kind indices), sorted, disjoint and
-        non-empty, as offsets into ``"".join(texts)``; no span crosses a document boundary.
+        non-empty, as offsets into ``text = "".join(texts)``; no span crosses a document boundary.
 
-        ``codes``, ``cls`` and ``doc_bounds`` are the batch's code points, their classes and its
+        ``codes``, ``cls`` and ``doc_bounds`` are ``text``'s code points, their classes and the
         document offsets (:func:`textdp.text._codes.encode_batch`). The built-in patterns run
         only on the whitespace-delimited stretches around their anchors (digit clusters, ``@``,
         ``::``, ``://``, ``www.``), found by numpy: a regular expression costs ~15 ns per
@@ -187,7 +187,7 @@ class Identifiers:
         """
         rows = []
         if self.builtin:
-            rows.append(self._builtin_spans("".join(texts), codes, cls, doc_bounds))
+            rows.append(self._builtin_spans(text, codes, cls, doc_bounds))
         if self.deny_list or self.patterns:
             rows.append(self._scanned_spans(texts))
         spans = np.concatenate(rows) if rows else np.empty((0, 4), dtype=np.int64)
