@@ -17,7 +17,7 @@ CASES = [
     ("DE89 3704 0044 0532 0130 00", "iban"), ("GB29NWBK60161331926819", "iban"),
     ("4111 1111 1111 1111", "card"), ("4111-1111-1111-1111", "card"), ("4111111111111111", "card"),
     ("+44 20 7946 0958", "phone"), ("(555) 123-4567", "phone"), ("555-123-4567", "phone"),
-    ("+1-202-555-0173", "phone"),
+    ("+1-202-555-0173", "phone"), ("+49 30 1234567", "phone"), ("555.123.4567", "phone"),
 ]
 
 
@@ -36,7 +36,8 @@ def test_each_recogniser_finds_its_identifier_as_one_token(text, kind):
 
 @pytest.mark.parametrize("text", ["2024-01-15", "in 1999 and 2000", "42", "4111111111111112",
                                   "std::vector", "1.2.3.4.5", "999.1.1.1", "version 3.10.2",
-                                  "x@y", "hello world", "a:b:c"])
+                                  "x@y", "hello world", "a:b:c",
+                                  "1024-1280", "12 345"])
 def test_non_identifiers_are_left_alone(text):
     assert _spans([text]) == []
 
@@ -125,3 +126,11 @@ def test_user_pattern_across_documents_is_rescanned():
     assert [batch.token(int(t)) for t in batch.identifiers] == ["ab"]
     s, e, _ = ids.find(texts, batch.text, batch.codes, _classes(batch.codes)[0], batch.doc_bounds)
     assert (s.tolist(), e.tolist()) == ([3], [5])
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 5])
+def test_seeded_output_does_not_depend_on_the_batch_size(batch_size):
+    texts = ["a jsmith@acme.com b", "", "call +44 20 7946 0958 now", "Zzyzxq 42 house"] * 2
+    ref = textdp.privatize(texts, epsilon=1, seed=4, oov="random").texts
+    assert textdp.privatize(texts, epsilon=1, seed=4, oov="random", batch_size=batch_size).texts == ref
+    assert ref[0].startswith("A ") is False and "[EMAIL]" in ref[0] and "[PHONE]" in ref[2]

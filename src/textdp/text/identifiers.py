@@ -20,8 +20,8 @@ ip        IPv4 dotted quads (each part ≤ 255) and IPv6 (full, ``::``-compresse
 iban      two capital letters, two digits, then 11–30 letters/digits, optionally in groups of 4
 card      13–19 digits in groups of 4 (``4111 1111 1111 1111``, Amex 4-6-5), or contiguous and
           passing the Luhn check
-phone     7–15 digits in groups separated by space, ``.`` or ``-``, optionally ``+CC`` and an
-          area code in parentheses (``+44 20 7946 0958``, ``(555) 123-4567``); not ISO dates
+phone     7–15 digits in ≥ 3 groups separated by space, ``.`` or ``-``, or starting with ``+CC``
+          or an area code in parentheses (``+44 20 7946 0958``, ``(555) 123-4567``); not ISO dates
 ========  =======================================================================================
 
 A plain run of digits stays a number token (the OOV policy treats it as a number). Users add
@@ -64,7 +64,7 @@ _BUILTIN_PATTERNS = {
     "card": r"(?<![\w-])(?:\d{4}(?:[ -]\d{4}){3}(?:[ -]?\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})"
             r"(?![\w-])",
     "phone": r"(?<![\w+])(?!\d{4}-\d\d-\d\d(?!\d))(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?"
-             r"\d{1,4}(?:[ .-]\d{1,4}){1,5}(?![\w-]|[.]\d)",
+             r"\d{1,4}(?:[ .-]\d{1,8}){1,5}(?![\w-]|[.]\d)",
 }
 # The built-in kinds by the anchors of their windows (see _windows).
 _ANCHORED = (("email",), ("url",), ("ip", "iban", "card", "phone"))
@@ -82,9 +82,10 @@ def _accept(kind: str, text: str) -> bool:
     """Checks a regular expression cannot make: digit counts, the Luhn sum of a bare card."""
     if kind == "card" and text.isdigit():
         return _luhn(text)
-    if kind == "phone":
+    if kind == "phone":  # two groups ("1024-1280", "10 000") need a "+CC" or "(area)" to count
         n = sum(c.isdigit() for c in text)
-        return 7 <= n <= 15
+        groups = len(re.findall(r"\d+", text))
+        return 7 <= n <= 15 and (groups >= 3 or text[0] in "+(")
     return True
 
 
