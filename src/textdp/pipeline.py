@@ -1,7 +1,8 @@
 """Text in, text out: token policy, per-document randomness, case restoration and the report.
 
-:class:`Privatizer` drives a word mechanism over batches of documents. Per batch it splits every
-document once, looks every alphanumeric run up in the vocabulary, draws the mechanism's noise
+:class:`Privatizer` drives a word mechanism over batches of documents. Per batch it finds the
+identifiers (e-mail addresses, URLs, …: one token each, :mod:`textdp.text.identifiers`), splits
+every document once, looks every alphanumeric run up in the vocabulary (NFKC + case-fold key), draws the mechanism's noise
 (per document when seeded), applies the mechanism to the whole batch in one vectorised call,
 restores case patterns and joins the documents back. No Python code runs per token.
 
@@ -242,7 +243,7 @@ class Privatizer:
         length[tokens] = self._label_len.take(kinds)
 
     def _source(self, codes: np.ndarray, extra: np.ndarray) -> np.ndarray:
-        """[vocabulary pools, mask, codes, extra] in one reused buffer."""
+        """[vocabulary pools, mask, identifier labels, codes, extra] in one reused buffer."""
         static = self._static.size
         need = static + codes.size + extra.size
         if self._buffer.size < need or self._buffer is self._static:
