@@ -2,9 +2,9 @@
 
 :class:`Privatizer` drives a word mechanism over batches of documents. Per batch it finds the
 identifiers (e-mail addresses, URLs, …: one token each, :mod:`textdp.text.identifiers`), splits
-every document once, looks every alphanumeric run up in the vocabulary (NFKC + case-fold key), draws the mechanism's noise
-(per document when seeded), applies the mechanism to the whole batch in one vectorised call,
-restores case patterns and joins the documents back. No Python code runs per token.
+every document once, looks every alphanumeric run up in the vocabulary (NFKC + case-fold key),
+draws the mechanism's noise (per document when seeded), applies the mechanism to the whole batch
+in one vectorised call, restores case patterns and joins the documents back. No Python code runs per token.
 
 One path for every text: the batch is one UTF-32 code array with document boundaries as offsets
 (:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case variants, one
