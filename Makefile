@@ -23,7 +23,7 @@ $(VENV)/.textdp-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.textdp-base
 	@mkdir -p demo-output
 	$(BIN)/textdp privatize examples/reviews.txt -o demo-output/reviews.private.txt \
-		--mechanism mvc --epsilon 10 --report demo-output/report.json
+		--mechanism mvc --epsilon 8 --report demo-output/report.json
 	@echo
 	@echo "private text: demo-output/reviews.private.txt"
 	@echo "report:       demo-output/report.json"

@@ -1,20 +1,30 @@
 """Text in, text out: token policy, per-document randomness, case restoration and the report.
 
-:class:`Privatizer` drives a word mechanism over batches of documents. Per batch it splits every
-document once, looks every alphanumeric run up in the vocabulary, draws the mechanism's noise
-(per document when seeded), applies the mechanism to the whole batch in one vectorised call,
-restores case patterns and joins the documents back. No Python code runs per token.
+:class:`Privatizer` drives a word mechanism over batches of documents. Per batch it finds the
+identifiers (e-mail addresses, URLs, …: one token each, :mod:`textdp.text.identifiers`), splits
+every document once, looks every alphanumeric run up in the vocabulary (NFKC + case-fold key),
+draws the mechanism's noise (per document when seeded), applies the mechanism to the whole batch
+in one vectorised call, restores case patterns and joins the documents back. No Python code runs per token.
 
 One path for every text: the batch is one UTF-32 code array with document boundaries as offsets
 (:mod:`textdp.text._codes`: numpy tokenisation, exact hashed lookup, pre-encoded case variants, one
 gather to rebuild the text), so a document may contain any character, NUL included. The tests
 hold it against a reference that splits with the regular expressions of :mod:`textdp.text`.
+
+Memory is bounded by characters, not documents: one vectorised step takes at most ``batch_chars``
+characters, and a document longer than :data:`SEGMENT_CHARS` is cut into segments at canonical
+places (independent of the batch) that draw, in order, from that document's one generator. The
+mechanisms' ``draw`` is not split-invariant (it draws whole arrays of one law, then the next), so
+the segments, not the batches, fix where a document's stream is cut: the output of a seeded run
+depends on neither ``batch_size`` nor ``batch_chars``.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterable, Sequence
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -22,10 +32,12 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
-from textdp._checks import check_seed
+from textdp._checks import check_probability, check_seed
 from textdp.mechanisms import WordMechanism, create
+from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
+from textdp.text.identifiers import DENIED, Identifiers
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
 
@@ -33,12 +45,29 @@ __all__ = ["OOVPolicy", "Privatizer", "PrivatizeResult", "privatize", "DEFAULT_M
 
 DEFAULT_MASK = "[MASK]"
 
+#: A document longer than this (characters) is privatised in segments cut at canonical places:
+#: the first whitespace-to-text boundary at or after each multiple of it (module ``_segments``).
+#: The segments of a document draw, in order, from that document's one generator, so a seeded
+#: run's output does not depend on how documents are grouped into batches.
+SEGMENT_CHARS = 1 << 16
+#: Default bound on the characters privatised in one vectorised step (memory ~ tokens, not
+#: documents: a 30 MB line is privatised 256 Ki characters at a time).
+DEFAULT_BATCH_CHARS = 1 << 18
+
+_BREAK = re.compile(r"\s(?=\S)")
+_INSIDE = frozenset({"Mn", "Mc", "Me", "Cf"})  # a hard cut never lands before one of these
+
 
 class OOVPolicy(StrEnum):
     """What happens to a word outside the vocabulary, and to a number (the mechanism has no
     neighbours for them): ``mask`` replaces it by the mask token, ``keep`` releases it
     unprotected (the report lists it), ``drop`` removes it, ``random`` draws a vocabulary word
-    uniformly, independently of the input."""
+    uniformly, independently of the input.
+
+    An identifier (e-mail address, URL, …: :mod:`textdp.text.identifiers`) is one token:
+    ``mask`` and ``random`` replace it by its kind's label (``[EMAIL]``; a random word would
+    read as a word and hide that an identifier was removed), ``keep`` releases it (unprotected,
+    counted) and ``drop`` removes it. Deny-list terms are masked under every policy."""
 
     MASK = "mask"
     KEEP = "keep"
@@ -58,6 +87,7 @@ _COUNTERS = (
     "privatized", "privatized_unchanged", "stopwords_kept",
     "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
     "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
+    "identifiers_masked", "identifiers_kept", "identifiers_dropped",
 )
 
 
@@ -88,23 +118,47 @@ class Privatizer:
         keep_stopwords: keep English function words unchanged (they are then unprotected).
         seed: None draws from OS entropy; an integer makes the run reproducible (document i always
             uses the generator derived from (seed, i)) and is flagged in the report.
+        unchanged_warning: the report warns when the expected fraction of privatised words
+            returned unchanged exceeds it (its ``deniability`` section; default 0.5).
+        batch_chars: characters privatised per vectorised step (memory vs. speed); a longer
+            document is processed in segments (:data:`SEGMENT_CHARS`). It never changes the
+            output of a seeded run.
+        identifiers: recognise e-mail addresses, URLs, IP addresses, IBANs, card and phone
+            numbers as one token each (True), not at all (False), or as configured by an
+            :class:`textdp.text.identifiers.Identifiers`.
+        identifier_labels: kind → placeholder (``{"email": "<email>"}``).
+        identifier_patterns: extra kinds, name → regular expression.
+        deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``.
     """
 
     def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
                  mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None,
+                 unchanged_warning: float = DEFAULT_UNCHANGED_WARNING,
+                 batch_chars: int = DEFAULT_BATCH_CHARS, identifiers: bool | Identifiers = True,
+                 identifier_labels: Mapping[str, str] | None = None,
+                 identifier_patterns: Mapping[str, str] | None = None,
+                 deny_list: Iterable[str] | None = None) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
             raise TypeError("mask_token must be a string")
+        if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
+            raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
+        self.batch_chars = batch_chars
         self.mechanism = mechanism
         self.oov = _check_oov(oov)
         self.mask_token = mask_token
         self.keep_stopwords = bool(keep_stopwords)
         self.seed = check_seed(seed)
+        self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
+                                                   open_low=False, open_high=False)
         self._rng = _random.secure_generator() if self.seed is None else None
         self._doc_generators = (_random.DocumentGenerators(self.seed)
                                 if self.seed is not None else None)
+        # (document position, generator state) of a document whose next segment continues it.
+        self._carry: tuple[int, dict[str, Any]] | None = None
+        self._carry_generator: np.random.Generator | None = None  # receives a carried state
         vocab = mechanism.vocabulary
         self._lookup = vocab.lookup
         self._words = vocab.words_array
@@ -113,15 +167,24 @@ class Privatizer:
             if self.keep_stopwords else None
         )
         self._table = _code_table(vocab)
-        mask_codes = np.frombuffer(mask_token.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        self._mask_off = self._table.pool.size
-        self._mask_len = mask_codes.size
-        self._static = np.concatenate([self._table.pool, mask_codes])
+        self.identifiers = make_identifiers(identifiers, identifier_labels, identifier_patterns,
+                                            deny_list)
+        kinds = self.identifiers.kinds if self.identifiers is not None else ()
+        labels = [mask_token, *(self.identifiers.label(k) for k in kinds)]
+        codes = [np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in labels]
+        lengths = np.array([c.size for c in codes], dtype=np.int64)
+        offsets = self._table.pool.size + np.cumsum(lengths) - lengths
+        self._mask_off, self._mask_len = int(offsets[0]), int(lengths[0])
+        self._label_off, self._label_len = offsets[1:], lengths[1:]  # by identifier kind
+        self._static = np.concatenate([self._table.pool, *codes])
         self._buffer = self._static
         self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._word_counts = np.zeros(len(vocab), dtype=np.int64)  # privatised, per vocabulary row
+        self._by_kind = dict.fromkeys(kinds, 0)
         self._classes = dict.fromkeys(TokenClass, 0)
         self._documents = 0
         self._max_privatized = 0
+        self._batch_privatized = np.zeros(0, dtype=np.int64)  # per document of the last step
         self._empty_documents = 0
         self._seconds = 0.0
         self._next_position = 0
@@ -143,13 +206,58 @@ class Privatizer:
         self._next_position = start + len(texts)
         if not texts:
             return []
-        result = self._run_codes(texts, encode_batch(texts), start)
+        lengths = list(map(len, texts))
+        self._carry = None  # a document never spans two calls
+        if max(lengths) <= SEGMENT_CHARS and sum(lengths) <= self.batch_chars:  # the common case
+            result = self._run_codes(texts, encode_batch(texts, self.identifiers),
+                                     _Layout.whole(start, len(texts)))
+            counts = self._batch_privatized
+        else:
+            result, counts = self._run_segmented(texts, lengths, start)
+        self._max_privatized = max(self._max_privatized, int(counts.max(initial=0)))
         self._documents += len(texts)
         self._empty_documents += texts.count("")
         self._seconds += time.perf_counter() - t0
         return result
 
-    def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
+    def _run_segmented(self, texts: list[str], lengths: list[int],
+                       start: int) -> tuple[list[str], np.ndarray]:
+        """Groups of at most ``batch_chars`` characters (or one segment), long documents cut
+        into segments made lazily and joined as soon as their last segment is out."""
+        result: list[str] = []
+        pending: list[str] = []
+        counts = np.zeros(len(texts), dtype=np.int64)
+
+        def flush(group: list[str], rows: list[tuple[int, int, bool]]) -> None:
+            layout = _Layout.of(start, rows)
+            out = self._run_codes(group, encode_batch(group, self.identifiers), layout)
+            np.add.at(counts, layout.owner, self._batch_privatized)
+            for piece, (_, _, last) in zip(out, rows, strict=True):
+                pending.append(piece)
+                if last:
+                    result.append(pending[0] if len(pending) == 1 else "".join(pending))
+                    pending.clear()
+
+        group: list[str] = []
+        rows: list[tuple[int, int, bool]] = []  # (document, segment, last segment?)
+        size = 0
+        for i, text in enumerate(texts):
+            segments = _segments(text) if lengths[i] > SEGMENT_CHARS else iter((text,))
+            seg = next(segments)
+            j = 0
+            while seg is not None:
+                following = next(segments, None)
+                if group and size + len(seg) > self.batch_chars:
+                    flush(group, rows)
+                    group, rows, size = [], [], 0
+                group.append(seg)
+                rows.append((i, j, following is None))
+                size += len(seg)
+                seg, j = following, j + 1
+        flush(group, rows)
+        return result, counts
+
+    def _run_codes(self, texts: list[str], batch: CodeBatch, layout: _Layout) -> list[str]:
         """Privatise the batch as one code array (see the module docstring)."""
         ids = self._table.find(batch)
         in_vocab = ids >= 0
@@ -158,6 +266,8 @@ class Privatizer:
             stop = in_vocab & np.isin(ids, self._stop_ids)
             private &= ~stop
             self._counts["stopwords_kept"] += int(stop.sum())
+        if batch.identifiers.size:
+            in_vocab[batch.identifiers] = True  # not out-of-vocabulary: the identifier policy
         oov = np.flatnonzero(~in_vocab)
         is_number = batch.is_digit[oov]
         priv_pos = np.flatnonzero(private)
@@ -165,7 +275,8 @@ class Privatizer:
 
         need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
         noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
-                                       doc_of[oov] if need_random_oov else None, start, len(texts))
+                                       doc_of[oov] if need_random_oov else None, layout,
+                                       len(texts))
         new_ids = self.mechanism.apply(ids[priv_pos], noise)
 
         # Where each output token comes from: the original text (kept tokens), a pre-encoded
@@ -174,7 +285,10 @@ class Privatizer:
         src = batch.starts + static
         length = batch.ends - batch.starts
         extra: list[str] = []
-        self._place_words(batch, priv_pos, new_ids, src, length, extra)
+        # A word the mechanism returned unchanged keeps the input's bytes (ｈｅｌｌｏ, NFD).
+        changed = np.flatnonzero(new_ids != ids[priv_pos])
+        self._place_words(batch, priv_pos[changed], new_ids[changed], src, length, extra)
+        self._place_identifiers(batch.identifiers, batch.identifier_kinds, src, length)
         if oov.size and self.oov is not OOVPolicy.KEEP:
             if self.oov is OOVPolicy.MASK:
                 src[oov] = self._mask_off
@@ -196,11 +310,25 @@ class Privatizer:
 
         structure = {TokenClass.WHITESPACE: batch.whitespace,
                      TokenClass.PUNCTUATION: batch.punctuation, TokenClass.OTHER: batch.other}
-        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts), structure)
+        self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts), structure,
+                      batch.identifier_kinds)
         return result
 
+    def _place_identifiers(self, tokens: np.ndarray, kinds: np.ndarray, src: np.ndarray,
+                           length: np.ndarray) -> None:
+        """Point identifier ``tokens`` at their kinds' labels, or keep or drop them (see OOVPolicy)."""
+        if not tokens.size:
+            return
+        if self.oov in (OOVPolicy.KEEP, OOVPolicy.DROP):
+            denied = kinds == self.identifiers.kinds.index(DENIED)  # masked under every policy
+            if self.oov is OOVPolicy.DROP:
+                length[tokens[~denied]] = 0
+            tokens, kinds = tokens[denied], kinds[denied]
+        src[tokens] = self._label_off.take(kinds)
+        length[tokens] = self._label_len.take(kinds)
+
     def _source(self, codes: np.ndarray, extra: np.ndarray) -> np.ndarray:
-        """[vocabulary pools, mask, codes, extra] in one reused buffer."""
+        """[vocabulary pools, mask, identifier labels, codes, extra] in one reused buffer."""
         static = self._static.size
         need = static + codes.size + extra.size
         if self._buffer.size < need or self._buffer is self._static:
@@ -236,8 +364,9 @@ class Privatizer:
 
     def _account(self, ids: np.ndarray, new_ids: np.ndarray, priv_pos: np.ndarray,
                  oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
-                 structure: dict[TokenClass, int]) -> None:
+                 structure: dict[TokenClass, int], identifier_kinds: np.ndarray) -> None:
         self._counts["privatized"] += int(priv_pos.size)
+        self._word_counts += np.bincount(ids[priv_pos], minlength=self._word_counts.size)
         self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
         n_numbers = int(is_number.sum())
         n_oov_words = int(oov.size - n_numbers)
@@ -245,22 +374,35 @@ class Privatizer:
                 OOVPolicy.RANDOM: "randomized"}[self.oov]
         self._counts[f"oov_words_{verb}"] += n_oov_words
         self._counts[f"numbers_{verb}"] += n_numbers
-        self._classes[TokenClass.WORD] += ids.size - n_numbers
+        self._classes[TokenClass.WORD] += ids.size - n_numbers - identifier_kinds.size
         self._classes[TokenClass.NUMBER] += n_numbers
+        self._classes[TokenClass.IDENTIFIER] += identifier_kinds.size
+        if identifier_kinds.size:
+            self._account_identifiers(identifier_kinds)
         for k, v in structure.items():
             self._classes[k] += v
-        per_doc = np.bincount(doc_of[priv_pos], minlength=n_docs)
-        self._max_privatized = max(self._max_privatized, int(per_doc.max(initial=0)))
+        self._batch_privatized = np.bincount(doc_of[priv_pos], minlength=n_docs)
+
+    def _account_identifiers(self, kinds: np.ndarray) -> None:
+        per_kind = np.bincount(kinds, minlength=len(self._by_kind))
+        names = self.identifiers.kinds
+        for name, n in zip(names, per_kind.tolist(), strict=True):
+            self._by_kind[name] += n
+        denied = int(per_kind[names.index(DENIED)])
+        verb = {OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped"}.get(self.oov, "masked")
+        self._counts["identifiers_masked"] += denied
+        self._counts[f"identifiers_{verb}"] += int(kinds.size) - denied
 
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
-              start: int, n_docs: int) -> tuple[Any, np.ndarray | None]:
+              layout: _Layout, n_docs: int) -> tuple[Any, np.ndarray | None]:
         """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens."""
         v = len(self.mechanism.vocabulary)
         if self.seed is None:
             noise = self.mechanism.draw(ids, self._rng)
             rand = self._rng.integers(v, size=oov_docs.size) if oov_docs is not None else None
             return noise, rand
-        # Seeded: document i draws from its own generator, mechanism noise first, then OOV words.
+        # Seeded: document i draws from its own generator, mechanism noise first, then OOV words;
+        # the segments of a long document each do so in turn, continuing the same stream.
         bounds = np.searchsorted(docs, np.arange(n_docs + 1))
         if oov_docs is not None:
             oov_bounds = np.searchsorted(oov_docs, np.arange(n_docs + 1))
@@ -268,30 +410,125 @@ class Privatizer:
         else:
             active = np.flatnonzero(np.diff(bounds) > 0)
         parts, rand_parts = [], []
-        generators = self._doc_generators.many(start + active)
-        for d, g in zip(active.tolist(), generators, strict=True):
+        fresh = self._doc_generators.many(layout.position[active[~layout.continued[active]]])
+        for d in active.tolist():
+            g = self._continued(int(layout.position[d])) if layout.continued[d] else next(fresh)
             parts.append(self.mechanism.draw(ids[bounds[d]:bounds[d + 1]], g))
             if oov_docs is not None:
                 rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
+            if layout.continues[d]:
+                self._carry = (int(layout.position[d]), g.bit_generator.state)
         if not parts:
             parts = [self.mechanism.draw(ids[:0], _random.secure_generator())]  # draws nothing
         noise = self.mechanism.concat_noise(parts)
         rand = np.concatenate(rand_parts) if oov_docs is not None else None
         return noise, rand
 
+    def _continued(self, position: int) -> np.random.Generator:
+        """The generator of a later segment of document ``position``: where the previous one
+        left it, or fresh when no earlier segment drew anything."""
+        if self._carry is None or self._carry[0] != position:
+            return _random.document_generator(self.seed, position)
+        if self._carry_generator is None:
+            self._carry_generator = _random.seeded_generator(self.seed)
+        self._carry_generator.bit_generator.state = self._carry[1]
+        return self._carry_generator
+
     # ----------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
         """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
         from textdp.privacy.report import word_report
 
-        return word_report(
+        report = word_report(
             self.mechanism, by_class={k.value: v for k, v in self._classes.items()},
             by_policy=self._counts,
             documents={"count": self._documents, "empty": self._empty_documents,
                        "max_privatized_words_per_document": self._max_privatized},
             policy={"oov": self.oov.value, "mask_token": self.mask_token,
                     "keep_stopwords": self.keep_stopwords},
-            seed=self.seed, seconds=self._seconds)
+            seed=self.seed, seconds=self._seconds, word_counts=self._word_counts,
+            unchanged_threshold=self.unchanged_warning)
+        if self.identifiers is not None:
+            self._report_identifiers(report)
+        return report
+
+    def _report_identifiers(self, report: dict[str, Any]) -> None:
+        """The ``identifiers`` section; kept identifiers in ``unprotected`` and ``warnings``."""
+        report["identifiers"] = {**self.identifiers.describe(), "by_kind": dict(self._by_kind),
+                                 "masked": self._counts["identifiers_masked"],
+                                 "kept": self._counts["identifiers_kept"],
+                                 "dropped": self._counts["identifiers_dropped"]}
+        if self.oov is OOVPolicy.KEEP and self._counts["identifiers_kept"]:
+            kept = {k: n for k, n in self._by_kind.items() if n and k != DENIED}
+            report["unprotected"].append(
+                {"kind": "identifiers", "count": self._counts["identifiers_kept"],
+                 "by_kind": kept, "why": "oov=keep releases them unchanged"})
+            report["warnings"].append(
+                f"released unprotected by oov=keep: {self._counts['identifiers_kept']} "
+                "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")")
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where the pieces of a batch come from: per piece, its document's corpus ``position``,
+    whether it ``continued`` an earlier segment of that document, and whether it ``continues``
+    in a later one; ``owner`` is the document's index in the call to :meth:`Privatizer.run`."""
+
+    position: np.ndarray
+    continued: np.ndarray
+    continues: np.ndarray
+    owner: np.ndarray
+
+    @classmethod
+    def whole(cls, start: int, n: int) -> _Layout:
+        no = np.zeros(n, dtype=bool)
+        return cls(np.arange(start, start + n, dtype=np.int64), no, no, np.arange(n))
+
+    @classmethod
+    def of(cls, start: int, rows: list[tuple[int, int, bool]]) -> _Layout:
+        owner, index, last = (np.array(c) for c in zip(*rows, strict=True))
+        owner = owner.astype(np.int64)
+        return cls(owner + start, index > 0, ~last.astype(bool), owner)
+
+
+def _segments(text: str) -> Iterator[str]:
+    """``text`` cut after each multiple of :data:`SEGMENT_CHARS` at the first place where
+    whitespace is followed by a non-space (tokens are never split there), else, with no such
+    place within one more segment length, before the next character that is not a combining
+    mark or format character."""
+    a = 0
+    while len(text) - a > SEGMENT_CHARS:
+        m = _BREAK.search(text, a + SEGMENT_CHARS, a + 2 * SEGMENT_CHARS)
+        if m is not None:
+            cut = m.end()
+        else:
+            cut = a + SEGMENT_CHARS
+            while cut < len(text) and unicodedata.category(text[cut]) in _INSIDE:
+                cut += 1
+        yield text[a:cut]
+        a = cut
+    yield text[a:]
+
+
+def make_identifiers(identifiers: bool | Identifiers, labels: Mapping[str, str] | None,
+                     patterns: Mapping[str, str] | None,
+                     deny_list: Iterable[str] | None) -> Identifiers | None:
+    """The recogniser the options describe (None: no identifiers and no deny-list)."""
+    if isinstance(identifiers, Identifiers):
+        if labels or patterns or deny_list:
+            raise ValueError("pass labels, patterns and the deny-list to the Identifiers object")
+        return identifiers
+    if not isinstance(identifiers, bool):
+        raise TypeError("identifiers must be True, False or a textdp.text.identifiers.Identifiers")
+    if isinstance(deny_list, str):
+        raise TypeError("deny_list must be a list of terms, not a single string")
+    deny = list(deny_list or ())
+    if not (identifiers or patterns or deny):
+        if labels:
+            raise ValueError("identifier labels given, but identifiers are off")
+        return None
+    return Identifiers(builtin=identifiers, patterns=dict(patterns or {}),
+                       labels=dict(labels or {}), deny_list=deny)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +552,12 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               epsilon: float | None = None, *, seed: int | None = None, oov: str = "mask",
               mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
               vocabulary: Vocabulary | None = None, batch_size: int = 4096,
-              **params: Any) -> PrivatizeResult:
+              unchanged_warning: float = DEFAULT_UNCHANGED_WARNING,
+              batch_chars: int = DEFAULT_BATCH_CHARS,
+              identifiers: bool | Identifiers = True,
+              identifier_labels: Mapping[str, str] | None = None,
+              identifier_patterns: Mapping[str, str] | None = None,
+              deny_list: Iterable[str] | None = None, **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
     Args:
@@ -323,7 +565,13 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
         mechanism: a name from :func:`textdp.mechanisms.available` or a built mechanism.
         epsilon: privacy parameter (per unit of the mechanism's metric).
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
-        oov: policy for out-of-vocabulary words and numbers: mask, keep, drop, random.
+        oov: policy for out-of-vocabulary words, numbers and identifiers: mask, keep, drop,
+            random (see :class:`OOVPolicy`).
+        identifiers, identifier_labels, identifier_patterns, deny_list: see :class:`Privatizer`.
+        unchanged_warning: warn in the report when the expected fraction of privatised words
+            returned unchanged exceeds it (default 0.5).
+        batch_size, batch_chars: documents and characters per vectorised step (memory vs.
+            speed; never the output of a seeded run).
         **params: further mechanism parameters.
 
     Returns:
@@ -335,7 +583,9 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
-                        seed=seed)
+                        seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
+                        identifiers=identifiers, identifier_labels=identifier_labels,
+                        identifier_patterns=identifier_patterns, deny_list=deny_list)
     texts = list(texts)
     out: list[str] = []
     for s in range(0, len(texts), batch_size):

@@ -211,14 +211,21 @@ def test_sampler_matches_the_exact_law_with_power(toy):
     # Power: the law with a 30% smaller Gumbel scale is rejected by the same samples.
     counts = np.bincount(out[ids == 0], minlength=6)
     assert _chi2_p(counts, _exact_law(v, 0, m.scale * 0.7, m.max_distance)) < ALPHA
-    # …and so is the law of k clamped to max(1, K) instead of conditioned (SPEC: truncated).
-    n = 6
-    lam = math.log(n)
-    clamp = stats.poisson.pmf(np.arange(1, n + 1), lam)
-    clamp[0] += stats.poisson.pmf(0, lam)
-    clamp[-1] += stats.poisson.sf(n, lam)
-    cond = truncated_poisson_pmf(np.arange(1, n + 1), lam, 1, n)
-    assert abs(clamp - cond).max() > 0.05
+
+
+@pytest.mark.statistical
+def test_power_clamped_candidate_count_is_rejected(toy, monkeypatch):
+    """The same χ² test rejects the mechanism when its candidate count k is clamped to [1, |V|]
+    instead of conditioned on it (SPEC: truncated Poisson): the wrong sampler runs through
+    TruncatedGumbel itself."""
+    v, m, law = toy
+
+    def clamped_poisson(lam, low, high, size, rng):
+        return np.clip(rng.poisson(lam, size=size), low, high).astype(np.int64)
+
+    monkeypatch.setattr(gumbel_module, "truncated_poisson", clamped_poisson)
+    out = m.privatize_ids(np.zeros(100_000, dtype=np.int64), np.random.default_rng(4))
+    assert _chi2_p(np.bincount(out, minlength=6), law[0]) < ALPHA
 
 
 def test_graph_cache_on_disk(tmp_path, monkeypatch):

@@ -197,13 +197,24 @@ def test_exhaustive_privacy_from_pmf(eps):
     assert gap[10, 11] == pytest.approx(eps, rel=1e-9)
 
 
+@pytest.mark.statistical
 def test_renormalised_clamp_breaks_privacy():
-    """Why we never renormalise: the renormalised pmf exceeds ε·|x − x′| (documents the hazard)."""
+    """Why textdp clamps and never renormalises: at the list end the renormalised pmf exceeds
+    ε·|x − x′|, textdp's clamped law (pmf and sampler) meets it, and it is not the renormalised law."""
     eps, lo, hi = 1.0, 0, 5
     support = np.arange(lo, hi + 1)
-    logp = []
-    for x in support:
+
+    def renormalised_log_pmf(x):
         p = _two_sided_pmf(support - x, eps)
-        logp.append(np.log(p / p.sum()))
-    logp = np.array(logp)
-    assert np.abs(logp[0] - logp[1]).max() > eps + 1e-3
+        return np.log(p / p.sum())
+
+    # The hazard: neighbours 0 and 1 are more than ε apart under renormalisation.
+    assert np.abs(renormalised_log_pmf(0) - renormalised_log_pmf(1)).max() > eps + 1e-3
+    # textdp's law for the same pair meets ε·|x − x′| and differs from the renormalised one.
+    ours = [clamped_geometric_log_pmf(x, eps, lo, hi) for x in (0, 1)]
+    assert np.abs(ours[0] - ours[1]).max() <= eps * (1 + 1e-12)
+    assert np.abs(ours[0] - renormalised_log_pmf(0)).max() > 0.1
+    # textdp's sampler follows the clamped law, and the χ² test tells it from the renormalised one.
+    y = clamped_geometric(np.full(N, 0), eps, lo, hi, np.random.default_rng(31))
+    assert _chi2_p(y, support, np.exp(ours[0])) > ALPHA
+    assert _chi2_p(y, support, np.exp(renormalised_log_pmf(0))) < ALPHA

@@ -10,15 +10,16 @@ stop words kept or not, seeded and unseeded, over several batches.
 
 import operator
 import random
-from itertools import repeat
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from textdp.mechanisms import create
 from textdp.pipeline import OOVPolicy, Privatizer
-from textdp.text import count_structure, restore_case, split_batch
-from textdp.text._codes import CodeBatch, CodeTable, encode_batch
+from textdp.text import count_structure, lookup_key, restore_case, split_batch
+from textdp.text._codes import CodeBatch, CodeTable, _classes, encode_batch
 from textdp.vocab import Vocabulary, load_default
 
 EXOTIC = ["É", "é", "ß", "ǅ", "İ", "Σ", "ς", "ϒ", "𝐀", "😀", "\u0301", "٣", "²", "½", "\ud800",
@@ -30,43 +31,108 @@ class ReferencePrivatizer(Privatizer):
     """The oracle: the same policy, noise and accounting, over Python strings split by regex.
 
     Production never runs this; it only checks the code-array path (``Privatizer._run_codes``).
+    Identifier spans come from the same recogniser; each document is cut at them and the pieces
+    between are split by the regular expressions of :mod:`textdp.text`.
     """
 
     def _run_codes(self, texts: list[str], batch: CodeBatch, start: int) -> list[str]:
-        del batch  # the oracle splits the strings itself
-        split = split_batch(texts)
-        tokens = split.words
-        ids = np.fromiter(map(self._lookup.get, map(str.lower, tokens), repeat(-1)),
-                          dtype=np.int64, count=len(tokens))
+        tokens, kinds, doc_of, templates, structure = _reference_tokens(texts, batch, self.identifiers)
+        ident = kinds >= 0
+        ids = np.array([-1 if i else _reference_row(self, t) for t, i in zip(tokens, ident, strict=False)],
+                       dtype=np.int64)
         in_vocab = ids >= 0
         private = in_vocab.copy()
         if self._stop_ids is not None:
             stop = in_vocab & np.isin(ids, self._stop_ids)
             private &= ~stop
             self._counts["stopwords_kept"] += int(stop.sum())
-        oov = np.flatnonzero(~in_vocab)
-        is_number = np.fromiter(map(str.isdecimal, (tokens[i] for i in oov)), dtype=bool,
+        oov = np.flatnonzero(~in_vocab & ~ident)
+        is_number = np.fromiter((tokens[i][:1].isdecimal() for i in oov), dtype=bool,
                                 count=oov.size)
         priv_pos = np.flatnonzero(private)
-        doc_of = np.repeat(np.arange(len(texts)), np.asarray(split.counts, dtype=np.int64))
 
         need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
         noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
                                        doc_of[oov] if need_random_oov else None, start, len(texts))
         new_ids = self.mechanism.apply(ids[priv_pos], noise)
 
-        out = np.array(tokens, dtype=object)
-        out[priv_pos] = _with_case(self._words[new_ids], tokens, priv_pos)
-        if oov.size and self.oov is OOVPolicy.MASK:
-            out[oov] = self.mask_token
-        elif oov.size and self.oov is OOVPolicy.DROP:
-            out[oov] = ""
-        elif oov.size and self.oov is OOVPolicy.RANDOM:
-            out[oov] = _with_case(self._words[random_oov], tokens, oov)
-        result = split.join(out.tolist())
+        out = list(tokens)
+        changed = new_ids != ids[priv_pos]
+        for t, w in zip(priv_pos[changed].tolist(), new_ids[changed].tolist(), strict=False):
+            out[t] = restore_case(self._words[w], tokens[t])
+        for j, t in enumerate(oov.tolist()):
+            if self.oov is OOVPolicy.MASK:
+                out[t] = self.mask_token
+            elif self.oov is OOVPolicy.DROP:
+                out[t] = ""
+            elif self.oov is OOVPolicy.RANDOM:
+                out[t] = restore_case(self._words[random_oov[j]], tokens[t])
+        for t in np.flatnonzero(ident).tolist():
+            kind = self.identifiers.kinds[kinds[t]]
+            if kind == "denied" or self.oov in (OOVPolicy.MASK, OOVPolicy.RANDOM):
+                out[t] = self.identifiers.label(kind)
+            elif self.oov is OOVPolicy.DROP:
+                out[t] = ""
+        result = ["".join(p if isinstance(p, str) else out[p] for p in tpl) for tpl in templates]
         self._account(ids, new_ids, priv_pos, oov, is_number, doc_of, len(texts),
-                      count_structure(split.structure()))
+                      count_structure("a".join(structure)), kinds[ident])
         return result
+
+
+def _reference_row(privatizer: Privatizer, token: str) -> int:
+    """Lowercase form, then NFKC + case-fold key, then the first word with that key."""
+    row = privatizer._lookup.get(token.lower())
+    if row is not None:
+        return row
+    key = lookup_key(token)
+    if key in privatizer._lookup:
+        return privatizer._lookup[key]
+    for r, w in enumerate(privatizer.mechanism.vocabulary.words):
+        if lookup_key(w) == key:
+            return r
+    return -1
+
+
+def _doc_pieces(texts, batch, identifiers):
+    """Each document cut at its identifier spans: [(piece, kind or −1), …] per document."""
+    if identifiers is None:
+        return [[(t, -1)] for t in texts]
+    starts, ends, kinds = identifiers.find(texts, batch.text, batch.codes, _classes(batch.codes)[0],
+                                           batch.doc_bounds)
+    out = []
+    for d in range(len(texts)):
+        base, stop = int(batch.doc_bounds[d]), int(batch.doc_bounds[d + 1])
+        pieces, at = [], base
+        for s, e, k in zip(starts.tolist(), ends.tolist(), kinds.tolist(), strict=False):
+            if base <= s < stop:
+                pieces += [(batch.text[at:s], -1), (batch.text[s:e], k)]
+                at = e
+        pieces.append((batch.text[at:stop], -1))
+        out.append(pieces)
+    return out
+
+
+def _reference_tokens(texts, batch, identifiers):
+    """(tokens, kind per token (−1: word or number), document per token, per-document templates
+    of structure strings and token indices, structure runs)."""
+    tokens, kinds, doc_of, templates, structure = [], [], [], [], []
+    for d, pieces in enumerate(_doc_pieces(texts, batch, identifiers)):
+        template = []
+        for piece, kind in pieces:
+            parts = [piece] if kind >= 0 else split_batch([piece]).parts[0]
+            offset = 1 if kind >= 0 else 0  # split_batch: structure at even, tokens at odd slots
+            for j, part in enumerate(parts):
+                if (j + offset) % 2:
+                    template.append(len(tokens))
+                    tokens.append(part)
+                    kinds.append(kind)
+                    doc_of.append(d)
+                else:
+                    template.append(part)
+                    structure.append(part)
+        templates.append(template)
+    return (tokens, np.array(kinds, dtype=np.int64), np.array(doc_of, dtype=np.int64), templates,
+            structure)
 
 
 def _with_case(replacements: np.ndarray, tokens: list[str], pos: np.ndarray) -> np.ndarray:
@@ -204,7 +270,16 @@ def test_character_classes_equal_the_regular_expressions_on_all_of_unicode():
     import sys
 
     from textdp.text import _patterns
-    from textdp.text._codes import DIGIT, LETTER, OTHER, PUNCTUATION, WHITESPACE, _char_class
+    from textdp.text._codes import (
+        DIGIT,
+        LETTER,
+        MARK,
+        OTHER,
+        PUNCTUATION,
+        WHITESPACE,
+        _attach_marks,
+        _char_class,
+    )
 
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
     kind = {"word": LETTER, "number": DIGIT, "whitespace": WHITESPACE, "punctuation": PUNCTUATION,
@@ -212,6 +287,36 @@ def test_character_classes_equal_the_regular_expressions_on_all_of_unicode():
     expected = np.full(len(everything), 255, dtype=np.uint8)
     for m in _patterns()[0].finditer(everything):  # runs: every character of a run has its class
         expected[m.start():m.end()] = kind[m.lastgroup]
-    actual = np.fromiter(map(_char_class, everything), dtype=np.uint8, count=len(everything))
+    codes = np.frombuffer(everything.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    actual, marks = _classes(codes)  # a mark takes the class of the letter or digit before it
+    _attach_marks(actual, marks, np.array([0, codes.size]))
     assert (expected != 255).all()
+    assert {_char_class(everything[i]) for i in marks.tolist()} == {MARK}
     assert np.flatnonzero(actual != expected).tolist() == []
+
+
+def test_unicode_lookup_and_bytes_kept(vocab):
+    """NFKC + case-fold lookup; a word returned unchanged keeps the input's bytes."""
+    mech = create("diffractor", vocab, epsilon=1e6, cache=False)
+    texts = ["ｈｅｌｌｏ ﬁne HELLO STRASSE cafe\u0301 a\u200dnd"]
+    out = Privatizer(mech, seed=1).run(texts)
+    assert out == texts  # all found (ε huge: unchanged), bytes kept; a\u200dnd finds "and"
+    assert ReferencePrivatizer(mech, seed=1).run(texts) == texts
+    assert Privatizer(mech, seed=1).run(["zzq\u0301x re\u0301sume\u0301"]) == ["[MASK] [MASK]"]
+
+
+_FORMAT = ["\u200d", "\u200c", "\u200b", "\ufe0f", "\u0301", "\u20e3", "\u00ad", "👩", "💻", "e",
+           "The", "house", "42", " ", "ß", "ﬁne", "ｈｅｌｌｏ", "jsmith@acme.com", "555-123-4567"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.sampled_from(_FORMAT), max_size=12).map("".join), min_size=1, max_size=6),
+       st.sampled_from(["mask", "keep", "drop", "random"]))
+def test_fast_path_equals_reference_on_format_and_combining_text(vocab, texts, oov):
+    mech = create("diffractor", vocab, epsilon=1.0, cache=False)
+    fast, ref = Privatizer(mech, oov=oov, seed=3), ReferencePrivatizer(mech, oov=oov, seed=3)
+    assert fast.run(texts) == ref.run(texts)
+    assert _clean(fast.report()) == _clean(ref.report())
+    if oov == "keep":  # nothing replaced at all when nothing is in the vocabulary: exact round trip
+        keep_all = Privatizer(create("diffractor", vocab, epsilon=1e9, cache=False), oov="keep", seed=1)
+        assert keep_all.run(texts) == texts

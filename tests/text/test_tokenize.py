@@ -80,3 +80,41 @@ def test_restore_case_of_itself_is_identity(word):
     lower = word.lower()
     if len(lower) == len(word) and lower.upper() == word.upper():
         assert restore_case(lower, word) == word
+
+
+# Weighted toward what splits words wrongly: format (Cf) and combining (Mn, Me) characters.
+_JOINING = ["\u200d", "\u200c", "\u200b", "\ufe0f", "\u0301", "\u0308", "\u20e3", "\u00ad",
+            "\u2060", "\u034f", "\u200e", "\ufeff", "\U000e0067"]
+_PIECES = _JOINING + ["a", "e", "Z", "1", " ", ".", "👩", "💻", "👍🏽", "ß", "ﬁ", "ｈ", "i̇", "क", "ि"]
+joining_text = st.lists(st.one_of(st.sampled_from(_PIECES), st.characters(categories=["Cf", "Mn", "Me"])),
+                        max_size=40).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(joining_text)
+def test_round_trip_with_format_and_combining_characters(s):
+    tokens = tokenize(s)
+    assert detokenize(tokens) == s
+    assert "".join(t.text for t in tokens).count("\u200d") == s.count("\u200d")  # ZWJ never dropped
+    for t in tokens:  # a mark that follows a letter stays inside that word
+        if t.kind is TokenClass.OTHER:
+            assert not (t.text[0] in "\u200d\u0301" and tokens.index(t) and
+                        tokens[tokens.index(t) - 1].kind is TokenClass.WORD)
+
+
+def test_tokenize_keeps_zwj_and_combining_marks_inside_words():
+    assert [t.text for t in tokenize("re\u0301sume\u0301 ok")] == ["re\u0301sume\u0301", " ", "ok"]
+    assert [t.text for t in tokenize("a\u200db")] == ["a\u200db"]
+    assert [t.text for t in tokenize("👩\u200d💻")] == ["👩\u200d💻"]  # an emoji ZWJ sequence: one run
+    assert [t.text for t in tokenize("a\u200bb")] == ["a", "\u200b", "b"]  # ZWSP is a boundary
+    assert [t.kind for t in tokenize("1\ufe0f\u20e3")] == [TokenClass.NUMBER]  # keycap
+    assert detokenize(tokenize("\u200d")) == "\u200d"
+
+
+def test_lookup_key():
+    from textdp.text import lookup_key
+
+    assert lookup_key("ｈｅｌｌｏ") == lookup_key("HELLO") == "hello"
+    assert lookup_key("ﬁne") == "fine"
+    assert lookup_key("re\u0301sume\u0301") == "résumé"
+    assert lookup_key("hy\u00adphen") == "hyphen"

@@ -10,6 +10,7 @@ and so are Typer's own usage errors (a missing option, a value of the wrong type
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -92,14 +93,31 @@ def _error(message: object) -> int:
     return 2
 
 
+def _log_to_stderr() -> None:
+    """Progress the library reports on the ``textdp`` logger (INFO: e.g. 1-Diffractor building
+    its word lists the first time) goes to stderr as ``textdp: …`` lines."""
+    import logging
+
+    class Stderr(logging.Handler):  # the current sys.stderr, as say() and warn() use
+        def emit(self, record: logging.LogRecord) -> None:
+            print(f"{PROG}: {record.getMessage()}", file=sys.stderr, flush=True)
+
+    logger = logging.getLogger("textdp")
+    if not any(type(h).__name__ == "Stderr" for h in logger.handlers):
+        logger.addHandler(Stderr())
+    logger.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
     file), 3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
-    SIGTERM; temporary files removed).
+    SIGTERM; temporary files removed), 1 for an internal error (a bug: one line too; the
+    environment variable TEXTDP_TRACEBACK=1 shows its traceback).
     """
     command = typer.main.get_command(app)
+    _log_to_stderr()
     try:
         with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
             status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
@@ -115,8 +133,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
         return _error(exc.format_message() + hint)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as exc:
+        if isinstance(exc.__context__, EOFError):  # click turns an EOFError into Abort
+            return _error(f"unexpected end of input ({one_line(exc.__context__) or 'EOF'})")
         status = 130
+    except Exception as exc:  # a bug: still one line, never a traceback (unless asked for)
+        if os.environ.get("TEXTDP_TRACEBACK"):
+            raise
+        print(f"{PROG}: internal error (please report it; TEXTDP_TRACEBACK=1 shows the "
+              f"traceback): {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        return 1
     if status == 130:  # typer turns KeyboardInterrupt into a silent Exit(130)
         print(f"{PROG}: interrupted", file=sys.stderr)
     return status if isinstance(status, int) else 0

@@ -34,8 +34,14 @@ from textdp.io.streams import is_stdio
 from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
 from textdp.privacy.report import summary_line
+from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 
 DEFAULT_BATCH_SIZE = 2048
+
+UnchangedWarningOption = Annotated[float, typer.Option(
+    "--unchanged-warning", min=0.0, max=1.0,
+    help="Warn when the expected fraction of privatised words returned unchanged (the report's "
+         "deniability section) exceeds this.")]
 
 HELP = """Privatise every document of INPUT and write them to OUTPUT.
 
@@ -66,11 +72,21 @@ punctuation are kept. Out-of-vocabulary words and numbers follow --oov:
   random  a uniformly random vocabulary word, independent of the input
 
 \b
+Identifiers (on by default; --no-identifiers turns them off) are found before
+tokenisation and handled as one token each: e-mail addresses, URLs, IPv4/IPv6
+addresses, IBANs, card numbers, phone numbers, --identifier-pattern kinds and
+--deny-list terms. mask and random replace one by its label ([EMAIL], [URL], [IP],
+[IBAN], [CARD], [PHONE], [NAME]; --identifier-label KIND=LABEL), keep releases it
+(UNPROTECTED, counted), drop removes it. Deny-list terms are always masked ([REDACTED]).
+
+\b
 The report (--report PATH, JSON; schema in README.md) states the mechanism and its
 parameters, the guarantee per word and its composition over a document, token counts by
-class and by policy, what was released unprotected, warnings, the randomness (seeded or
-not), the vocabulary fingerprint, textdp version, timing, and an "io" entry (input, output,
-format, records in and out). Without --report a one-line summary goes to stderr.
+class and by policy, the expected fraction of privatised words returned unchanged
+("deniability", with the method and a 95% interval; warned above --unchanged-warning), what
+was released unprotected, warnings, the randomness (seeded or not), the vocabulary
+fingerprint, textdp version, timing, and an "io" entry (input, output, format, records in
+and out). Without --report a one-line summary goes to stderr.
 
 Errors (bad parameters, a malformed record) print one line, naming file and line, and exit
 with status 2; parameters are checked before any input is read. --on-error skip leaves a
@@ -153,6 +169,21 @@ OnErrorOption = Annotated[str, typer.Option(
 NullOption = Annotated[str, typer.Option(
     "--null", metavar="error|pass",
     help="error: a null text field is an error; pass: it stays null in the output.")]
+IdentifiersOption = Annotated[bool, typer.Option(
+    "--identifiers/--no-identifiers",
+    help="Recognise e-mail addresses, URLs, IP addresses, IBANs, card and phone numbers as one "
+         "token each (masked with their label under --oov mask).")]
+IdentifierLabelOption = Annotated[list[str] | None, typer.Option(
+    "--identifier-label", metavar="KIND=LABEL", show_default=False,
+    help="Placeholder for an identifier kind, e.g. email=<EMAIL> (repeatable).")]
+IdentifierPatternOption = Annotated[list[str] | None, typer.Option(
+    "--identifier-pattern", metavar="NAME=REGEX", show_default=False,
+    help="An extra identifier kind, e.g. 'ticket=TK-\\d{6}' (Python re syntax; repeatable); "
+         "labelled [NAME] unless --identifier-label says otherwise.")]
+DenyListOption = Annotated[Path | None, typer.Option(
+    "--deny-list", metavar="FILE", show_default=False,
+    help="Terms always masked as [REDACTED], whatever --oov: one per line (UTF-8), "
+         "case-insensitive, whole words; blank lines and lines starting with # skipped.")]
 
 
 def privatize(
@@ -194,11 +225,14 @@ def privatize(
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
         = DEFAULT_BATCH_SIZE,
+    unchanged_warning: UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
     method: MethodOption = None,
     n_lists: NListsOption = None,
     beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
     param: ParamOption = None,
     vocabulary: VocabularyOption = None,
+    identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
+    identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
@@ -210,7 +244,10 @@ def privatize(
     try:
         mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
         runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
-                            keep_stopwords=keep_stopwords, seed=seed)
+                            keep_stopwords=keep_stopwords, seed=seed,
+                            unchanged_warning=unchanged_warning,
+                            **identifier_options(identifiers, identifier_label,
+                                                 identifier_pattern, deny_list))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
 
@@ -225,6 +262,11 @@ def privatize(
             files.write_json(report, result)
 
     # 4. Tell the user where things went and what the guarantee is.
+    say_outcome(io_summary, output, report, result)
+
+
+def say_outcome(io_summary: dict, output: Path, report: Path | None, result: dict) -> None:
+    """Where the output and the report went, the guarantee in one line, and every warning."""
     say_written(io_summary, output)
     if report is not None:
         say(f"privacy report: {report}")
@@ -269,6 +311,40 @@ def read_options(text_fields: list[str] | None, delimiter: str | None, on_error:
                            on_error=on_error, null=null)
     except ValueError as exc:
         raise CLIError(one_line(exc)) from None
+
+
+def identifier_options(on: bool, labels: list[str] | None, patterns: list[str] | None,
+                       deny_list: Path | None) -> dict[str, Any]:
+    """The Privatizer's identifier keywords from the CLI's options."""
+    return {"identifiers": on, "identifier_labels": _pairs(labels, "--identifier-label"),
+            "identifier_patterns": _pairs(patterns, "--identifier-pattern"),
+            "deny_list": read_deny_list(deny_list)}
+
+
+def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
+    """``["k=v", …]`` → {k: v} (the value may contain ``=``)."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"{flag} expects NAME=VALUE, got {item!r}")
+        if key.strip() in out:
+            raise CLIError(f"{flag} gives {key.strip()!r} twice")
+        out[key.strip()] = value
+    return out
+
+
+def read_deny_list(path: Path | None) -> list[str]:
+    """The terms of a deny-list file: one per line, blank lines and ``#`` comments skipped."""
+    if path is None:
+        return []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise FileError(path, None, f"is not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise FileError(path, None, one_line(exc)) from None
+    return [t.strip() for t in lines if t.strip() and not t.lstrip().startswith("#")]
 
 
 def check_report_path(report: Path, input: Path, output: Path) -> None:

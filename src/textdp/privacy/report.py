@@ -27,6 +27,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from textdp import _random
+from textdp.privacy.unchanged import (
+    DEFAULT_UNCHANGED_WARNING,
+    expected_unchanged,
+    percent,
+    unchanged_warning,
+)
 
 __all__ = ["REPORT_KEYS", "SCHEMA", "document_report", "embedding_report", "json_ready",
            "summary_line", "word_report"]
@@ -72,7 +78,8 @@ def _details(description: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
 
 def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mapping[str, int],
                 documents: Mapping[str, int], policy: Mapping[str, Any], seed: int | None,
-                seconds: float) -> dict[str, Any]:
+                seconds: float, word_counts: Any = None,
+                unchanged_threshold: float = DEFAULT_UNCHANGED_WARNING) -> dict[str, Any]:
     """The report of a word-by-word privatisation (:class:`textdp.Privatizer`).
 
     Args:
@@ -84,6 +91,9 @@ def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mappi
         policy: ``oov``, ``mask_token``, ``keep_stopwords``.
         seed: the run's seed (None: OS entropy).
         seconds: wall time spent privatising.
+        word_counts: how many times each vocabulary row was privatised (length |V|): gives the
+            ``deniability`` section (:func:`textdp.privacy.unchanged.expected_unchanged`).
+        unchanged_threshold: warn when the expected unchanged fraction exceeds it.
     """
     total = sum(by_class.values())
     unprotected = _word_unprotected(by_class, by_policy, documents["count"], policy)
@@ -92,6 +102,10 @@ def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mappi
         warnings.append(
             f"released unprotected by oov=keep: {by_policy['oov_words_kept']} out-of-vocabulary "
             f"word token(s), {by_policy['numbers_kept']} number token(s)")
+    deniability = _deniability(mechanism, word_counts, seed, unchanged_threshold)
+    message = unchanged_warning(deniability, unchanged_threshold, mechanism.epsilon)
+    if message:
+        warnings.insert(0, message)
     vocabulary = mechanism.vocabulary.describe()
     tokens = {"total": total, "by_class": dict(by_class), "by_policy": dict(by_policy)}
     report = _report(
@@ -102,8 +116,23 @@ def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mappi
          "words_per_second": _rate(by_class.get("word", 0), seconds)})
     # The sections of textdp.report/1, kept where its readers look for them.
     report.update(vocabulary=vocabulary, policy=report["inputs"]["policy"],
-                  documents=report["counts"]["documents"], tokens=tokens)
+                  documents=report["counts"]["documents"], tokens=tokens, deniability=deniability)
     return report
+
+
+def _deniability(mechanism: Any, word_counts: Any, seed: int | None,
+                 threshold: float) -> dict[str, Any]:
+    """The ``deniability`` section: the expected fraction of privatised words returned unchanged."""
+    if word_counts is None:
+        import numpy as np
+
+        word_counts = np.zeros(len(mechanism.vocabulary), dtype=np.int64)
+    section = expected_unchanged(mechanism, word_counts, seed=seed)
+    section["warning_threshold"] = threshold
+    section["note"] = ("N_w = Pr[M(w) = w] (Feyisetan et al., WSDM 2020) averaged over this run's "
+                       "privatised words, weighted by their counts; computed from the private "
+                       "input, so this figure, like the counts, is not itself protected")
+    return section
 
 
 def _word_unprotected(by_class: Mapping[str, int], by_policy: Mapping[str, int], documents: int,
@@ -196,6 +225,7 @@ def summary_line(report: Mapping[str, Any]) -> str:
     if g.get("delta"):
         parts[0] += f", δ = {g['delta']:.3g}"
     parts += _released(report)
+    parts += _unchanged(report)
     unprotected = [f"{u['kind']} {u['count']}" for u in report["unprotected"] if u["count"]]
     parts.append("unprotected: " + (", ".join(unprotected) if unprotected else "none"))
     return "; ".join(parts)
@@ -217,6 +247,19 @@ def _released(report: Mapping[str, Any]) -> list[str]:
     if oov:
         parts.append(f"{oov} out-of-vocabulary words and numbers {verb}")
     return parts
+
+
+def _unchanged(report: Mapping[str, Any]) -> list[str]:
+    section = report.get("deniability") or {}
+    value = section.get("expected_unchanged_fraction")
+    if value is None:
+        return []
+    if section["method"] == "exact":
+        return [f"expected unchanged: {percent(value)} of privatised words (exact)"]
+    low, high = section["interval"]
+    return [f"expected unchanged: {percent(value)} of privatised words ({section['method']}, "
+            f"{section['interval_method']} {percent(low)}–{percent(high)}, "
+            f"{section['draws']} draws)"]
 
 
 def json_ready(obj: Any) -> Any:

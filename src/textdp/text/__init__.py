@@ -8,10 +8,21 @@ Two views of the same segmentation:
   C-level regular expression into alternating *structure* and *alphanumeric* runs, so that
   privatising a corpus never runs Python code per token.
 
-Both agree on what a token is: a **word** is a maximal run of letters (``[^\\W\\d_]``), a
-**number** a maximal run of decimal digits, **whitespace** a run of ``\\s``, **punctuation** a run
-of Unicode ``P*`` characters, and **other** a run of anything else (symbols, emoji,
-control characters, combining marks). ``_`` is punctuation (Unicode Pc).
+Both agree on what a token is: a **word** is a letter (``[^\\W\\d_]``) followed by letters and
+*joining marks*, a **number** a decimal digit followed by digits and joining marks, **whitespace**
+a run of ``\\s``, **punctuation** a run of Unicode ``P*`` characters, and **other** a run of
+anything else (symbols, emoji, control characters, a mark with no letter or digit before it).
+``_`` is punctuation (Unicode Pc).
+
+Joining marks (:func:`is_joining_mark`) are the combining marks (Unicode Mn, Mc, Me: accents of
+NFD text, Indic vowel signs and viramas, variation selectors, the combining grapheme joiner,
+enclosing keycaps) and four format characters (Cf) that sit *inside* words: ZERO WIDTH JOINER
+U+200D, ZERO WIDTH NON-JOINER U+200C (Persian, Indic), WORD JOINER U+2060 and SOFT HYPHEN U+00AD.
+They belong to the letter or digit before them, so ``re\\u0301sume\\u0301`` (NFD) is one word and
+``दिल्ली`` is not cut at its vowel signs. Other Cf characters do not join: ZERO WIDTH SPACE
+U+200B marks a word *boundary* by definition (Thai, Khmer), and bidi controls, BOM and tag
+characters are not part of a word's spelling; they are "other" tokens. An emoji ZWJ sequence
+(``👩\\u200d💻``) has no letter before its ZWJ, so it stays one "other" run.
 """
 
 from __future__ import annotations
@@ -37,6 +48,9 @@ __all__ = [
     "SplitBatch",
     "split_batch",
     "count_structure",
+    "is_joining_mark",
+    "lookup_key",
+    "JOINERS",
 ]
 
 
@@ -46,6 +60,7 @@ class TokenClass(StrEnum):
     WHITESPACE = "whitespace"
     PUNCTUATION = "punctuation"
     OTHER = "other"
+    IDENTIFIER = "identifier"  # an e-mail address, URL, … (textdp.text.identifiers): one unit
 
 
 class Token(NamedTuple):
@@ -58,27 +73,76 @@ def _is_punctuation(ch: str) -> bool:
     return unicodedata.category(ch)[0] == "P"
 
 
-_WORD = r"[^\W\d_]+"
-_NUMBER = r"\d+"
+# Format characters (Cf) that join the letters around them; see the module docstring.
+JOINERS = "\u00ad\u200c\u200d\u2060"
+# Dropped from lookup keys, as Unicode's NFKC_Casefold drops default-ignorable code points.
+_IGNORABLE = dict.fromkeys(map(ord, JOINERS + "\u034f"), None) | dict.fromkeys(
+    [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)], None)
+
+
+def is_joining_mark(ch: str) -> bool:
+    """A combining mark (Mn, Mc, Me) or one of :data:`JOINERS`: it continues the token before it."""
+    return unicodedata.category(ch)[0] == "M" or ch in JOINERS
+
+
+def lookup_key(word: str) -> str:
+    """The vocabulary key of a token: NFKC of its case fold, joiners and variation selectors removed.
+
+    ``ｈｅｌｌｏ``, ``HELLO``, ``ﬁne`` and NFD ``re\u0301sume\u0301`` get the keys ``hello``,
+    ``hello``, ``fine`` and NFC ``résumé`` (an approximation of Unicode's NFKC_Casefold). An ASCII
+    token's key is its lowercase form.
+    """
+    if word.isascii():
+        return word.lower()
+    folded = unicodedata.normalize("NFD", word.translate(_IGNORABLE)).casefold()
+    return unicodedata.normalize("NFKC", folded)
+
+
+_WORD = r"[^\W\d_]"  # one letter; a word token continues with letters and joining marks
+_NUMBER = r"\d"
 _WS = r"\s+"
-# Alphanumeric runs (words and numbers) are the only tokens a mechanism may rewrite.
-_SPLIT_RE = re.compile(f"({_WORD}|{_NUMBER})")
 _WS_RE = re.compile(_WS)
 
 
 @cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """(token, punctuation, other) patterns, built on first use.
+def _members() -> tuple[str, str]:
+    """(punctuation, joining marks) as escaped character-class members, by one scan of Unicode.
 
-    ``re`` has no ``\\p{P}``, so the punctuation class lists its members, found by a scan of all
-    of Unicode (~0.3 s): a process that only privatises (the code-array path) never pays it.
+    ``re`` has no ``\\p{P}`` or ``\\p{M}``, so the classes list their members (~0.4 s, on first
+    use): a process that only privatises (the code-array path) never pays it.
     """
-    chars = [c for c in map(chr, range(sys.maxunicode + 1)) if _is_punctuation(c)]
+    punct, marks = [], []
+    for c in map(chr, range(sys.maxunicode + 1)):
+        if _is_punctuation(c):
+            punct.append(c)
+        elif is_joining_mark(c):
+            marks.append(c)
     # Escape every member so that ']' '-' '^' '\\' are literal inside the class.
-    members = "".join(map(re.escape, chars))
+    return "".join(map(re.escape, punct)), "".join(map(re.escape, marks))
+
+
+@cache
+def _alnum_patterns() -> tuple[str, str]:
+    """(word, number) token patterns: a letter or digit, then its kind and joining marks."""
+    marks = _members()[1]
+    return (f"{_WORD}(?:{_WORD}|[{marks}])*", f"{_NUMBER}[\\d{marks}]*")
+
+
+@cache
+def _split_re() -> re.Pattern[str]:
+    # Alphanumeric runs (words and numbers) are the only tokens a mechanism may rewrite.
+    word, number = _alnum_patterns()
+    return re.compile(f"({word}|{number})")
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(token, punctuation, other) patterns, built on first use."""
+    members = _members()[0]
+    word, number = _alnum_patterns()
     punct = f"[{members}]+"
-    other = f"[^\\w\\s{members}]+"  # everything else
-    token = re.compile(f"(?P<word>{_WORD})|(?P<number>{_NUMBER})|(?P<whitespace>{_WS})"
+    other = f"[^\\w\\s{members}]+"  # everything else (marks with no letter or digit before them)
+    token = re.compile(f"(?P<word>{word})|(?P<number>{number})|(?P<whitespace>{_WS})"
                        f"|(?P<punctuation>{punct})|(?P<other>{other})", re.DOTALL)
     return token, re.compile(punct), re.compile(other)
 
@@ -164,7 +228,8 @@ class SplitBatch:
 
 
 def split_batch(texts: Sequence[str]) -> SplitBatch:
-    parts = [_SPLIT_RE.split(t) for t in texts]
+    split = _split_re().split
+    parts = [split(t) for t in texts]
     odd = [p[1::2] for p in parts]
     counts = [len(o) for o in odd]
     return SplitBatch(parts, list(chain.from_iterable(odd)), counts)

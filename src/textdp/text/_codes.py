@@ -7,17 +7,19 @@ a ``uint32`` array; document boundaries are offsets into it, so a document may c
 character (NUL included):
 
 * every code point gets its class (letter, digit, whitespace, punctuation, other — the same
-  definitions as the regular expressions in :mod:`textdp.text`, applied character by character),
-  and runs start where the class changes or a document starts;
+  definitions as the regular expressions in :mod:`textdp.text`, applied character by character);
+  a joining mark takes the class of the letter or digit before it (other if there is none);
+  identifier spans (:mod:`textdp.text.identifiers`) are overwritten with one class of their own;
+  runs start where the class changes, where a document starts and where an identifier starts;
 * a token is looked up in a vocabulary by a polynomial hash of its lowercase code points (prefix
-  sums, mod 2^64) and then **verified** code point by code point against the vocabulary word, so
+  sums, mod 2^64) and then **verified** code point by code point against the vocabulary key, so
   the lookup is exact (a hash collision only costs a failed match, never a wrong one);
 * replacements are copied from pre-encoded pools of the vocabulary words (lower, Title, UPPER),
   the output is assembled by one gather and decoded once.
 
-Only tokens containing non-ASCII code points take a Python call each (lowercasing and case
-patterns follow ``str.lower`` / :func:`textdp.text.case_pattern` exactly); everything else is
-array work.
+Only tokens containing non-ASCII code points take a Python call each (their lookup key is
+:func:`textdp.text.lookup_key`, their case pattern :func:`textdp.text.case_pattern`); everything
+else is array work.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
-LETTER, DIGIT, WHITESPACE, PUNCTUATION, OTHER, NON_ASCII = range(6)
+LETTER, DIGIT, WHITESPACE, PUNCTUATION, OTHER, NON_ASCII, MARK, IDENTIFIER = range(8)
 _ENC = "utf-32-le"
 _ERR = "surrogatepass"
 
@@ -49,7 +52,7 @@ _MASK64 = 2**64 - 1
 def _char_class(ch: str) -> int:
     """The class of one character, by the definitions of :mod:`textdp.text` in its order (the
     tests hold this against its regular expressions on every code point)."""
-    from textdp.text import _NUMBER, _WORD, _WS_RE, _is_punctuation
+    from textdp.text import _NUMBER, _WORD, _WS_RE, _is_punctuation, is_joining_mark
 
     if re.fullmatch(_WORD, ch):
         return LETTER
@@ -59,6 +62,8 @@ def _char_class(ch: str) -> int:
         return WHITESPACE
     if _is_punctuation(ch):
         return PUNCTUATION
+    if is_joining_mark(ch):
+        return MARK  # resolved by its context: _attach_marks
     return OTHER
 
 
@@ -74,22 +79,51 @@ _TABLE = _ascii_table()
 _NON_ASCII_CLASS: dict[int, int] = {}
 
 
-def _classes(codes: np.ndarray) -> np.ndarray:
+def _classes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(class of every code point, positions of the joining marks or None when there are none)."""
     cls = _TABLE.take(codes, mode="clip")
     odd = np.flatnonzero(cls == NON_ASCII) if codes.size and int(codes.max()) >= 128 else None
-    if odd is not None and odd.size:
-        values = codes[odd]
-        uniq, inverse = np.unique(values, return_inverse=True)
-        lut = np.empty(uniq.size, dtype=np.uint8)
-        for i, c in enumerate(uniq.tolist()):
-            k = _NON_ASCII_CLASS.get(c)
-            if k is None:
-                k = _char_class(chr(c))
-                if len(_NON_ASCII_CLASS) < 1_000_000:
-                    _NON_ASCII_CLASS[c] = k
-            lut[i] = k
-        cls[odd] = lut[inverse]
-    return cls
+    if odd is None or not odd.size:
+        return cls, None
+    values = codes[odd]
+    uniq, inverse = np.unique(values, return_inverse=True)
+    lut = np.empty(uniq.size, dtype=np.uint8)
+    for i, c in enumerate(uniq.tolist()):
+        k = _NON_ASCII_CLASS.get(c)
+        if k is None:
+            k = _char_class(chr(c))
+            if len(_NON_ASCII_CLASS) < 1_000_000:
+                _NON_ASCII_CLASS[c] = k
+        lut[i] = k
+    odd_cls = lut[inverse]
+    cls[odd] = odd_cls
+    marks = odd[odd_cls == MARK]
+    return cls, (marks if marks.size else None)
+
+
+def _attach_marks(cls: np.ndarray, marks: np.ndarray, doc_bounds: np.ndarray) -> None:
+    """Give each joining mark the class of the letter or digit it follows, within its document
+    (a mark continues that token, as ``textdp.text``'s word and number patterns); OTHER if none."""
+    marks = marks[cls.take(marks) == MARK]  # identifier spans may have claimed some
+    if not marks.size:
+        return
+    doc_start = doc_bounds.take(np.searchsorted(doc_bounds, marks, "right") - 1)
+    first = np.empty(marks.size, dtype=bool)  # the first mark of a stretch of marks
+    first[0] = True
+    np.not_equal(marks[1:], marks[:-1] + 1, out=first[1:])
+    first |= marks == doc_start
+    stretch = np.maximum.accumulate(np.where(first, marks, 0))
+    before = cls.take(np.maximum(stretch - 1, 0))
+    cls[marks] = np.where((stretch > doc_start) & (before <= DIGIT), before, OTHER)
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(every index of the ranges [starts[i], starts[i] + lengths[i]) in order, offset of each
+    range in that list)."""
+    first = np.cumsum(lengths) - lengths
+    step = np.arange(int(lengths.sum()), dtype=np.int64)
+    step -= np.repeat(first, lengths)
+    return np.repeat(starts, lengths) + step, first
 
 
 class _Powers:
@@ -146,7 +180,7 @@ class CodeBatch:
 
     Runs partition each document into maximal same-class stretches (a run never crosses a
     document boundary); token runs are the letter and digit runs (exactly the alphanumeric
-    tokens of :func:`split_batch`).
+    tokens of :func:`split_batch`) and the identifier spans, one token each.
     """
 
     text: str  # the documents concatenated
@@ -164,6 +198,8 @@ class CodeBatch:
     whitespace: int  # structure counts, as textdp.text.count_structure
     punctuation: int
     other: int
+    identifiers: np.ndarray  # int64 indices of the identifier tokens, in order
+    identifier_kinds: np.ndarray  # int64 kind of each (an index into the recogniser's kinds)
     _lower: np.ndarray | None = None
     _upper_mask: np.ndarray | None = None
     _non_ascii: np.ndarray | None = None
@@ -242,8 +278,12 @@ class CodeBatch:
         return [out[a:b] for a, b in pairwise(bounds)]
 
 
-def encode_batch(texts: Sequence[str]) -> CodeBatch:
-    """The batch as a :class:`CodeBatch`: one code array, documents delimited by offsets."""
+def encode_batch(texts: Sequence[str], identifiers: Any = None) -> CodeBatch:
+    """The batch as a :class:`CodeBatch`: one code array, documents delimited by offsets.
+
+    ``identifiers`` (a :class:`textdp.text.identifiers.Identifiers`, or None) finds the spans
+    that become one identifier token each, by one regular-expression pass over the batch.
+    """
     text = "".join(texts)
     codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
     n = codes.size
@@ -254,14 +294,31 @@ def encode_batch(texts: Sequence[str]) -> CodeBatch:
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
         return CodeBatch(text, codes, doc_bounds, np.zeros_like(doc_bounds), empty, empty,
-                         empty, empty, empty, np.empty(0, bool), empty, len(texts), 0, 0, 0)
-    cls = _classes(codes)
-    # A run starts where the class changes and where a document starts.
+                         empty, empty, empty, np.empty(0, bool), empty, len(texts), 0, 0, 0,
+                         empty, empty)
+    cls, marks = _classes(codes)
+    span_starts = span_ends = span_kinds = None
+    if identifiers is not None:
+        span_starts, span_ends, span_kinds = identifiers.find(texts, text, codes, cls, doc_bounds)
+    if span_starts is not None and span_starts.size:
+        cls[_ranges(span_starts, span_ends - span_starts)[0]] = IDENTIFIER
+    if marks is not None:
+        _attach_marks(cls, marks, doc_bounds)
+    # A run starts where the class changes, where a document starts and where an identifier does.
     is_start = np.empty(n, dtype=bool)
     is_start[0] = True
     np.not_equal(cls[1:], cls[:-1], out=is_start[1:])
     inner = doc_bounds[1:-1]
     is_start[inner[inner < n]] = True  # trailing empty documents start at n
+    if span_starts is not None and span_starts.size:
+        is_start[span_starts] = True
+    return _runs(text, codes, doc_bounds, cls, is_start, span_kinds, len(texts))
+
+
+def _runs(text: str, codes: np.ndarray, doc_bounds: np.ndarray, cls: np.ndarray,
+          is_start: np.ndarray, span_kinds: np.ndarray | None, n_docs: int) -> CodeBatch:
+    """The :class:`CodeBatch` of classified code points whose runs start where ``is_start``."""
+    n = codes.size
     run_starts = np.flatnonzero(is_start)
     run_ends = np.empty_like(run_starts)
     run_ends[:-1] = run_starts[1:]
@@ -272,20 +329,30 @@ def encode_batch(texts: Sequence[str]) -> CodeBatch:
     run_doc = np.bincount(doc_runs[1:-1], minlength=run_starts.size + 1)[:-1].cumsum()
     run_cls = cls.take(run_starts)
     run_lengths = run_ends - run_starts
-    counts = np.bincount(run_cls, minlength=6)
-    token_runs = np.flatnonzero(run_cls <= DIGIT)
-    starts = run_starts[token_runs]
+    counts = np.bincount(run_cls, minlength=IDENTIFIER + 1)
+    if counts[IDENTIFIER]:
+        is_token = (run_cls <= DIGIT) | (run_cls == IDENTIFIER)
+        token_runs = np.flatnonzero(is_token)
+        idents = np.flatnonzero(run_cls.take(token_runs) == IDENTIFIER)
+        kinds = np.asarray(span_kinds, dtype=np.int64)
+    else:
+        token_runs = np.flatnonzero(run_cls <= DIGIT)
+        idents = kinds = np.empty(0, dtype=np.int64)
     return CodeBatch(
         text=text, codes=codes, doc_bounds=doc_bounds, doc_runs=doc_runs, run_starts=run_starts,
-        run_lengths=run_lengths, token_runs=token_runs, starts=starts, ends=run_ends[token_runs],
-        is_digit=run_cls[token_runs] == DIGIT,
-        doc_of=run_doc.take(token_runs), n_docs=len(texts),
+        run_lengths=run_lengths, token_runs=token_runs, starts=run_starts[token_runs],
+        ends=run_ends[token_runs], is_digit=run_cls[token_runs] == DIGIT,
+        doc_of=run_doc.take(token_runs), n_docs=n_docs,
         whitespace=int(counts[WHITESPACE]), punctuation=int(counts[PUNCTUATION]),
-        other=int(counts[OTHER]))
+        other=int(counts[OTHER]), identifiers=idents, identifier_kinds=kinds)
 
 
 class CodeTable:
     """Exact vocabulary lookup of a :class:`CodeBatch`'s tokens, and encoded replacement pools.
+
+    A token's row is that of the vocabulary word equal to its lowercase form, else of the word
+    equal to its key (:func:`textdp.text.lookup_key`: NFKC + case fold), else of the first word
+    whose own key is that key (``ﬁne`` finds ``fine``, ``STRASSE`` finds ``straße``).
 
     Args:
         words: the vocabulary words (lowercase, distinct, as :class:`textdp.vocab.Vocabulary`).
@@ -293,43 +360,58 @@ class CodeTable:
     """
 
     def __init__(self, words: Sequence[str], lookup: dict[str, int]) -> None:
+        from textdp.text import lookup_key
+
         self.lookup = lookup
+        self.words = words
         lower = self._encode(words)
-        self.lower_codes, self.lower_off, self.lower_len = lower
-        self._len_or_minus1 = np.append(self.lower_len, -1)
-        # Sorted hash table of the words' code sequences (ASCII-lowercase of a lowercase word is
-        # itself). Distinct words with equal hashes would make the verified lookup miss: rare,
-        # and then those words go to the dict.
-        prefix = _prefix_hash(self.lower_codes)
-        h = _segment_hash(prefix, self.lower_off, self.lower_off + self.lower_len)
-        # Only ASCII words enter the table: a token with a non-ASCII code point goes to the dict,
-        # and an ASCII token lowercases to ASCII, so it can only equal an ASCII word.
-        c = np.zeros(self.lower_codes.size + 1, dtype=np.int64)
-        np.cumsum(self.lower_codes >= 128, out=c[1:])
-        ascii_rows = np.flatnonzero(c[self.lower_off + self.lower_len] == c[self.lower_off])
-        hk = h[ascii_rows]
-        order = np.argsort(hk, kind="stable")
-        dup = np.flatnonzero(hk[order][1:] == hk[order][:-1])
-        self.collided = (set(ascii_rows[order[dup]].tolist())
-                         | set(ascii_rows[order[dup + 1]].tolist()))
-        self._build_slots(hk, ascii_rows)
-        # Replacement pools: lower, Title (first letter upper) and UPPER, as restore_case().
+        # Words whose key is not themselves (non-ASCII, and only those can differ from their key
+        # when lowercase): key → first such row, where no word is that key.
+        c = np.zeros(lower[0].size + 1, dtype=np.int64)
+        np.cumsum(lower[0] >= 128, out=c[1:])
+        non_ascii = c[lower[1] + lower[2]] > c[lower[1]]
+        self.folded: dict[str, int] = {}
+        for row in np.flatnonzero(non_ascii).tolist():
+            key = lookup_key(words[row])
+            if key != words[row] and key not in lookup:
+                self.folded.setdefault(key, row)
+        # The hash table holds the ASCII keys: every ASCII word (an ASCII token's key is ASCII,
+        # so it can only equal an ASCII key) and the ASCII keys of non-ASCII words.
+        extra = [k for k in self.folded if k.isascii()]
+        keys = self._encode([*(words[r] for r in np.flatnonzero(~non_ascii).tolist()), *extra])
+        self.key_codes, self.key_off, self.key_len = keys
+        self.key_row = np.concatenate([np.flatnonzero(~non_ascii),
+                                       np.array([self.folded[k] for k in extra], dtype=np.int64)])
+        self._len_or_minus1 = np.append(self.key_len, -1)
+        self._row_or_minus1 = np.append(self.key_row, -1)
+        prefix = _prefix_hash(self.key_codes)
+        h = _segment_hash(prefix, self.key_off, self.key_off + self.key_len)
+        # Distinct keys with equal hashes would make the verified lookup miss: rare, and then
+        # those keys go to the dict.
+        order = np.argsort(h, kind="stable")
+        dup = np.flatnonzero(h[order][1:] == h[order][:-1])
+        self.collided = set(order[dup].tolist()) | set(order[dup + 1].tolist())
+        self._build_slots(h)
+        self._build_pools(words, lower)
+
+    def _build_pools(self, words: Sequence[str],
+                     lower: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Replacement pools: lower, Title (first letter upper) and UPPER, as restore_case()."""
         title = [w[:1].upper() + w[1:] for w in words]
         upper = [w.upper() for w in words]
         pools = [lower, self._encode(title), self._encode(upper)]
         base = 0
-        parts, self.pool_off, self.pool_len = [], [], []
+        parts, pool_off, pool_len = [], [], []
         for codes, off, length in pools:
             parts.append(codes)
-            self.pool_off.append(off + base)
-            self.pool_len.append(length)
+            pool_off.append(off + base)
+            pool_len.append(length)
             base += codes.size
         self.pool = np.concatenate(parts)
-        self.pool_off = np.stack(self.pool_off)  # (3, |V|) by LOWER, TITLE, UPPER
-        self.pool_len = np.stack(self.pool_len)
-        self.words = words
+        self.pool_off = np.stack(pool_off)  # (3, |V|) by LOWER, TITLE, UPPER
+        self.pool_len = np.stack(pool_len)
 
-    def _build_slots(self, h: np.ndarray, row_of: np.ndarray) -> None:
+    def _build_slots(self, h: np.ndarray) -> None:
         """Open addressing with linear probing, load ≤ 1/4: slot = top bits of a mixed key."""
         bits = max(4, int(np.ceil(np.log2(4 * max(h.size, 1)))))
         size = 1 << bits
@@ -338,12 +420,12 @@ class CodeTable:
         keys = np.zeros(size + 1, dtype=np.uint64)
         rows = np.full(size + 1, -1, dtype=np.int64)  # the last slot stays empty: a sentinel
         home = self._slot(h)
-        for row in range(h.size):  # once per vocabulary
-            slot = int(home[row])
+        for entry in range(h.size):  # once per vocabulary
+            slot = int(home[entry])
             while rows[slot] >= 0:
                 slot = (slot + 1) & int(self._mask)
-            keys[slot] = h[row]
-            rows[slot] = row_of[row]
+            keys[slot] = h[entry]
+            rows[slot] = entry
         # Key and row side by side: one cache line per probe.
         self._slots = np.stack([keys, rows.view(np.uint64)], axis=1)
 
@@ -356,7 +438,7 @@ class CodeTable:
         return (mixed >> self._shift).astype(np.int64)
 
     def _probe(self, h: np.ndarray) -> np.ndarray:
-        """Row whose hash equals h (−1 if none), by vectorised linear probing."""
+        """Key entry whose hash equals h (−1 if none), by vectorised linear probing."""
         slot = self._slot(h)
         pairs = self._slots.take(slot, axis=0)
         rows = pairs[:, 1].view(np.int64)
@@ -382,7 +464,7 @@ class CodeTable:
         return codes, off, length
 
     def find(self, batch: CodeBatch) -> np.ndarray:
-        """Vocabulary row of every token (−1 when absent): ``lookup.get(token.lower(), -1)``."""
+        """Vocabulary row of every token (−1 when absent, and for identifiers); see the class."""
         n_tok = batch.n_tokens
         if n_tok == 0:
             return np.empty(0, dtype=np.int64)
@@ -390,32 +472,40 @@ class CodeTable:
         prefix = _prefix_hash(lower)
         s, e = batch.starts, batch.ends
         h = _segment_hash(prefix, s, e)
-        ids = self._probe(h)
-        found = ids >= 0
+        entries = self._probe(h)
+        found = entries >= 0
         length = e - s
-        ok = self._len_or_minus1.take(ids) == length  # ids = −1 reads −1: never a length
+        ok = self._len_or_minus1.take(entries) == length  # −1 reads −1: never a length
         # Keys of ASCII strings up to _EXACT_LEN code points are exact; longer matches are
         # verified code point by code point.
         long = np.flatnonzero(ok & (length > _EXACT_LEN))
         if long.size:
-            n_long = length[long]
-            first = np.cumsum(n_long) - n_long
-            step = np.arange(int(n_long.sum()), dtype=np.int64)
-            step -= np.repeat(first, n_long)
-            tok = np.repeat(s[long], n_long) + step
-            word = np.repeat(self.lower_off[ids[long]], n_long) + step
-            same = lower.take(tok) == self.lower_codes.take(word)
+            tok, first = _ranges(s[long], length[long])
+            key, _ = _ranges(self.key_off[entries[long]], length[long])
+            same = lower.take(tok) == self.key_codes.take(key)
             ok[long] = np.logical_and.reduceat(same, first)
-        out = np.where(ok, ids, -1)
-        # Tokens with non-ASCII code points (and the rare colliding words) go through the dict.
-        slow = np.flatnonzero(batch.non_ascii() | (~ok & self._maybe_collided(ids, found)))
+        out = np.where(ok, self._row_or_minus1.take(entries), -1)
+        # Tokens with non-ASCII code points (and the rare colliding keys) go through the dicts.
+        slow = batch.non_ascii() | (~ok & self._maybe_collided(entries, found))
+        slow[batch.identifiers] = False
+        slow = np.flatnonzero(slow)
         if slow.size:
-            get = self.lookup.get
-            out[slow] = [get(batch.token(int(t)).lower(), -1) for t in slow.tolist()]
+            out[slow] = [self.row_of(batch.token(t)) for t in slow.tolist()]
+        out[batch.identifiers] = -1
         return out
 
-    def _maybe_collided(self, ids: np.ndarray, found: np.ndarray) -> np.ndarray:
-        """Tokens whose hash matched a word that shares its hash with another word."""
+    def row_of(self, token: str) -> int:
+        """The vocabulary row of one token (−1 when absent), by the rule of the class docstring."""
+        row = self.lookup.get(token.lower())
+        if row is None:
+            from textdp.text import lookup_key
+
+            key = lookup_key(token)
+            row = self.lookup.get(key, self.folded.get(key, -1))
+        return row
+
+    def _maybe_collided(self, entries: np.ndarray, found: np.ndarray) -> np.ndarray:
+        """Tokens whose hash matched a key that shares its hash with another key."""
         if not self.collided:
-            return np.zeros(ids.size, dtype=bool)
-        return found & np.isin(ids, np.fromiter(self.collided, dtype=np.int64))
+            return np.zeros(entries.size, dtype=bool)
+        return found & np.isin(entries, np.fromiter(self.collided, dtype=np.int64))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +110,8 @@ class CandidateSet:
         try:
             with np.load(path, allow_pickle=False) as z:
                 emb, ids, meta = z["embeddings"], z["ids"].tolist(), json.loads(str(z["meta"]))
-        except (KeyError, ValueError, OSError, json.JSONDecodeError) as exc:
+        except (KeyError, ValueError, TypeError, OSError, EOFError, zipfile.BadZipFile,
+                zlib.error) as exc:  # TypeError: a .npy array is no archive
             if isinstance(exc, FileNotFoundError):
                 raise
             raise ValueError(f"{path}: not a textdp candidate file ({exc})") from None

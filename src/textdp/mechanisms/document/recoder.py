@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,7 +116,8 @@ class Recoder:
                 layers = [(z[f"w{i}"], z[f"b{i}"]) for i in range(int(meta["n_layers"]))]
         except FileNotFoundError:
             raise
-        except (KeyError, ValueError, OSError, json.JSONDecodeError) as exc:
+        except (KeyError, ValueError, TypeError, OSError, EOFError, zipfile.BadZipFile,
+                zlib.error) as exc:  # TypeError: a .npy array is no archive
             raise ValueError(f"{path}: not a textdp recoder file ({exc})") from None
         if meta.get("format") != _FORMAT:
             raise ValueError(f"{path}: not a textdp recoder file")

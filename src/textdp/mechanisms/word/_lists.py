@@ -33,8 +33,10 @@ under ``cache_dir()/diffractor`` keyed by the vocabulary fingerprint, the seed a
 from __future__ import annotations
 
 import hashlib
+import logging
 import numbers
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +60,10 @@ ALGORITHM_VERSION = 1
 
 _TARGET_CANDIDATES = 64  # ≈ candidates kept per word in the graph
 _SAMPLE_STEP = 16  # column sample for the per-row threshold: every 16th word
+
+#: Building a list is slow the first time (~25 s for 50,000 words) and silent otherwise: it says
+#: so on this logger (INFO), with progress; the command line prints it on stderr.
+log = logging.getLogger("textdp.diffractor")
 
 
 def start_word(n_words: int, seed: int) -> int:
@@ -132,10 +138,11 @@ class _CandidateGraph:
 
 
 def greedy_chain(vectors: np.ndarray, start: int, *, graph: _CandidateGraph | None = None,
-                 ) -> np.ndarray:
+                 progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """The exact greedy chain from ``start`` through the rows of ``vectors`` (int32 permutation).
 
     Diffractor 2024, Algorithm 1 with an exact nearest-unused step (module docstring).
+    ``progress(done, total)`` is called every tenth of the words.
     """
     g = graph if graph is not None else _CandidateGraph(vectors)
     n = g.n
@@ -152,7 +159,10 @@ def greedy_chain(vectors: np.ndarray, start: int, *, graph: _CandidateGraph | No
     c = start
     out[0] = c
     used[c] = True
+    every = max(n // 10, 1) if progress is not None else n + 1
     for step in range(1, n):
+        if step % every == 0:
+            progress(step, n)
         nxt = -1
         lo, hi = indptr[c], indptr[c + 1]
         if hi > lo:
@@ -248,15 +258,28 @@ def build_lists(vocabulary: Vocabulary, seeds: Sequence[int], *, cache: bool = T
     for i, seed in enumerate(seeds):
         perm = _load_cached(list_cache_path(vocabulary, seed), vocabulary, seed) if cache else None
         if perm is None:
+            t0 = time.perf_counter()
+            log.info("building 1-Diffractor word list %d of %d for %s (%s words, seed %d): "
+                     "done once per vocabulary, about 25 s per 50,000 words; then cached%s",
+                     i + 1, len(seeds), vocabulary.name, f"{n:,}", seed,
+                     f" in {list_cache_path(vocabulary, seed).parent}" if cache else " (off)")
             if graph is None:
                 graph = _CandidateGraph(vocabulary.vectors)
-            perm = greedy_chain(vocabulary.vectors, start_word(n, seed), graph=graph)
+            perm = greedy_chain(vocabulary.vectors, start_word(n, seed), graph=graph,
+                                progress=_log_progress if log.isEnabledFor(logging.INFO) else None)
+            log.info("word list %d of %d built in %.1f s", i + 1, len(seeds),
+                     time.perf_counter() - t0)
             if not _is_permutation(perm, n):  # pragma: no cover - would be a bug in the walk
                 raise RuntimeError("internal error: the word list is not a permutation")
             if cache:
                 _save(list_cache_path(vocabulary, seed), vocabulary, seed, perm)
         out[i] = perm
     return out
+
+
+def _log_progress(done: int, total: int) -> None:
+    log.info("word list: %d%% (%s of %s words)", 100 * done // total, f"{done:,}",
+             f"{total:,}")
 
 
 def build_list(vocabulary: Vocabulary, seed: int = 0, *, cache: bool = True) -> np.ndarray:

@@ -1,0 +1,136 @@
+"""Identifiers as units (issue 12 item 4): one token each, one placeholder each, counted by kind."""
+
+import numpy as np
+import pytest
+
+import textdp
+from textdp.text._codes import _classes, encode_batch
+from textdp.text.identifiers import Identifiers
+
+KW = dict(epsilon=1e6, seed=0, mechanism="diffractor")
+
+CASES = [
+    ("jsmith@acme.com", "email"), ("first.last+tag@mail.example.co.uk", "email"),
+    ("https://acme.com/a/b?x=1", "url"), ("www.example.org", "url"), ("HTTP://ACME.COM", "url"),
+    ("192.168.0.1", "ip"), ("2001:db8::ff00:42:8329", "ip"), ("fe80::1", "ip"), ("::1", "ip"),
+    ("2001:0db8:85a3:0000:0000:8a2e:0370:7334", "ip"),
+    ("DE89 3704 0044 0532 0130 00", "iban"), ("GB29NWBK60161331926819", "iban"),
+    ("4111 1111 1111 1111", "card"), ("4111-1111-1111-1111", "card"), ("4111111111111111", "card"),
+    ("+44 20 7946 0958", "phone"), ("(555) 123-4567", "phone"), ("555-123-4567", "phone"),
+    ("+1-202-555-0173", "phone"), ("+49 30 1234567", "phone"), ("555.123.4567", "phone"),
+]
+
+
+def _spans(texts, ids=None):
+    ids = ids or Identifiers()
+    batch = encode_batch(texts, ids)
+    return [(batch.token(int(t)), ids.kinds[k])
+            for t, k in zip(batch.identifiers.tolist(), batch.identifier_kinds.tolist(), strict=False)]
+
+
+@pytest.mark.parametrize("text,kind", CASES)
+def test_each_recogniser_finds_its_identifier_as_one_token(text, kind):
+    assert _spans([f"see {text}, thanks"]) == [(text, kind)]
+    assert _spans([text]) == [(text, kind)]  # at both document edges
+
+
+@pytest.mark.parametrize("text", ["2024-01-15", "in 1999 and 2000", "42", "4111111111111112",
+                                  "std::vector", "1.2.3.4.5", "999.1.1.1", "version 3.10.2",
+                                  "x@y", "hello world", "a:b:c",
+                                  "1024-1280", "12 345"])
+def test_non_identifiers_are_left_alone(text):
+    assert _spans([text]) == []
+
+
+def test_email_is_one_placeholder_not_word_parts():
+    out = textdp.privatize(["Write to jsmith@acme.com today"], **KW)
+    assert out.texts == ["Write to [EMAIL] today"]
+    assert out.report["identifiers"]["by_kind"]["email"] == 1
+    assert out.report["tokens"]["by_class"]["identifier"] == 1
+    assert out.report["tokens"]["by_policy"]["identifiers_masked"] == 1
+
+
+def test_policies_labels_and_counts():
+    text = ["mail jsmith@acme.com, call 555-123-4567"]
+    assert textdp.privatize(text, oov="drop", **KW).texts == ["mail , call "]
+    assert textdp.privatize(text, oov="random", **KW).texts == ["mail [EMAIL], call [PHONE]"]
+    labels = {"email": "<e>", "phone": "<p>"}
+    assert textdp.privatize(text, identifier_labels=labels, **KW).texts == ["mail <e>, call <p>"]
+    kept = textdp.privatize(text, oov="keep", **KW)
+    assert kept.texts == text
+    extra = [u for u in kept.report["unprotected"] if u["kind"] == "identifiers"]
+    assert extra == [{"kind": "identifiers", "count": 2, "by_kind": {"email": 1, "phone": 1},
+                      "why": "oov=keep releases them unchanged"}]
+    assert any("2 identifier(s)" in w for w in kept.report["warnings"])
+    assert kept.report["tokens"]["by_policy"]["identifiers_kept"] == 2
+
+
+def test_off_restores_word_runs():
+    out = textdp.privatize(["jsmith@acme.com"], identifiers=False, oov="mask", **KW)
+    assert out.texts[0].count("@") == 1 and "[EMAIL]" not in out.texts[0]
+    assert "identifiers" not in out.report
+
+
+def test_user_patterns_and_deny_list_always_masked():
+    text = ["Ticket TK-123456 from Falcon (jsmith@falcon.io)"]
+    out = textdp.privatize(text, oov="keep", identifier_patterns={"ticket": r"TK-\d{6}"},
+                           deny_list=["falcon"], **KW)
+    # The deny-listed term is masked even under keep, and so is the address holding it.
+    assert out.texts == ["Ticket TK-123456 from [REDACTED] ([REDACTED])"]
+    assert out.report["identifiers"]["by_kind"]["denied"] == 2
+    masked = textdp.privatize(text, identifier_patterns={"ticket": r"TK-\d{6}"}, **KW).texts
+    assert masked == ["Ticket [TICKET] from Falcon ([EMAIL])"]
+
+
+def test_bad_options_are_one_sentence_errors():
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        Identifiers(patterns={"x": "("})
+    with pytest.raises(ValueError, match="empty string"):
+        Identifiers(patterns={"x": "a*"})
+    with pytest.raises(ValueError, match="no identifier kind 'nope'"):
+        Identifiers(labels={"nope": "x"})
+    with pytest.raises(TypeError, match="single string"):
+        textdp.privatize(["x"], deny_list="falcon", **KW)
+
+
+def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
+    """The built-ins run only on stretches around anchors; a per-document full scan agrees."""
+    import re
+
+    from textdp.text.identifiers import _BUILTIN_PATTERNS, BUILTIN_KINDS, _accept, _resolve
+
+    rng = np.random.default_rng(3)
+    parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n"]
+    texts = ["".join(rng.choice(parts, size=rng.integers(0, 8))) for _ in range(300)]
+    ids = Identifiers()
+    batch = encode_batch(texts, ids)
+    got = [(int(batch.starts[t]), int(batch.ends[t]), k)
+           for t, k in zip(batch.identifiers.tolist(), batch.identifier_kinds.tolist(), strict=False)]
+    expected = []
+    for d, text in enumerate(texts):
+        rows = [(ids.kinds.index(k), m.start(), m.end(), ids.kinds.index(k))
+                for k in BUILTIN_KINDS for m in re.finditer(_BUILTIN_PATTERNS[k], text)
+                if m.end() > m.start() and _accept(k, m.group())]
+        if rows:
+            s, e, k = _resolve(np.array(rows, dtype=np.int64))
+            base = int(batch.doc_bounds[d])
+            expected += list(zip((s + base).tolist(), (e + base).tolist(), k.tolist(), strict=False))
+    assert got == expected
+    assert len(got) > 100
+
+
+def test_user_pattern_across_documents_is_rescanned():
+    ids = Identifiers(builtin=False, patterns={"pair": r"ab\ncd|ab"})
+    texts = ["xx ab", "cd yy"]
+    batch = encode_batch(texts, ids)
+    assert [batch.token(int(t)) for t in batch.identifiers] == ["ab"]
+    s, e, _ = ids.find(texts, batch.text, batch.codes, _classes(batch.codes)[0], batch.doc_bounds)
+    assert (s.tolist(), e.tolist()) == ([3], [5])
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 5])
+def test_seeded_output_does_not_depend_on_the_batch_size(batch_size):
+    texts = ["a jsmith@acme.com b", "", "call +44 20 7946 0958 now", "Zzyzxq 42 house"] * 2
+    ref = textdp.privatize(texts, epsilon=1, seed=4, oov="random").texts
+    assert textdp.privatize(texts, epsilon=1, seed=4, oov="random", batch_size=batch_size).texts == ref
+    assert ref[0].startswith("A ") is False and "[EMAIL]" in ref[0] and "[PHONE]" in ref[2]
