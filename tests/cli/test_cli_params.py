@@ -65,10 +65,11 @@ def test_parameter_conflicts(dummy):
 
 def test_flags_are_generated_from_the_declarations():
     """Every parameter declared with its own flag has one, typed and described by its declaration."""
-    assert _common.mechanism_flags() == {"method", "n_lists", "beta"}
+    assert _common.mechanism_flags() == {"method", "n_lists", "beta", "neighbors"}
     for option, typ, flag in ((_common.MethodOption, str, "--method"),
                               (_common.NListsOption, int, "--n-lists"),
-                              (_common.BetaOption, float, "--beta")):
+                              (_common.BetaOption, float, "--beta"),
+                              (_common.NeighborsOption, str, "--neighbors")):
         info = option.__metadata__[0]
         assert option.__origin__ == typ | None and flag in (info.default, *info.param_decls)
     help_text = _common.BetaOption.__metadata__[0].help

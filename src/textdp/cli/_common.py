@@ -79,6 +79,7 @@ def mechanism_flags() -> set[str]:
 MethodOption = mechanism_flag("method")
 NListsOption = mechanism_flag("n_lists")
 BetaOption = mechanism_flag("beta")
+NeighborsOption = mechanism_flag("neighbors")
 ParamOption = Annotated[list[str] | None, typer.Option(
     "--param", metavar="NAME=VALUE", show_default=False,
     help="Any other mechanism parameter; repeatable. VALUE is read as an integer, else a "

@@ -12,6 +12,7 @@ from textdp.cli._common import (
     BetaOption,
     CLIError,
     MethodOption,
+    NeighborsOption,
     NListsOption,
     ParamOption,
     one_line,
@@ -227,7 +228,7 @@ def privatize(
     unchanged_warning: UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
     method: MethodOption = None,
     n_lists: NListsOption = None,
-    beta: BetaOption = None,
+    beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
     param: ParamOption = None,
     vocabulary: VocabularyOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
@@ -238,8 +239,8 @@ def privatize(
     check_paths(input, output, report, format)
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
-    params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
-                              param or [])
+    params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta,
+                                          "neighbors": neighbors}, param or [])
     try:
         mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
         runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
@@ -247,7 +248,7 @@ def privatize(
                             unchanged_warning=unchanged_warning,
                             **identifier_options(identifiers, identifier_label,
                                                  identifier_pattern, deny_list))
-    except (TypeError, ValueError) as exc:
+    except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all.

@@ -56,6 +56,16 @@ def squared_distances64(vectors64: np.ndarray, rows: np.ndarray | None,
     return diff.sum(axis=1)
 
 
+def check_queries(queries: np.ndarray, dim: int) -> np.ndarray:
+    """``queries`` as an array of shape (N, ``dim``) of finite values, else ValueError."""
+    q = np.asarray(queries)
+    if q.ndim != 2 or q.shape[1] != dim:
+        raise ValueError(f"queries must have shape (N, {dim}), got {q.shape}")
+    if not np.isfinite(q).all():
+        raise ValueError("queries contain NaN or infinity")
+    return q
+
+
 @dataclass(frozen=True, slots=True)
 class RadiusNeighbors:
     """Rows within a radius, in CSR layout: query r's rows are ``indices[indptr[r]:indptr[r+1]]``
@@ -101,8 +111,9 @@ class NearestNeighbors:
     Args:
         vectors: (|V|, d) array; stored as float32.
         block_size: queries per GEMM block; the default keeps a block's scores near 40 MiB
-            (about 220 queries on a 48k vocabulary): large blocks make the GEMM efficient, while
-            each chunk of a block is reduced right after it is computed, from cache.
+            (about 220 queries on a 48k vocabulary), d/150 times that above d = 150, at most
+            512: large blocks make the GEMM efficient, while each chunk of a block is reduced
+            right after it is computed, from cache.
         n_jobs: threads, each running whole blocks with a single-threaded BLAS (default: the CPUs
             this process may use, at most 8). The reductions and certificate passes are
             single-threaded numpy, so one block per core keeps every core busy; with ``n_jobs=1``
@@ -121,7 +132,11 @@ class NearestNeighbors:
         self._v64: np.ndarray | None = None
         self._sq = sq
         self._max_norm = float(np.sqrt(sq.max()))
-        self.block_size = int(block_size or np.clip((40 << 20) // (4 * n), 8, 512))
+        # Wider vectors: the GEMM does d/50 times more work per score while the reductions do
+        # not, so larger blocks pay (d = 300 measured: 512 queries ≈ 5 points of the GEMM rate
+        # above 309); d ≤ 150 keeps the 40 MiB blocks tuned at d = 50.
+        self.block_size = int(block_size or np.clip((40 << 20) // (4 * n) * max(1.0, d / 150),
+                                                    8, 512))
         # Tiles of the minima pass; GEMM chunks of a few tiles, reduced while in L2 cache.
         self._tile = TILE if n >= 4 * TILE else n
         self._chunk = self._tile * max(1, min(CHUNK // self._tile, -(-n // self._tile)))
@@ -197,12 +212,7 @@ class NearestNeighbors:
 
     # -- shared pieces ------------------------------------------------------------------------------
     def _check_queries(self, queries: np.ndarray) -> np.ndarray:
-        q = np.asarray(queries)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(f"queries must have shape (N, {self.dim}), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise ValueError("queries contain NaN or infinity")
-        return q
+        return check_queries(queries, self.dim)
 
     def _check_exclude(self, exclude: np.ndarray | None, n: int) -> np.ndarray | None:
         if exclude is None:
@@ -294,7 +304,12 @@ class NearestNeighbors:
         """The float64 re-scoring: candidates (query rr, row cc) ordered by (float64 squared
         distance, index); the first ``k`` rows and squared distances of each query 0 … len(qf)−1
         (every query must have at least k candidates)."""
-        d2 = squared_distances64(self.vectors64, cc, qf[rr])
+        # Candidates in slices of about 8 MiB of float64 differences: a block of queries with a
+        # large k (or many near-ties) has block × k candidates, each a d-vector of differences.
+        d2 = np.empty(cc.size, dtype=np.float64)
+        step = max(1024, (8 << 20) // (8 * self.dim))
+        for a in range(0, cc.size, step):
+            d2[a:a + step] = squared_distances64(self.vectors64, cc[a:a + step], qf[rr[a:a + step]])
         order = np.lexsort((cc, d2, rr))
         rr, cc, d2 = rr[order], cc[order], d2[order]
         take = np.searchsorted(rr, np.arange(qf.shape[0]))[:, None] + np.arange(k)

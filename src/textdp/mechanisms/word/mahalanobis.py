@@ -26,7 +26,7 @@ import numpy as np
 from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors import NearestNeighbors
+from textdp.neighbors.approximate import NEIGHBORS, search_note, searcher
 from textdp.noise import metric_laplace
 from textdp.vocab import Vocabulary
 
@@ -52,18 +52,20 @@ class Mahalanobis(WordMechanism):
         vocabulary: words and vectors (default: :func:`textdp.vocab.load_default`).
         epsilon: privacy parameter per unit of the regularised Mahalanobis norm.
         lam: λ ∈ [0, 1], the weight of the covariance in Σ_λ (0 gives MVC's spherical noise).
+        neighbors: "exact" (certified) or "approximate" (faiss HNSW, for big vocabularies;
+            post-processing, see :mod:`textdp.neighbors.approximate`).
     """
 
     name = "mahalanobis"
     PARAMETERS = (EPSILON, Parameter(
         "lam", float, "λ, the weight of the covariance in Σ_λ = λΣ + (1 − λ)I (0: MVC's noise)",
-        default=0.2, low=0.0, high=1.0))
+        default=0.2, low=0.0, high=1.0), NEIGHBORS)
     reference = ("Xu, Aggarwal, Feyisetan, Teissier, PrivateNLP 2020 (regularised Mahalanobis "
                  "mechanism and its metric-DP theorem); SPEC §2.2")
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
-                 lam: float = 0.2) -> None:
-        super().__init__(vocabulary, epsilon=epsilon, lam=lam)
+                 lam: float = 0.2, neighbors: str = "exact") -> None:
+        super().__init__(vocabulary, epsilon=epsilon, lam=lam, neighbors=neighbors)
         self._lam: float = self._params["lam"]
         sigma = regularized_covariance(self.vocabulary.vectors, self._lam)
         values, vecs = np.linalg.eigh(sigma)
@@ -77,7 +79,7 @@ class Mahalanobis(WordMechanism):
         # Rounding of x ↦ Σ_λ^{−1/2}x relative to ‖Σ_λ^{−1/2}x‖ grows with the condition number.
         self._inv_sqrt_cond = float(np.sqrt(values.max() / values.min()))
         self._sqrt32 = self._sqrt.astype(np.float32)
-        self._nn = NearestNeighbors(self.vocabulary.vectors)
+        self._nn = searcher(self.vocabulary, self._params)
 
     @property
     def lam(self) -> float:
@@ -111,7 +113,7 @@ class Mahalanobis(WordMechanism):
 
     @property
     def assumptions(self) -> tuple[str, ...]:
-        return ("Σ is computed from the public embedding matrix only",)
+        return ("Σ is computed from the public embedding matrix only",) + search_note(self)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # float32 like MVC's noise: the noisy vector is float32 anyway. z = Σ_λ^{1/2}·(r·u) with

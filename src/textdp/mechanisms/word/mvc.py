@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from textdp._checks import EPSILON
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors import NearestNeighbors
+from textdp.neighbors.approximate import NEIGHBORS, search_note, searcher
 from textdp.noise import metric_laplace
 from textdp.vocab import Vocabulary
 
@@ -23,11 +24,17 @@ class MVC(WordMechanism):
     """Metric-DP word replacement by noisy embedding + exact nearest neighbour (MVC 2020, Alg. 1)."""
 
     name = "mvc"
+    PARAMETERS = (EPSILON, NEIGHBORS)
     reference = "Feyisetan et al., WSDM 2020, Algorithm 1 and Theorem 1"
 
-    def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float) -> None:
-        super().__init__(vocabulary, epsilon=epsilon)
-        self._nn = NearestNeighbors(self.vocabulary.vectors)
+    def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
+                 neighbors: str = "exact") -> None:
+        super().__init__(vocabulary, epsilon=epsilon, neighbors=neighbors)
+        self._nn = searcher(self.vocabulary, self._params)
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        return super().assumptions + search_note(self)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return metric_laplace(ids.size, self.vocabulary.dim, self.epsilon, rng, dtype=np.float32)

@@ -28,7 +28,7 @@ import numpy as np
 from textdp._checks import EPSILON, Parameter
 from textdp.mechanisms import register
 from textdp.mechanisms.base import WordMechanism
-from textdp.neighbors import NearestNeighbors
+from textdp.neighbors.approximate import NEIGHBORS, search_note, searcher
 from textdp.noise import metric_laplace
 from textdp.privacy import Notion
 from textdp.vocab import Vocabulary
@@ -65,6 +65,8 @@ class Vickrey(WordMechanism):
         exclude_input: exclude the input word from the two candidates (SPEC and the paper's
             algorithm). True gives no verifiable guarantee (see the module docstring); False
             gives ε·d metric DP by post-processing.
+        neighbors: "exact" (certified) or "approximate" (faiss HNSW, for big vocabularies;
+            post-processing, see :mod:`textdp.neighbors.approximate`).
     """
 
     name = "vickrey"
@@ -74,18 +76,20 @@ class Vickrey(WordMechanism):
                   default=0.75, low=0.0, high=1.0),
         Parameter("exclude_input", bool, "exclude the input word from the two candidates (SPEC; "
                   "no verifiable guarantee) or not (ε·d metric DP)", default=True),
+        NEIGHBORS,
     )
     reference = _REFERENCE
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, epsilon: float,
-                 t: float = 0.75, exclude_input: bool = True) -> None:
-        super().__init__(vocabulary, epsilon=epsilon, t=t, exclude_input=exclude_input)
+                 t: float = 0.75, exclude_input: bool = True, neighbors: str = "exact") -> None:
+        super().__init__(vocabulary, epsilon=epsilon, t=t, exclude_input=exclude_input,
+                         neighbors=neighbors)
         self._t: float = self._params["t"]
         self._exclude: bool = self._params["exclude_input"]
         need = 3 if self._exclude else 2
         if len(self.vocabulary) < need:
             raise ValueError(f"vickrey needs at least {need} words in the vocabulary")
-        self._nn = NearestNeighbors(self.vocabulary.vectors)
+        self._nn = searcher(self.vocabulary, self._params)
 
     @property
     def t(self) -> float:
@@ -113,9 +117,10 @@ class Vickrey(WordMechanism):
     @property
     def assumptions(self) -> tuple[str, ...]:
         if self._exclude:
-            return ("use exclude_input=False for the ε·d metric-DP variant",)
+            return ("use exclude_input=False for the ε·d metric-DP variant",) + search_note(self)
         return ("candidates are the two nearest words of the noisy vector in the whole "
-                "vocabulary, so the choice is post-processing of MVC's noisy vector",)
+                "vocabulary, so the choice is post-processing of MVC's noisy vector",
+                ) + search_note(self)
 
     def draw(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         z = metric_laplace(ids.size, self.vocabulary.dim, self.epsilon, rng, dtype=np.float32)
