@@ -379,7 +379,13 @@ class Diffractor(WordMechanism):
 
     def probability_unchanged(self, words: Sequence[str | int] | np.ndarray) -> np.ndarray:
         """Exact N_w = Pr[M(w) = w] for each word (plausible deniability, Feyisetan et al. 2020)."""
-        ids = np.array([self._id(w) for w in words], dtype=np.int64)
+        arr = np.asarray(words)
+        if arr.ndim == 1 and np.issubdtype(arr.dtype, np.integer):  # ids: no per-word Python
+            if arr.size and (arr.min() < 0 or arr.max() >= self._n):
+                raise ValueError("word ids out of range of the vocabulary")
+            ids = arr.astype(np.int64, copy=False)
+        else:
+            ids = np.array([self._id(w) for w in words], dtype=np.int64)
         x = self._positions[:, ids]  # (lists, words)
         if self._method == "geometric":
             a = math.exp(-self.epsilon)
