@@ -28,15 +28,9 @@ END = "<!-- /bench:{name} -->"
 def machine() -> str:
     import numpy as np
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    from textdp.evaluation.efficiency import cpu_model
+
+    cpu = cpu_model()
     blas = ""
     try:
         from threadpoolctl import threadpool_info

@@ -16,7 +16,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -60,16 +59,9 @@ def rng(seed: int, *key: int) -> np.random.Generator:
 
 def machine() -> str:
     """CPU model (when the OS says) and core count, for the page's footer."""
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
+    from textdp.evaluation.efficiency import cpu_model
+
+    return f"{cpu_model()}, {os.cpu_count()} cores"
 
 
 def logger(name: str) -> Log:

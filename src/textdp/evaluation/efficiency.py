@@ -37,6 +37,21 @@ __all__ = ["measure_efficiency", "efficiency_table"]
 MIB = 1024 * 1024
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else the machine type (for benchmark and page
+    footers)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Runs inside the child process."""
     import resource
