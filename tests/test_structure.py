@@ -14,7 +14,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "textdp"
 CORE = ("noise", "neighbors", "text", "vocab", "mechanisms", "privacy", "io")
-ABOVE = ("textdp.cli", "textdp.evaluation", "textdp.experiments", "textdp.encoders")
+ABOVE = ("textdp.cli", "textdp.evaluation", "textdp.experiments", "textdp.encoders",
+         "textdp.integrations", "textdp.pandas", "textdp.sklearn", "textdp.audit")
 MAX_FUNCTION_LINES = 80
 
 
