@@ -366,12 +366,12 @@ class NearestNeighbors:
             raise ValueError("two_nearest needs at least two candidate rows")
         ex = np.full(n, -1, dtype=np.int64) if exclude is None else self._check_exclude(exclude, n)
         idx = np.empty((n, 2), dtype=np.int64)
-        self._parallel(n, lambda a, b: self._two_serial(q[a:b], ex[a:b], idx[a:b]))
-        qf = np.asarray(q, dtype=np.float32).astype(np.float64)
-        dist = np.sqrt(squared_distances64(self.vectors64, idx.ravel(), np.repeat(qf, 2, axis=0)))
-        return idx, dist.reshape(n, 2)
+        dist = np.empty((n, 2), dtype=np.float64)
+        self._parallel(n, lambda a, b: self._two_serial(q[a:b], ex[a:b], idx[a:b], dist[a:b]))
+        return idx, dist
 
-    def _two_serial(self, q: np.ndarray, ex: np.ndarray, out: np.ndarray) -> None:
+    def _two_serial(self, q: np.ndarray, ex: np.ndarray, out: np.ndarray,
+                    out_dist: np.ndarray) -> None:
         if q.shape[0] == 0:
             return
         tile = self._tile
@@ -406,6 +406,9 @@ class NearestNeighbors:
             if unsure.size:
                 res[unsure] = self._rescore_rows(qf, scores, unsure, threshold[unsure], 2)[0]
             out[start:stop] = res
+            # In the worker, per block: the float64 distances the choice is made from.
+            for c in range(2):
+                out_dist[start:stop, c] = np.sqrt(squared_distances64(self.vectors64, res[:, c], qf))
 
     # -- k nearest -------------------------------------------------------------------------------
     def kneighbors(self, queries: np.ndarray, k: int, *,
