@@ -17,8 +17,12 @@ the k budgets — but only when they are budgets of the same kind:
 * **ε-SentDP** (DeepCandidate, Truncation): ε's add, for the same sentence splitter (which
   decides what "one sentence" is).
 * **no composable statement**: a utility-optimised guarantee (SanText+: non-sensitive words
-  are released unprotected, so repeated releases reveal them without bound), a release without a
-  verified guarantee (ε = ∞) or an unknown notion. These are listed as such; the cumulative
+  are released unprotected, so repeated releases reveal them without bound), a release with no
+  formal guarantee (notion "none", ε = ∞) or an unknown notion.
+
+A guarantee that holds only under assumptions textdp could not verify (``verified`` False with a
+real notion, e.g. PrivEmb's assumed input domain) composes under the same assumptions: its group
+lists it under ``unverified``. These are listed as such; the cumulative
   guarantee of their input is stated as not bounded.
 
 Sums are exact: the floats are added as rationals and the total rounded up to the next float,
@@ -83,7 +87,8 @@ class Spend:
         metric: the metric in words (the guarantee's ``metric``).
         space: what else fixes the metric: the vocabulary's fingerprint (word mechanisms), the
             encoder (embeddings of texts), the sentence splitter (SentDP); "" when none.
-        verified: False when the guarantee was not verified (then not composable).
+        verified: False when the guarantee rests on assumptions textdp could not verify (e.g.
+            PrivEmb's input domain): it still composes under them, and the group says so.
     """
 
     release: str
@@ -112,7 +117,7 @@ def family_of(spend: Spend) -> str | None:
         notion = Notion(spend.notion)
     except ValueError:
         return None
-    if not spend.verified or not math.isfinite(spend.epsilon) or notion not in _FAMILIES:
+    if not math.isfinite(spend.epsilon) or notion not in _FAMILIES:
         return None
     return _FAMILIES[notion]
 
@@ -127,11 +132,14 @@ class Group:
     releases: tuple[str, ...]
     epsilon: float
     delta: float
+    #: The releases whose guarantee rests on unverified assumptions (the total does too).
+    unverified: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"family": self.family, "metric": self.metric, "space": self.space,
                 "releases": list(self.releases), "count": len(self.releases),
-                "epsilon": self.epsilon, "delta": self.delta, "rule": _RULES[self.family]}
+                "epsilon": self.epsilon, "delta": self.delta, "rule": _RULES[self.family],
+                "unverified": list(self.unverified)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +179,8 @@ class Composition:
         parts = [f"{g.family}: ε = {g.epsilon:.6g}" + (f", δ = {g.delta:.3g}" if g.delta else "")
                  + f" over {len(g.releases)} release(s)"
                  + (f" (per unit of {g.metric})" if g.family == "metric DP per word" else "")
+                 + (f" (under unverified assumptions of {', '.join(g.unverified)})"
+                    if g.unverified else "")
                  for g in self.groups]
         if len(self.groups) > 1:
             parts.insert(0, "different metrics, listed side by side, not summed")
@@ -196,11 +206,13 @@ def compose(spends: Iterable[Spend]) -> Composition:
                 why = _NOT_COMPOSABLE.get(Notion(spend.notion), "")
             except ValueError:
                 why = f"unknown notion {spend.notion!r}"
-            why = why or f"ε = {spend.epsilon:g}, verified = {spend.verified}: no composable bound"
+            why = why or f"ε = {spend.epsilon:g}: no finite bound to compose"
             unbounded.append({"release": spend.release, "notion": spend.notion, "why": why})
             continue
         keyed.setdefault((family, spend.metric, spend.space), []).append(spend)
     groups = tuple(Group(family, metric, space, tuple(s.release for s in members),
-                         sum_up(s.epsilon for s in members), min(1.0, sum_up(s.delta for s in members)))
+                         sum_up(s.epsilon for s in members),
+                         min(1.0, sum_up(s.delta for s in members)),
+                         tuple(s.release for s in members if not s.verified))
                    for (family, metric, space), members in keyed.items())
     return Composition(groups, tuple(unbounded))
