@@ -237,8 +237,9 @@ def test_concurrent_appends_all_land_as_whole_lines(tmp_path):
 
 
 def test_sigkill_during_appends_leaves_whole_lines_and_at_most_one_torn_line(tmp_path):
-    """Lines of ~2 MB: a SIGKILL can land inside the kernel's copy of one write (Linux checks
-    for fatal signals between pages), so a torn last line is possible; anything else is not."""
+    """Lines of ~2 MB, killed mid-stream: whole lines and at most one torn last line. Whether a
+    kill tears a line is up to the kernel (none in 5 tries on the dev machine: the single write
+    completes); the torn path itself is pinned by the planted torn line above."""
     path = tmp_path / "l.jsonl"
     child = _child(path, 10_000, size=2_000_000)
     deadline = time.monotonic() + 60

@@ -132,11 +132,11 @@ def test_an_unverified_guarantee_composes_under_its_assumptions_and_says_so():
 
 
 def test_spends_from_the_mechanisms_own_guarantees():
+    import numpy as np
+
     from textdp import mechanisms
     from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
     from textdp.vocab import Vocabulary
-
-    import numpy as np
 
     vocab = Vocabulary([f"w{i}" for i in range(30)],
                        np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32))
