@@ -314,3 +314,22 @@ def test_the_ledger_file_is_private(tmp_path):
     with _release(Ledger(path)):
         pass
     assert os.stat(path).st_mode & 0o077 == 0
+
+
+def test_a_failed_append_says_the_release_is_not_recorded(tmp_path, monkeypatch):
+    import textdp.ledger as module
+
+    def full(fd, line):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(module, "_append", full)
+    with pytest.raises(LedgerError, match="succeeded but its line could not be appended.*NOT"):
+        with _release(Ledger(tmp_path / "l.jsonl")):
+            pass
+
+
+def test_a_file_that_is_not_a_ledger_gives_a_bounded_number_of_warnings():
+    contents = parse(b"".join(b"line %d\n" % i for i in range(50)))
+    problems = contents.problems("x.txt")
+    assert contents.entries == [] and len(problems) == 12  # torn last line, 10 listed, 1 count
+    assert "39 more invalid lines" in problems[-1]

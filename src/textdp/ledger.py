@@ -90,7 +90,10 @@ class Contents:
                        + ("counted (it is a whole entry)" if t["counted"] else "not counted")
                        + "; the next append starts on a new line")
         out += [f"ledger {os.fspath(path)}: line {c['line']} is not a valid entry ({c['why']}); "
-                "kept as it is, not counted" for c in self.corrupt]
+                "kept as it is, not counted" for c in self.corrupt[:10]]
+        if len(self.corrupt) > 10:
+            out.append(f"ledger {os.fspath(path)}: {len(self.corrupt) - 10} more invalid lines "
+                       "(not counted); is this a textdp ledger?")
         return out
 
     def of_input(self, fingerprint: str) -> list[dict[str, Any]]:
@@ -358,6 +361,10 @@ class Release:
                 fcntl.flock(self._fd, fcntl.LOCK_EX)
             _append(self._fd, json.dumps(self.entry, ensure_ascii=False, sort_keys=False,
                                          separators=(",", ":"), allow_nan=False).encode("utf-8"))
+        except OSError as exc:  # e.g. a full disk: the release happened, say it is not recorded
+            raise LedgerError(f"ledger {self.ledger.path}: the release {self.id} succeeded but its "
+                              f"line could not be appended ({exc.strerror or exc}): it is NOT "
+                              "recorded") from None
         finally:
             self._close()
         return self.entry

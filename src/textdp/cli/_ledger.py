@@ -124,7 +124,10 @@ class CommandLedger:
         except BaseException:
             guard.__exit__(*sys.exc_info())
             raise
-        guard.__exit__(None, None, None)
+        try:
+            guard.__exit__(None, None, None)
+        except LedgerError as exc:
+            raise CLIError(str(exc)) from None
 
     def attach(self, report: dict[str, Any]) -> dict[str, Any]:
         """The report with its ``ledger`` section and warnings (unchanged without --ledger)."""
