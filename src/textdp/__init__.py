@@ -19,7 +19,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult",
-           "PrivEmb", "LaplaceVector", "DeepCandidate"]
+           "PrivEmb", "LaplaceVector", "DeepCandidate", "Ledger"]
 
 # Public name → the module that defines it.
 _LAZY = {
@@ -29,10 +29,12 @@ _LAZY = {
     "PrivEmb": "textdp.mechanisms.embedding",
     "LaplaceVector": "textdp.mechanisms.embedding",
     "DeepCandidate": "textdp.mechanisms.document",
+    "Ledger": "textdp.ledger",
 }
 
 if TYPE_CHECKING:
     from textdp import mechanisms
+    from textdp.ledger import Ledger
     from textdp.mechanisms.document import DeepCandidate
     from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
     from textdp.pipeline import Privatizer, PrivatizeResult, privatize

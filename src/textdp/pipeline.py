@@ -573,7 +573,9 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               identifiers: bool | Identifiers = True,
               identifier_labels: Mapping[str, str] | None = None,
               identifier_patterns: Mapping[str, str] | None = None,
-              deny_list: Iterable[str] | None = None, **params: Any) -> PrivatizeResult:
+              deny_list: Iterable[str] | None = None, ledger: Any = None,
+              ledger_policy: str = "warn", budget: float | None = None,
+              **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
     Args:
@@ -588,11 +590,19 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             returned unchanged exceeds it (default 0.5).
         batch_size, batch_chars: documents and characters per vectorised step (memory vs.
             speed; never the output of a seeded run).
+        ledger, ledger_policy, budget: a privacy ledger (a path or a :class:`textdp.ledger.Ledger`),
+            its policy (``warn`` or ``refuse``) and ε budget per input: the report gains
+            ``ledger`` (earlier releases of these texts, cumulative guarantee), ``refuse`` raises
+            :class:`textdp.ledger.LedgerRefused` before privatising when the budget would be
+            exceeded, and the release is appended once it succeeded (docs/accounting.md).
         **params: further mechanism parameters.
 
     Returns:
         ``.texts`` (one output per input, in order) and ``.report`` (a JSON-ready dict).
     """
+    from textdp.ledger import as_ledger
+
+    book = as_ledger(ledger, ledger_policy, budget)
     mech = build_mechanism(mechanism, epsilon, vocabulary, params)
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
@@ -603,7 +613,20 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
                         identifiers=identifiers, identifier_labels=identifier_labels,
                         identifier_patterns=identifier_patterns, deny_list=deny_list)
     texts = list(texts)
+    if book is None:
+        return PrivatizeResult(_run_all(runner, texts, batch_size), runner.report())
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    fingerprint, count = fingerprint_texts(texts)
+    with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
+                      seed=seed) as release:
+        out = _run_all(runner, texts, batch_size)
+        report = release.attach(runner.report())
+    return PrivatizeResult(out, report)
+
+
+def _run_all(runner: Privatizer, texts: list[str], batch_size: int) -> list[str]:
     out: list[str] = []
     for s in range(0, len(texts), batch_size):
         out.extend(runner.run(texts[s:s + batch_size]))
-    return PrivatizeResult(out, runner.report())
+    return out

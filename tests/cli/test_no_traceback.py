@@ -126,6 +126,25 @@ def _battery() -> list[list[str]]:
         ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],
         ["vocab", "stats", "glove-6b-50d", "--sample", "5", "--plot", "$D/adir"],
         ["vocab", "list", "--bogus"],
+        # ledger (issue 15): the subcommand and the options of every releasing command
+        ["ledger", "show", "$D/missing.jsonl"], ["ledger", "show", "$D/adir"],
+        ["ledger", "show"], ["ledger", "show", "$D/in.txt", "--bogus"],
+        [*P, "--epsilon", "1", "--budget", "5"], [*P, "--epsilon", "1", "--ledger-policy", "x"],
+        [*P, "--epsilon", "1", "--ledger", "$D/l.jsonl", "--ledger-policy", "refuse"],
+        [*P, "--epsilon", "1", "--ledger", "$D/l.jsonl", "--budget", "-1"],
+        [*P, "--epsilon", "1", "--ledger", "$D/l.jsonl", "--budget", "nan"],
+        [*P, "--epsilon", "1", "--ledger", "$D/l.jsonl", "--budget", "abc"],
+        [*P, "--epsilon", "1", "--ledger", "$D/adir"], [*P, "--epsilon", "1", "--ledger", "-"],
+        [*P, "--epsilon", "1", "--ledger", "$D/nodir/l.jsonl"],
+        [*P, "--epsilon", "1", "--ledger", "$D/in.txt"],
+        ["privatize", "-", "-o", "$D/out.txt", "--format", "txt", "--epsilon", "1",
+         "--ledger", "$D/l.jsonl"],
+        ["embed", "$D/good.npy", "-o", "$D/o.npy", "-m", "laplace-vector", "--epsilon", "1",
+         "--budget", "3"],
+        ["embed", "$D/good.npy", "-o", "$D/o.npy", "-m", "laplace-vector", "--epsilon", "1",
+         "--ledger", "$D/adir"],
+        ["docembed", "$D/in.txt", "-o", "$D/o.npy", "--epsilon", "1", "--candidates",
+         "$D/empty.npz", "--ledger-policy", "refuse"],
         # the rest
         ["mechanisms", "--bogus"], ["experiment", "nosuch"], ["experiment"], ["nosuch"],
     ]
@@ -145,7 +164,8 @@ def _subcommands() -> set[str]:
 
 
 def _command(argv: list[str]) -> str:
-    return " ".join(argv[:2]) if argv[0] in ("candidates", "recoder", "vocab") else argv[0]
+    return (" ".join(argv[:2]) if argv[0] in ("candidates", "recoder", "vocab", "ledger")
+            else argv[0])
 
 
 def test_every_subcommand_is_in_the_battery():

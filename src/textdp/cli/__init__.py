@@ -62,6 +62,7 @@ from textdp.cli import docembed as _docembed  # noqa: E402
 from textdp.cli import embed as _embed  # noqa: E402
 from textdp.cli import evaluate as _evaluate  # noqa: E402
 from textdp.cli import experiment as _experiment  # noqa: E402
+from textdp.cli import ledger as _ledger  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
 from textdp.cli import report as _report  # noqa: E402
@@ -83,6 +84,7 @@ _recoder_app = typer.Typer(help="DeepCandidate's recoder H, trained on public do
 _recoder_app.command("train")(_candidates.train_recoder_command)
 app.add_typer(_recoder_app, name="recoder")
 app.add_typer(_vocab.app, name="vocab")
+app.add_typer(_ledger.app, name="ledger")
 app.command(
     "experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )(_experiment.experiment)

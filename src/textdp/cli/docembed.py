@@ -11,6 +11,7 @@ import typer
 
 from textdp.cli._common import CLIError, check_new_file, one_line, option, say, warn
 from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sentence_encoder
+from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.io import AtomicFiles, FileError, check_input
 
@@ -127,7 +128,8 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              candidates: CandidatesOpt, recoder: RecoderOpt = None,
              n_projections: ProjectionsOpt = 50, projection_seed: ProjectionSeedOpt = 0,
              seed: SeedOpt = None, text_field: TextFieldOpt = "text", report: ReportOpt = None,
-             batch_size: BatchOpt = 256, encoder: EncoderOpt = None) -> None:
+             batch_size: BatchOpt = 256, encoder: EncoderOpt = None, ledger: LedgerOpt = None,
+             ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None) -> None:
     from textdp._checks import check_seed
     from textdp.encoders import encoder_name
     from textdp.privacy.report import document_report
@@ -136,6 +138,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
     started = time.perf_counter()
     # 1. Paths and parameters, before anything is read or loaded.
     _check_paths(input, output, report)
+    book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     try:
         seed = check_seed(seed)
     except ValueError as exc:
@@ -143,19 +146,21 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
     mech = build_docembed_mechanism(epsilon, candidates, recoder, n_projections, projection_seed)
     # 2. The encoder, checked against the one the candidates were built with; 3. the release.
     sentences = _encoder_for(mech, encoder)
-    out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
+    with book.check(mech, lambda: fingerprint_file(input, text_field=text_field),
+                    seed=seed, space=f"sentence splitter {splitter_name()}"):
+        out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
 
-    # 4. Output and report together, or neither.
-    result = document_report(mech, sentence_counts=counts, seed=seed,
-                             seconds=time.perf_counter() - started,
-                             encoder=encoder_name(sentences), sentence_splitter=splitter_name())
-    result["io"] = {"input": str(input), "output": str(output), "records_in": len(counts),
-                    "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
-    with AtomicFiles() as files:
-        with open(files.path_for(output), "wb") as f:
-            np.save(f, out)
-        if report is not None:
-            files.write_json(report, result)
+        # 4. Output and report together, or neither (then the --ledger line).
+        result = book.attach(document_report(
+            mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
+            encoder=encoder_name(sentences), sentence_splitter=splitter_name()))
+        result["io"] = {"input": str(input), "output": str(output), "records_in": len(counts),
+                        "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
+        with AtomicFiles() as files:
+            with open(files.path_for(output), "wb") as f:
+                np.save(f, out)
+            if report is not None:
+                files.write_json(report, result)
 
     say(f"wrote {out.shape[0]} embeddings of dimension {out.shape[1]} to {output}")
     say(f"deepcandidate: ε-SentDP, ε = {mech.epsilon:g} per document (one sentence substituted, "

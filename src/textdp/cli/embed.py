@@ -12,6 +12,7 @@ import numpy as np
 import typer
 
 from textdp.cli._common import CLIError, check_new_file, one_line, option, progress_bar, say, warn
+from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, embed_input
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import AtomicFiles, FileError
@@ -246,12 +247,14 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
           encode: EncodeOpt = None, text_field: TextFieldOpt = "text",
           vector_field: VectorFieldOpt = "vector", audit_pairs: AuditOpt = 200_000,
           report: ReportOpt = None, batch_size: BatchOpt = 256,
-          vocabulary: VocabularyOption = None) -> None:
+          vocabulary: VocabularyOption = None, ledger: LedgerOpt = None,
+          ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None) -> None:
     from textdp.privacy.report import embedding_report, json_ready
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read.
     _check_paths(input, output, report, encode is not None)
+    book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     if seed is not None and seed < 0:
         raise CLIError(f"--seed must be a non-negative integer, got {seed}")
     privemb = {"delta": delta, "beta": beta, "gaussian_width": gaussian_width,
@@ -267,20 +270,22 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
     X, encoder, empty_texts = _read_input(input, encode, text_field, vector_field, batch_size,
                                           vocabulary)
     mech = build(X.shape[1])
-    W, audit = _release(mech, X, seed, audit_pairs)
+    with book.check(mech, *embed_input(input, X, encoder, text_field), seed=seed):
+        W, audit = _release(mech, X, seed, audit_pairs)
 
-    # 4. Output and report, together or not at all.
-    result = embedding_report(
-        mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
-        dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
-        encoder=encoder.describe() if encoder is not None else None, empty_texts=empty_texts,
-        audit=audit, chunk_rows=CHUNK_ROWS)
-    result["io"] = {"input": os.fspath(input), "output": os.fspath(output),
-                    "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
-    with AtomicFiles() as files:
-        write_vectors(files.path_for(output), W, vector_field, suffix=output.suffix)
-        if report is not None:
-            files.write_json(report, json_ready(result))
+        # 4. Output and report, together or not at all (then the --ledger line).
+        result = embedding_report(
+            mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
+            dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
+            encoder=encoder.describe() if encoder is not None else None, empty_texts=empty_texts,
+            audit=audit, chunk_rows=CHUNK_ROWS)
+        result["io"] = {"input": os.fspath(input), "output": os.fspath(output),
+                        "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
+        book.attach(result)
+        with AtomicFiles() as files:
+            write_vectors(files.path_for(output), W, vector_field, suffix=output.suffix)
+            if report is not None:
+                files.write_json(report, json_ready(result))
 
     say(f"wrote {W.shape[0]:,} private vectors of dimension {W.shape[1]} to {output}")
     for line in _summary(mech, audit):

@@ -20,6 +20,7 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
@@ -233,10 +234,12 @@ def privatize(
     vocabulary: VocabularyOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
+    ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
     check_paths(input, output, report, format)
+    book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta,
@@ -251,12 +254,13 @@ def privatize(
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
 
-    # 3. Stream; OUTPUT and the report appear together at the end, or not at all.
-    with AtomicFiles() as files:
+    # 3. Stream; OUTPUT and the report appear together at the end, or not at all (then --ledger).
+    with book.check(mech, lambda: fingerprint_file(input, options=options, format=format),
+                    seed=seed), AtomicFiles() as files:
         io_summary = map_text_file(input, output, runner.run, options=options, format=format,
                                    batch_size=batch_size, progress=progress_bar("privatize"),
                                    files=files)
-        result = runner.report()
+        result = book.attach(runner.report())
         result["io"] = io_summary
         if report is not None:
             files.write_json(report, result)

@@ -21,7 +21,7 @@ __all__ = ["release_documents"]
 
 def release_documents(mechanism: DocumentMechanism, documents: Sequence[np.ndarray], *,
                       seed: int | None = None, rng: np.random.Generator | None = None,
-                      start: int = 0) -> np.ndarray:
+                      start: int = 0, ledger: Any = None) -> np.ndarray:
     """One private embedding per document: an (n, d) float64 array, row i for ``documents[i]``.
 
     Args:
@@ -31,7 +31,14 @@ def release_documents(mechanism: DocumentMechanism, documents: Sequence[np.ndarr
             (seed, start + i)); for testing only. Exclusive with ``rng``.
         rng: the generator of an unseeded run (default: a fresh one from the secure source).
         start: the position of ``documents[0]`` in the whole corpus (seeded runs).
+        ledger: a :class:`textdp.ledger.Ledger` (with its policy and budget): the release is
+            checked against it first (``documents`` fingerprinted as sentence-embedding arrays,
+            :mod:`textdp.privacy.fingerprint`) and recorded once done. The core opens no file:
+            it only calls the ledger's ``release``.
     """
+    if ledger is not None:
+        return _guarded(ledger, mechanism, documents, seed, lambda: release_documents(
+            mechanism, documents, seed=seed, rng=rng, start=start))
     seed = check_seed(seed)
     if seed is not None and rng is not None:
         raise ValueError("give seed or rng, not both")
@@ -42,6 +49,19 @@ def release_documents(mechanism: DocumentMechanism, documents: Sequence[np.ndarr
                                          else _random.document_generator(seed, start + i)))
             for i, doc in enumerate(documents)]
     return np.vstack(rows) if rows else np.zeros((0, mechanism.dim))
+
+
+def _guarded(ledger: Any, mechanism: Any, documents: Sequence[np.ndarray], seed: int | None,
+             release: Any) -> np.ndarray:
+    from textdp.privacy.fingerprint import fingerprint_documents
+
+    if not hasattr(ledger, "release"):
+        raise TypeError("ledger= takes a textdp.ledger.Ledger(path, policy=..., budget=...), "
+                        f"not {type(ledger).__name__}")
+    fingerprint, count = fingerprint_documents(documents)
+    with ledger.release(mechanism=mechanism, input_fingerprint=fingerprint, records=count,
+                        seed=seed, input_kind="documents", space=""):
+        return release()
 
 
 def _embedding(released: Any) -> np.ndarray:

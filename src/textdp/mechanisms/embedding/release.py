@@ -17,7 +17,7 @@ import numpy as np
 from textdp import _random
 from textdp._checks import check_rng, check_seed
 
-__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "release_vectors"]
+__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "guarded", "release_vectors"]
 
 #: Rows per noise chunk. With a seed, chunk c draws from ``_random.document_generator(seed, c)``,
 #: so the output depends on the seed and the data only (not on how the caller batches them).
@@ -28,7 +28,8 @@ AUDIT_KEY = 2**32
 
 def release_vectors(mechanism: Any, X: np.ndarray, *, seed: int | None = None,
                     rng: np.random.Generator | None = None,
-                    progress: Callable[[int], object] | None = None) -> np.ndarray:
+                    progress: Callable[[int], object] | None = None,
+                    ledger: Any = None) -> np.ndarray:
     """The private vectors of every row of ``X`` as an (N, k) float64 array.
 
     Args:
@@ -38,7 +39,13 @@ def release_vectors(mechanism: Any, X: np.ndarray, *, seed: int | None = None,
             only. Exclusive with ``rng``.
         rng: the generator of an unseeded run (default: a fresh one from the secure source).
         progress: called with the number of rows done after each chunk.
+        ledger: a :class:`textdp.ledger.Ledger` (with its policy and budget): the release of
+            ``X`` (fingerprinted as vectors, :mod:`textdp.privacy.fingerprint`) is checked
+            against it first and recorded once done (see :func:`guarded`).
     """
+    if ledger is not None:
+        return guarded(ledger, mechanism, X, seed, lambda: release_vectors(
+            mechanism, X, seed=seed, rng=rng, progress=progress))
     seed = check_seed(seed)
     if seed is not None and rng is not None:
         raise ValueError("give seed or rng, not both")
@@ -52,6 +59,24 @@ def release_vectors(mechanism: Any, X: np.ndarray, *, seed: int | None = None,
         if progress is not None:
             progress(stop - start)
     return out
+
+
+def guarded(ledger: Any, mechanism: Any, X: np.ndarray, seed: int | None,
+            release: Callable[[], np.ndarray]) -> np.ndarray:
+    """``release()`` under ``ledger``: checked first (a ``refuse`` policy raises before any
+    noise is drawn), recorded after it returned. The core opens no file: ``ledger`` is a built
+    :class:`textdp.ledger.Ledger` (the layer above), called through its ``release`` method."""
+    from textdp.privacy.fingerprint import fingerprint_vectors
+
+    if not hasattr(ledger, "release"):
+        raise TypeError("ledger= takes a textdp.ledger.Ledger(path, policy=..., budget=...), "
+                        f"not {type(ledger).__name__}")
+    X = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    fingerprint, rows = fingerprint_vectors(X)
+    with ledger.release(mechanism=mechanism, input_fingerprint=fingerprint, records=rows,
+                        seed=seed, input_kind="vectors",
+                        space=f"the input vectors themselves (R^{X.shape[1]})"):
+        return release()
 
 
 def audit_projection(mechanism: Any, X: np.ndarray, *, max_pairs: int, seed: int | None = None,

@@ -1,0 +1,90 @@
+"""``textdp ledger show``: the releases a privacy ledger recorded, and the totals per input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from textdp.cli._common import CLIError, option, warn
+
+__all__ = ["app", "show"]
+
+app = typer.Typer(help="The privacy ledger (--ledger): releases recorded across runs.",
+                  no_args_is_help=True)
+
+SHOW_HELP = """Print the releases recorded in the ledger PATH and the cumulative guarantee per input.
+
+\b
+One block per input (its sha256 fingerprint), in the order first seen: every release (id,
+time, mechanism, notion, ε, δ, records, seeded or not), then the total under sequential
+composition: metric DP ε's add for the same metric and vocabulary, (ε, δ) add for
+PrivEmb/LaplaceVector, SentDP ε's add; different metrics are listed side by side, never
+summed; utility-optimised and unverified releases are stated as not composable
+(docs/accounting.md). A torn last line (an interrupted append) or a corrupt line is reported
+as a warning on stderr and kept in the file. --json prints the same as one JSON document.
+Reading never modifies the ledger.
+"""
+
+
+def _eps(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _document(path: Path, contents: Any) -> dict[str, Any]:
+    from textdp.ledger import iter_inputs
+
+    inputs = [{"fingerprint": fp, "encoding": entries[0]["input"].get("encoding"),
+               "releases": [e["id"] for e in entries], "cumulative": composition.to_dict()}
+              for fp, entries, composition in iter_inputs(contents)]
+    releases = [{**{k: v for k, v in e.items() if k != "_line"}, "line": e["_line"]}
+                for e in contents.entries]
+    return {"path": os.fspath(path), "releases": releases, "inputs": inputs,
+            "torn_last_line": contents.torn, "corrupt_lines": contents.corrupt,
+            "warnings": contents.problems(path) + ([contents.note] if contents.note else [])}
+
+
+def _text(doc: dict[str, Any]) -> list[str]:
+    by_id = {r["id"]: r for r in doc["releases"]}
+    lines = [f"ledger {doc['path']}: {len(doc['releases'])} release(s) of "
+             f"{len(doc['inputs'])} input(s)"]
+    for item in doc["inputs"]:
+        first = by_id[item["releases"][0]]
+        lines.append(f"input sha256 {item['fingerprint'][:16]}… ({item['encoding']}, "
+                     f"{first['input'].get('records')} record(s)): "
+                     f"{len(item['releases'])} release(s)")
+        for rid in item["releases"]:
+            r = by_id[rid]
+            g = r["guarantee"]
+            lines.append(f"  {rid}  {r['time']}  {r['mechanism']['name']}  {g.get('notion')}  "
+                         f"ε = {_eps(g.get('epsilon'))}  δ = {_eps(g.get('delta'))}"
+                         + ("  seeded (not for production)" if r.get("seeded") else ""))
+        lines.append(f"  total: {item['cumulative']['summary']}")
+    return lines
+
+
+def show(
+    path: Annotated[Path, typer.Argument(metavar="PATH", show_default=False,
+                                         help="The ledger file (JSON lines).")],
+    as_json: Annotated[bool, option("--json", help="Print one JSON document instead.")] = False,
+) -> None:
+    from textdp.ledger import Ledger, LedgerError
+
+    try:
+        contents = Ledger(path).read()
+    except LedgerError as exc:
+        raise CLIError(str(exc)) from None
+    doc = _document(path, contents)
+    if as_json:
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        typer.echo("\n".join(_text(doc)))
+    for message in doc["warnings"]:
+        warn(message)
+
+
+show.__doc__ = SHOW_HELP
+app.command("show")(show)

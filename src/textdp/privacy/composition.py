@@ -1,0 +1,218 @@
+"""Sequential composition of recorded guarantees: what several releases of one input spend.
+
+Pure arithmetic, no files: the ledger (:mod:`textdp.ledger`) reads its entries and hands each
+release's guarantee here as a :class:`Spend`. Sequential composition (Dwork & Roth 2014,
+Theorem 3.16; for metric DP Chatzikokolakis et al. 2013, the same argument with ε·d in place of
+ε) says that releasing the same input k times, with fresh randomness each time, spends the sum of
+the k budgets — but only when they are budgets of the same kind:
+
+* **metric DP per word** (MVC, Mahalanobis, Vickrey, Gumbel, TEM, 1-Diffractor): ε's add for
+  the *same* metric — the same metric in words *and* the same vocabulary (or word lists), by
+  fingerprint: Σ_i ε_i·d(w, w′) = (Σ_i ε_i)·d(w, w′). Two different metrics (Euclidean vs.
+  Mahalanobis, GloVe vs. another vocabulary, 1-Diffractor's list positions) bound losses in
+  different units: they are listed side by side, never summed.
+* **Lipschitz privacy** of embeddings (PrivEmb, LaplaceVector): (ε, δ) add, (Σε_i, Σδ_i),
+  for the same metric on the same input space (the encoder, or the raw vectors); pure and
+  approximate Lipschitz privacy compose together (a pure one has δ = 0).
+* **ε-SentDP** (DeepCandidate, Truncation): ε's add, for the same sentence splitter (which
+  decides what "one sentence" is).
+* **no composable statement**: a utility-optimised guarantee (SanText+: non-sensitive words
+  are released unprotected, so repeated releases reveal them without bound), a release with no
+  formal guarantee (notion "none", ε = ∞) or an unknown notion.
+
+A guarantee that holds only under assumptions textdp could not verify (``verified`` False with a
+real notion, e.g. PrivEmb's assumed input domain) composes under the same assumptions: its group
+lists it under ``unverified``. These are listed as such; the cumulative
+  guarantee of their input is stated as not bounded.
+
+Sums are exact: the floats are added as rationals and the total rounded up to the next float,
+never down (as the privacy maps round).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from textdp.privacy import Notion
+
+__all__ = ["Composition", "Group", "Spend", "compose", "family_of", "sum_up"]
+
+#: Notions whose ε's add over the same metric, and how the group is named in a report.
+_FAMILIES: dict[Notion, str] = {
+    Notion.METRIC_DP: "metric DP per word",
+    Notion.PURE_LIPSCHITZ: "Lipschitz privacy",
+    Notion.APPROXIMATE_LIPSCHITZ: "Lipschitz privacy",
+    Notion.SENTENCE_DP: "ε-SentDP",
+}
+_RULES = {
+    "metric DP per word": "sequential composition, same metric and vocabulary: ε's add "
+                          "(per unit of the metric)",
+    "Lipschitz privacy": "sequential composition, same metric and input space: (ε, δ) add",
+    "ε-SentDP": "sequential composition, same sentence splitter: ε's add",
+}
+_NOT_COMPOSABLE = {
+    Notion.UTILITY_OPTIMISED_METRIC_DP:
+        "utility-optimised: non-sensitive words are released unprotected, so repeated releases "
+        "reveal them without bound; no cumulative ε can be stated",
+    Notion.NONE: "no formal guarantee for these parameters (ε = ∞)",
+}
+
+
+def sum_up(values: Iterable[float]) -> float:
+    """The exact sum of ``values`` (floats ≥ 0 or ∞), rounded up to a float (never down)."""
+    values = [float(v) for v in values]
+    if any(math.isnan(v) for v in values):
+        raise ValueError("cannot compose a NaN budget")
+    if any(math.isinf(v) for v in values):
+        return math.inf
+    exact = sum((Fraction(v) for v in values), Fraction(0))
+    rounded = float(exact)
+    return math.nextafter(rounded, math.inf) if Fraction(rounded) < exact else rounded
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """One release's guarantee, as the ledger recorded it.
+
+    Attributes:
+        release: the release's id (what a report names).
+        notion: the :class:`~textdp.privacy.Notion` (its value; an unknown string is kept and
+            treated as not composable).
+        epsilon: ε of the guarantee (per unit of ``metric`` for metric DP).
+        delta: δ (0 for pure guarantees).
+        metric: the metric in words (the guarantee's ``metric``).
+        space: what else fixes the metric: the vocabulary's fingerprint (word mechanisms), the
+            encoder (embeddings of texts), the sentence splitter (SentDP); "" when none.
+        verified: False when the guarantee rests on assumptions textdp could not verify (e.g.
+            PrivEmb's input domain): it still composes under them, and the group says so.
+    """
+
+    release: str
+    notion: str
+    epsilon: float
+    delta: float = 0.0
+    metric: str = ""
+    space: str = ""
+    verified: bool = True
+
+    @classmethod
+    def from_guarantee(cls, guarantee: Mapping[str, Any], *, release: str = "",
+                       space: str = "") -> Spend:
+        """From a guarantee dict (``Guarantee.to_dict()``, or a report's ``guarantee``)."""
+        eps = guarantee.get("epsilon", math.inf)
+        return cls(release=release, notion=str(guarantee.get("notion", "")),
+                   epsilon=math.inf if eps in ("inf", None) else float(eps),
+                   delta=float(guarantee.get("delta") or 0.0),
+                   metric=str(guarantee.get("metric") or ""), space=space,
+                   verified=bool(guarantee.get("verified", True)))
+
+
+def family_of(spend: Spend) -> str | None:
+    """The composition family of a spend, or None when it has no composable statement."""
+    try:
+        notion = Notion(spend.notion)
+    except ValueError:
+        return None
+    if not math.isfinite(spend.epsilon) or notion not in _FAMILIES:
+        return None
+    return _FAMILIES[notion]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Releases whose budgets add: one family, one metric, one space."""
+
+    family: str
+    metric: str
+    space: str
+    releases: tuple[str, ...]
+    epsilon: float
+    delta: float
+    #: The releases whose guarantee rests on unverified assumptions (the total does too).
+    unverified: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.family, "metric": self.metric, "space": self.space,
+                "releases": list(self.releases), "count": len(self.releases),
+                "epsilon": self.epsilon, "delta": self.delta, "rule": _RULES[self.family],
+                "unverified": list(self.unverified)}
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """The cumulative guarantee of several releases of one input.
+
+    ``groups`` hold the releases whose budgets add, one per (family, metric, space), listed side
+    by side; ``not_composable`` the releases with no composable statement, with the reason.
+    """
+
+    groups: tuple[Group, ...]
+    not_composable: tuple[dict[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def bounded(self) -> bool:
+        """True when every release composes (else the total is not bounded)."""
+        return not self.not_composable
+
+    @property
+    def comparable(self) -> bool:
+        """True when one number states the whole: a single group and nothing unbounded."""
+        return self.bounded and len(self.groups) <= 1
+
+    def over_budget(self, budget: float) -> list[str]:
+        """Why the cumulative ε exceeds ``budget`` (each group in its own units); [] if it does not.
+
+        A release without a composable statement makes the total unbounded, which exceeds any
+        budget.
+        """
+        reasons = [f"release {n['release']}: {n['why']}" for n in self.not_composable]
+        reasons += [f"{g.family} ({g.metric or 'no metric'}): cumulative ε = {g.epsilon:.6g} > "
+                    f"budget {budget:g}" for g in self.groups if g.epsilon > budget]
+        return reasons
+
+    def summary(self) -> str:
+        """One line: each group's total, then the releases that do not compose."""
+        parts = [f"{g.family}: ε = {g.epsilon:.6g}" + (f", δ = {g.delta:.3g}" if g.delta else "")
+                 + f" over {len(g.releases)} release(s)"
+                 + (f" (per unit of {g.metric})" if g.family == "metric DP per word" else "")
+                 + (f" (under unverified assumptions of {', '.join(g.unverified)})"
+                    if g.unverified else "")
+                 for g in self.groups]
+        if len(self.groups) > 1:
+            parts.insert(0, "different metrics, listed side by side, not summed")
+        parts += [f"{n['release']}: not composable ({n['why']})" for n in self.not_composable]
+        return "; ".join(parts) if parts else "no releases"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"groups": [g.to_dict() for g in self.groups],
+                "not_composable": [dict(n) for n in self.not_composable],
+                "bounded": self.bounded, "comparable": self.comparable,
+                "summary": self.summary()}
+
+
+def compose(spends: Iterable[Spend]) -> Composition:
+    """The cumulative guarantee of ``spends`` (releases of one input) under sequential
+    composition, per notion: grouped by (family, metric, space), sums exact and rounded up."""
+    keyed: dict[tuple[str, str, str], list[Spend]] = {}
+    unbounded: list[dict[str, str]] = []
+    for spend in spends:
+        family = family_of(spend)
+        if family is None:
+            try:
+                why = _NOT_COMPOSABLE.get(Notion(spend.notion), "")
+            except ValueError:
+                why = f"unknown notion {spend.notion!r}"
+            why = why or f"ε = {spend.epsilon:g}: no finite bound to compose"
+            unbounded.append({"release": spend.release, "notion": spend.notion, "why": why})
+            continue
+        keyed.setdefault((family, spend.metric, spend.space), []).append(spend)
+    groups = tuple(Group(family, metric, space, tuple(s.release for s in members),
+                         sum_up(s.epsilon for s in members),
+                         min(1.0, sum_up(s.delta for s in members)),
+                         tuple(s.release for s in members if not s.verified))
+                   for (family, metric, space), members in keyed.items())
+    return Composition(groups, tuple(unbounded))

@@ -1,0 +1,118 @@
+"""The input fingerprint a ledger records: sha256 over the released values, in order.
+
+Pure hashing, no files. The encoding (``textdp.input/1``) is unambiguous — no two different
+sequences of values give the same bytes — because every value carries its length:
+
+* **texts** (``textdp privatize``, ``textdp embed --encode``, ``textdp docembed``,
+  :func:`textdp.privatize`): ``b"textdp.input/1 texts\\n"``, then for each text in order its
+  UTF-8 bytes (lone surrogates as ``surrogatepass`` writes them) preceded by their length as an
+  8-byte big-endian unsigned integer;
+* **vectors** (``textdp embed`` of .npy/.parquet, :func:`release_vectors`):
+  ``b"textdp.input/1 vectors\\n"``, the row count n and the dimension d (8 bytes big-endian each),
+  then the values as little-endian float64 in row-major order (the values, whatever dtype they
+  were stored in);
+* **documents** (:func:`release_documents` of sentence-embedding arrays):
+  ``b"textdp.input/1 documents\\n"``, then per document its sentence count k and dimension d
+  (8 bytes big-endian each) and its k·d values as little-endian float64, row-major.
+
+The fingerprint identifies an input; it is not a secret and does not hide it (anyone holding a
+candidate input can recompute it: docs/accounting.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ENCODING", "InputHash", "fingerprint_documents", "fingerprint_texts",
+           "fingerprint_vectors"]
+
+#: The name of the encoding, recorded next to every fingerprint.
+ENCODING = "textdp.input/1"
+_ROWS_PER_BLOCK = 8192
+
+
+def _u64(n: int) -> bytes:
+    return int(n).to_bytes(8, "big")
+
+
+class InputHash:
+    """An incremental fingerprint of one kind of input (``texts``, ``vectors``, ``documents``).
+
+    Feed values in order with :meth:`texts`, :meth:`vectors` (all at once: the header holds the
+    shape) or :meth:`document`; :attr:`count` is the number of values fed, :meth:`hexdigest` the
+    fingerprint.
+    """
+
+    def __init__(self, kind: str) -> None:
+        if kind not in ("texts", "vectors", "documents"):
+            raise ValueError(f"unknown input kind {kind!r}")
+        self.kind = kind
+        self.count = 0
+        self._h = hashlib.sha256(f"{ENCODING} {kind}\n".encode("ascii"))
+
+    def texts(self, texts: Iterable[str]) -> InputHash:
+        """Feed texts, in order (length-prefixed UTF-8)."""
+        if self.kind != "texts":
+            raise ValueError("texts fed to a fingerprint of another kind")
+        update = self._h.update
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"a released value must be a string, got {type(text).__name__}")
+            data = text.encode("utf-8", "surrogatepass")
+            update(_u64(len(data)))
+            update(data)
+            self.count += 1
+        return self
+
+    def vectors(self, X: Any) -> InputHash:
+        """Feed an (n, d) array of vectors (once: its shape is part of the header)."""
+        if self.kind != "vectors" or self.count:
+            raise ValueError("vectors are fed once, to a fingerprint of kind 'vectors'")
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError("vectors must be a 2-D array")
+        self._h.update(_u64(X.shape[0]) + _u64(X.shape[1]))
+        for start in range(0, X.shape[0], _ROWS_PER_BLOCK):  # blocks: X may be memory-mapped
+            block = np.ascontiguousarray(X[start:start + _ROWS_PER_BLOCK], dtype="<f8")
+            self._h.update(block.tobytes())
+        self.count = int(X.shape[0])
+        return self
+
+    def document(self, sentences: Any) -> InputHash:
+        """Feed one document's (k, d) sentence embeddings."""
+        if self.kind != "documents":
+            raise ValueError("a document fed to a fingerprint of another kind")
+        D = np.asarray(sentences)
+        if D.ndim != 2:
+            raise ValueError("a document must be a 2-D array of sentence embeddings")
+        self._h.update(_u64(D.shape[0]) + _u64(D.shape[1]))
+        self._h.update(np.ascontiguousarray(D, dtype="<f8").tobytes())
+        self.count += 1
+        return self
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+def fingerprint_texts(texts: Iterable[str]) -> tuple[str, int]:
+    """(fingerprint, count) of texts in order."""
+    h = InputHash("texts").texts(texts)
+    return h.hexdigest(), h.count
+
+
+def fingerprint_vectors(X: Any) -> tuple[str, int]:
+    """(fingerprint, rows) of an (n, d) array."""
+    h = InputHash("vectors").vectors(X)
+    return h.hexdigest(), h.count
+
+
+def fingerprint_documents(documents: Iterable[Any]) -> tuple[str, int]:
+    """(fingerprint, count) of documents given as (k, d) sentence-embedding arrays."""
+    h = InputHash("documents")
+    for doc in documents:
+        h.document(doc)
+    return h.hexdigest(), h.count
