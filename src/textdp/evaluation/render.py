@@ -263,6 +263,9 @@ def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
     else:
         _generic_sections(doc, report)
     _unprotected_section(doc, report.get("unprotected", []))
+    if isinstance(report.get("ledger"), dict):
+        doc.heading("Ledger")
+        _table(doc, "ledger", report["ledger"])
     _run_section(doc, report)
     if deniability_words:
         _deniability_section(doc, report, out_dir, deniability_words, draws, rng)
