@@ -13,7 +13,7 @@ import pytest
 import textdp
 import textdp.pandas  # noqa: F401 - registers the accessor
 from textdp.cli import main
-from textdp.integrations.datasets import COUNTERS_COLUMN, privatize
+from textdp.integrations.datasets import COUNTERS_COLUMN, _fingerprint, privatize
 
 TEXTS = ["The food was great, but the waiter was rude.", None, "Call jsmith@acme.com today!",
          "Cold soup and warm beer in the old town.", "", "I LOVED it.", None,
@@ -83,11 +83,14 @@ def test_seeded_fingerprint_depends_on_everything_the_output_does(ds, tmp_path):
     b, rb = privatize(disk, epsilon=8, seed=5)
     assert ra["datasets"]["fingerprint"] == rb["datasets"]["fingerprint"]
     assert a["text"][:] == b["text"][:] and ra["documents"] == rb["documents"]  # replayed: same
-    other = {privatize(disk, epsilon=8, seed=6)[1]["datasets"]["fingerprint"],
-             privatize(disk, epsilon=9, seed=5)[1]["datasets"]["fingerprint"],
-             privatize(disk, epsilon=8, seed=5, oov="keep")[1]["datasets"]["fingerprint"],
-             privatize(disk.select(range(4)), epsilon=8, seed=5)[1]["datasets"]["fingerprint"]}
-    assert ra["datasets"]["fingerprint"] not in other and len(other) == 4
+    mvc8, mvc9 = textdp.mechanisms.create("mvc", epsilon=8), textdp.mechanisms.create("mvc", epsilon=9)
+    assert _fingerprint(disk, "text", 5, mvc8, {}) == ra["datasets"]["fingerprint"]
+    other = {_fingerprint(disk, "text", 6, mvc8, {}), _fingerprint(disk, "text", 5, mvc9, {}),
+             _fingerprint(disk, "text", 5, mvc8, {"oov": "keep"}),
+             _fingerprint(disk.select(range(4)), "text", 5, mvc8, {}),
+             _fingerprint(disk.rename_column("text", "body"), "body", 5, mvc8, {})}
+    assert ra["datasets"]["fingerprint"] not in other and len(other) == 5
+    assert _fingerprint(disk, "text", None, mvc8, {}) != _fingerprint(disk, "text", None, mvc8, {})
 
 
 def test_a_shuffled_view_numbers_its_own_rows(ds):
