@@ -195,3 +195,72 @@ def test_structural_check_allows_type_checks():
     ok = ("def f(rng: np.random.Generator) -> np.random.Generator:\n"
           "    assert isinstance(rng, np.random.Generator)\n    return rng\n")
     assert generator_constructions(ok) == []
+
+
+# --- a secure stream is never duplicated (pickle, deepcopy, fork: issue 13) ----------------------
+def _pickled(obj):
+    import pickle
+
+    return pickle.loads(pickle.dumps(obj))
+
+
+def test_a_pickled_or_copied_secure_generator_is_freshly_keyed():
+    import copy
+
+    g = _random.secure_generator()
+    state = g.bit_generator.state
+    twins = [_pickled(g), copy.deepcopy(g), copy.copy(g)]
+    mine = g.integers(2**63, size=4).tolist()
+    for t in twins:
+        assert type(t.bit_generator).__name__ == _random.secure_bit_generator_name()
+        assert t.integers(2**63, size=4).tolist() != mine
+    # Power: a plain randomgen generator with the same state pickles as a copy of the stream.
+    plain_bits = type(g.bit_generator).__mro__[1]()
+    plain_bits.state = {**state, "bit_generator": plain_bits.state["bit_generator"]}
+    plain = np.random.Generator(plain_bits)
+    assert _pickled(plain).integers(2**63, size=4).tolist() == plain.integers(2**63, size=4).tolist()
+
+
+def test_chacha_generators_are_re_keyed_too(monkeypatch):
+    monkeypatch.setattr(_random, "secure_bit_generator_name", lambda: "ChaCha")
+    g = _random.secure_generator()
+    h = _pickled(g)
+    assert type(h.bit_generator).__name__ == "ChaCha"
+    assert h.bit_generator.state["state"]["rounds"] == 20
+    assert h.random(4).tolist() != g.random(4).tolist()
+
+
+def test_seeded_generators_still_pickle_as_copies():
+    g = _random.seeded_generator(5, (3,))
+    assert _pickled(g).random(4).tolist() == g.random(4).tolist()
+
+
+def test_a_pickled_unseeded_privatizer_draws_its_own_noise():
+    """The datasets/multiprocessing pitfall: a Privatizer shipped to two workers must not add the
+    same noise in both; a seeded one must give the same output everywhere."""
+    text = ["the quick brown fox jumps over the lazy dog " * 8]
+    mech = create("mvc", epsilon=1.0)
+    p = Privatizer(mech)
+    a, b = _pickled(p), _pickled(p)
+    assert a.run(text) != b.run(text)
+    s = Privatizer(mech, seed=3)
+    assert _pickled(s).run(text) == _pickled(s).run(text) == s.run(text)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_re_keys_its_secure_generators():
+    g = _random.secure_generator()
+    saved = g.bit_generator.state
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.write(write, g.integers(2**63, size=4).tobytes())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = np.frombuffer(os.read(read, 64), dtype=np.int64).tolist()
+    os.close(read)
+    os.close(write)
+    parent = g.integers(2**63, size=4).tolist()
+    assert child != parent
+    g.bit_generator.state = saved  # the parent's own stream is untouched
+    assert g.integers(2**63, size=4).tolist() == parent

@@ -23,8 +23,10 @@ Three kinds, kept apart because they promise different things:
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -49,17 +51,61 @@ def secure_generator() -> np.random.Generator:
     """A fresh Generator on a cryptographically secure bit generator keyed from ``os.urandom``.
 
     The key is set directly (``key=``), not passed through a SeedSequence: all of its 128
-    (AESCounter) or 256 (ChaCha) bits come from the operating system.
+    (AESCounter) or 256 (ChaCha) bits come from the operating system. Its stream is never
+    duplicated: a pickled or deep-copied secure generator comes back freshly keyed, and a forked
+    child process re-keys it (below).
     """
-    if secure_bit_generator_name() == "AESCounter":
-        from randomgen import AESCounter
+    return np.random.Generator(_fresh_secure_bits())
 
-        bits = AESCounter(key=int.from_bytes(os.urandom(16), "little"))
+
+# A secure stream must never exist twice. Pickling (``multiprocessing``, ``datasets.map(num_proc=…)``,
+# Ray, ``copy.deepcopy``) would otherwise ship its key and counter, and a forked child would
+# continue its parent's stream: every worker would add the same noise. So the secure bit generators
+# are subclasses (same names) whose pickle rebuilds a freshly keyed generator, and a forked child
+# re-keys every live one before it runs anything.
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+def _fresh_key(name: str) -> int:
+    return int.from_bytes(os.urandom(16 if name == "AESCounter" else 32), "little")
+
+
+def _fresh_secure_bits() -> Any:
+    """A secure bit generator with a fresh key; also what unpickling one gives."""
+    name = secure_bit_generator_name()
+    bits = _secure_bit_class(name)(key=_fresh_key(name))
+    _LIVE.add(bits)
+    return bits
+
+
+@cache
+def _secure_bit_class(name: str) -> type:
+    if name == "AESCounter":
+        from randomgen import AESCounter as base
+
+        kwargs: dict[str, Any] = {}
     else:
-        from randomgen import ChaCha
+        from randomgen import ChaCha as base
 
-        bits = ChaCha(key=int.from_bytes(os.urandom(32), "little"), rounds=20)
-    return np.random.Generator(bits)
+        kwargs = {"rounds": 20}
+
+    def __init__(self, *, key: int) -> None:  # noqa: N807 - a method of the class built below
+        base.__init__(self, key=key, **kwargs)
+
+    def __reduce__(self) -> tuple:  # noqa: N807
+        return (_fresh_secure_bits, ())
+
+    return type(base.__name__, (base,), {"__init__": __init__, "__reduce__": __reduce__,
+                                         "__module__": __name__})
+
+
+def _rekey_after_fork() -> None:
+    for bits in list(_LIVE):
+        bits.seed(key=_fresh_key(type(bits).__name__))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_rekey_after_fork)
 
 
 def seeded_generator(seed: Seed, spawn_key: Sequence[int] = ()) -> np.random.Generator:

@@ -451,6 +451,31 @@ class Privatizer:
         return self._carry_generator
 
     # ----------------------------------------------------------------------------------------
+    def counters(self) -> dict[str, Any]:
+        """Everything :meth:`report` counts, as JSON-ready data: a run split over processes sends
+        each worker's counters home, where :meth:`add_counters` sums them into one report."""
+        nonzero = np.flatnonzero(self._word_counts)
+        return {"counts": dict(self._counts), "classes": {k.value: v for k, v in self._classes.items()},
+                "by_kind": dict(self._by_kind), "documents": self._documents,
+                "empty_documents": self._empty_documents, "max_privatized": self._max_privatized,
+                "seconds": self._seconds, "word_ids": nonzero.tolist(),
+                "word_counts": self._word_counts[nonzero].tolist()}
+
+    def add_counters(self, counters: Mapping[str, Any]) -> None:
+        """Add the :meth:`counters` of another run of the same configuration to this one's."""
+        for k, v in counters["counts"].items():
+            self._counts[k] += v
+        for k, v in counters["classes"].items():
+            self._classes[TokenClass(k)] += v
+        for k, v in counters["by_kind"].items():
+            self._by_kind[k] += v
+        self._documents += counters["documents"]
+        self._empty_documents += counters["empty_documents"]
+        self._max_privatized = max(self._max_privatized, counters["max_privatized"])
+        self._seconds += counters["seconds"]
+        np.add.at(self._word_counts, np.asarray(counters["word_ids"], dtype=np.int64),
+                  np.asarray(counters["word_counts"], dtype=np.int64))
+
     def report(self) -> dict[str, Any]:
         """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
         from textdp.privacy.report import word_report

@@ -1,0 +1,92 @@
+"""pandas accessor: same index, missing values stay missing, seeded output equal to the CLI's and
+to textdp.privatize on the same texts, one report per column, fresh noise when unseeded."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import textdp
+import textdp.pandas  # noqa: F401 - registers the accessor
+from textdp.cli import main
+from textdp.pipeline import Privatizer
+
+TEXTS = ["The food was great, but the waiter was rude.", None, "Call jsmith@acme.com today!",
+         np.nan, "Cold soup and warm beer in the old town.", pd.NA, "", "I LOVED it."]
+
+
+@pytest.fixture(scope="module")
+def mech():
+    return textdp.mechanisms.create("mvc", epsilon=8)
+
+
+def _present(values):
+    return [v for v in values if isinstance(v, str)]
+
+
+def test_series_keeps_index_and_missing_values_and_matches_privatize(mech):
+    s = pd.Series(TEXTS, index=[f"r{i}" for i in range(len(TEXTS))], name="body", dtype=object)
+    out = s.textdp.privatize(mech, seed=7)
+    assert out.index.equals(s.index) and out.name == "body" and out.dtype == object
+    assert out.iloc[1] is None and np.isnan(out.iloc[3]) and out.iloc[5] is pd.NA
+    assert _present(out) == textdp.privatize(_present(TEXTS), mech, seed=7).texts
+    report = out.attrs["textdp_report"]
+    assert report["documents"]["count"] == 5 and report["documents"]["empty"] == 1
+    assert report["pandas"]["missing"] == 3 and report["engine"] == "pandas"
+    assert report["randomness"]["seeded"] is True
+    # Power: numbering documents by row position (not skipping missing values) changes the output.
+    rows = [i for i, v in enumerate(TEXTS) if isinstance(v, str)]
+    p = Privatizer(mech, seed=7)
+    by_row = [p.run([TEXTS[r]], start=r)[0] for r in rows]
+    assert by_row != _present(out)
+
+
+def test_series_matches_the_cli_on_the_same_file(tmp_path, capsys):
+    df = pd.DataFrame({"id": range(len(TEXTS)), "text": pd.Series(TEXTS, dtype="str")})
+    df.to_parquet(tmp_path / "in.parquet")
+    assert main(["privatize", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "out.parquet"),
+                 "--epsilon", "8", "--seed", "11", "--null", "pass"]) == 0
+    capsys.readouterr()
+    cli = pd.read_parquet(tmp_path / "out.parquet")["text"]
+    mine = df["text"].textdp.privatize(epsilon=8, seed=11)
+    assert mine.dtype == df["text"].dtype
+    assert _present(mine.tolist()) == _present(cli.tolist())
+    assert mine.isna().tolist() == cli.isna().tolist()
+
+
+def test_dataframe_privatises_columns_each_as_its_own_release(mech):
+    df = pd.DataFrame({"a": TEXTS, "b": list(reversed(TEXTS)), "n": range(len(TEXTS))})
+    out = df.textdp.privatize(columns=["a", "b"], mechanism=mech, seed=3)
+    assert out["n"].equals(df["n"]) and out.index.equals(df.index)
+    for c in "ab":
+        assert out[c].tolist() == df[c].textdp.privatize(mech, seed=3).tolist()
+    reports = out.attrs["textdp_report"]
+    assert set(reports) == {"a", "b"} and reports["a"]["documents"]["count"] == 5
+    assert any("correlated" in w for w in reports["a"]["warnings"])
+    separate = df.textdp.privatize(columns=["a", "b"], mechanism=mech, seed={"a": 3, "b": 4})
+    assert separate["a"].tolist() == out["a"].tolist() and separate["b"].tolist() != out["b"].tolist()
+    assert not any("correlated" in w for w in separate.attrs["textdp_report"]["a"]["warnings"])
+    json.dumps(reports)
+
+
+def test_unseeded_runs_never_repeat(mech):
+    s = pd.Series(["the quick brown fox jumps over the lazy dog " * 6] * 2)
+    runs = [s.textdp.privatize(mech) for _ in range(3)]
+    outputs = [t for r in runs for t in r]
+    assert len(set(outputs)) == len(outputs)
+    assert runs[0].attrs["textdp_report"]["randomness"]["seeded"] is False
+
+
+def test_options_and_errors(mech):
+    s = pd.Series(["Zzyzxq said hello", 3])
+    with pytest.raises(TypeError, match="row 1"):
+        s.textdp.privatize(mech, seed=1)
+    out = pd.Series(["Zzyzxq said hello"]).textdp.privatize(epsilon=8, oov="keep", seed=1)
+    assert out[0].startswith("Zzyzxq")
+    with pytest.raises(KeyError):
+        pd.DataFrame({"a": ["x"]}).textdp.privatize(columns=["b"], mechanism=mech)
+    with pytest.raises(ValueError, match="epsilon"):
+        pd.Series(["x"]).textdp.privatize("mvc")

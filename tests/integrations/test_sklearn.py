@@ -1,0 +1,106 @@
+"""scikit-learn transformers: constructor parameters only, fit learns nothing, every transform is a
+fresh release, seeded transforms reproducible and flagged; the example Pipeline runs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.pipeline import Pipeline
+from sklearn.utils.estimator_checks import (
+    check_estimator,
+    check_get_params_invariance,
+    check_no_attributes_set_in_init,
+    check_parameters_default_constructible,
+    check_set_params,
+)
+
+import textdp
+from textdp.mechanisms.embedding import PrivEmb
+from textdp.mechanisms.embedding.release import release_vectors
+from textdp.sklearn import PrivEmbTransformer, TextPrivatizer
+
+TEXTS = ["The food was great, but the waiter was rude.", "Cold soup and warm beer.",
+         "the quick brown fox jumps over the lazy dog " * 4]
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sklearn_pipeline.py"
+
+
+@pytest.mark.parametrize("est", [TextPrivatizer(), PrivEmbTransformer()])
+def test_constructor_parameters_only(est):
+    name = type(est).__name__
+    check_parameters_default_constructible(name, est)
+    check_no_attributes_set_in_init(name, est)
+    check_get_params_invariance(name, est)
+    check_set_params(name, est)
+    twin = clone(est.set_params(epsilon=3.0, seed=4))
+    assert twin.get_params() == est.get_params() and twin is not est
+
+
+def test_text_privatizer_transforms_are_fresh_releases():
+    t = TextPrivatizer(epsilon=8)
+    a, b = t.fit(TEXTS).transform(TEXTS), t.transform(TEXTS)
+    assert len(a) == len(TEXTS) and a != b
+    assert t.report_["randomness"]["seeded"] is False and t.report_["documents"]["count"] == 3
+
+
+def test_seeded_text_privatizer_is_reproducible_flagged_and_equals_privatize():
+    t = TextPrivatizer(epsilon=8, seed=9, oov="keep")
+    out = t.fit_transform(np.array(TEXTS, dtype=object))
+    assert out == t.transform(TEXTS) == textdp.privatize(TEXTS, epsilon=8, seed=9, oov="keep").texts
+    assert t.report_["randomness"]["seeded"] is True
+    assert any("not for production" in w for w in t.report_["warnings"])
+    assert TextPrivatizer(epsilon=8, seed=10).transform(TEXTS) != out
+    with pytest.raises(TypeError, match="single string"):
+        t.transform("one text")
+    with pytest.raises(ValueError):
+        TextPrivatizer(epsilon=-1).fit(TEXTS)
+
+
+def test_privemb_fit_learns_only_the_shape():
+    X = np.arange(40.0).reshape(5, 8) / 10
+    t = PrivEmbTransformer(epsilon=2.0, delta=1e-5, beta=0.5, seed=1)
+    W = t.fit(X).transform(X)
+    ref = release_vectors(PrivEmb(epsilon=2.0, delta=1e-5, beta=0.5, dim=8), X, seed=1)
+    np.testing.assert_array_equal(W, ref)
+    other = clone(t).fit(-X[:2] * 7)  # other values, same width: the same transform
+    np.testing.assert_array_equal(other.transform(X), W)
+    assert t.n_features_in_ == 8 and t.report_["kind"] == "embedding"
+    assert t.report_["counts"]["vectors_out"] == 5 and t.report_["randomness"]["seeded"] is True
+    assert len(t.get_feature_names_out()) == W.shape[1]
+    fresh = PrivEmbTransformer(epsilon=2.0, delta=1e-5, beta=0.5).fit(X)
+    assert not np.array_equal(fresh.transform(X), fresh.transform(X))
+    lap = PrivEmbTransformer("laplace-vector", epsilon=2.0).fit(X)
+    assert lap.transform(X).shape == X.shape
+    with pytest.raises(ValueError, match="delta and beta"):
+        PrivEmbTransformer().fit(X)
+    with pytest.raises(ValueError, match="features"):
+        t.transform(X[:, :4])
+
+
+def test_privemb_passes_sklearn_checks_except_the_documented_ones():
+    expected = {
+        "check_methods_subset_invariance": "seeded noise follows row chunks, not rows",
+        "check_methods_sample_order_invariance": "seeded noise follows row chunks, not rows",
+        "check_dict_unchanged": "transform records its release's report in report_",
+    }
+    results = check_estimator(PrivEmbTransformer(epsilon=2.0, delta=1e-5, beta=0.5, seed=0),
+                              expected_failed_checks=expected, on_skip=None, on_fail=None)
+    failed = {r["check_name"] for r in results if r["status"] in ("failed", "xfail")}
+    assert failed == set(expected)
+
+
+def test_pipeline_and_the_example_run():
+    pipe = Pipeline([("privatize", TextPrivatizer(epsilon=8, seed=1)),
+                     ("tfidf", TfidfVectorizer())])
+    assert clone(pipe).set_params(privatize__epsilon=6).get_params()["privatize__epsilon"] == 6
+    assert pipe.fit_transform(TEXTS).shape[0] == len(TEXTS)
+    spec = importlib.util.spec_from_file_location("sklearn_pipeline", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    result = example.main(train=200, test=60, epsilon=8.0, seed=3)
+    assert result["train"] == 200 and result["test"] == 60
+    assert 0.0 <= result["accuracy_private"] <= 1.0 and 0.0 <= result["accuracy_non_private"] <= 1.0
