@@ -149,12 +149,13 @@ READING = [
     "split between its two one-sided bounds, so that *all* reported bounds hold together with "
     "probability at least 1 − α. More pairs cost a little power per pair (the bounds widen "
     "with ln(pairs)), never validity.",
-    "**Why the closest pairs.** The claim ε·d grows with the distance while the mechanisms' "
-    "real log-ratios saturate (far words share almost no outputs only when ε·d is large), so "
-    "the smallest claims are the tightest: a wrong noise scale or a wrong map shows first on "
-    "the nearest words. `pairs=\"random\"` or a file of pairs tests typical or chosen words. On "
-    "a large vocabulary the candidates are each word's 32 nearest neighbours in the vectors, "
-    "ranked by the mechanism's own claim.",
+    "**Why the closest pairs.** The smallest claims are the ones sampling can come closest to: "
+    "a claim of ε·d is only approached by events whose probabilities differ by a factor "
+    "e^{ε·d}, which for far words are too rare to estimate. A wrong noise scale or a wrong map "
+    "is therefore certified first on the nearest words. `pairs=\"random\"` or a file of pairs "
+    "tests typical or chosen words. On a large vocabulary the candidates are each word's 32 "
+    "nearest neighbours in the vectors, ranked by the mechanism's own claim (ties by "
+    "distance).",
     "**An infinite claim** (Vickrey with the input word excluded: its report says no guarantee "
     "holds) cannot be violated; the bound still measures how distinguishable the words are.",
     "**SanText+** protects only sensitive outputs by design (a kept non-sensitive word reveals "
@@ -235,8 +236,8 @@ def _verdict(rows: list[dict[str, Any]], s: Settings) -> str:
     if infinite:
         text += (f" {', '.join(infinite)} claims nothing (∞): its bounds are large because M(w) "
                  "never returns w while its neighbours do, which is why its report states no "
-                 "guarantee; with exclude_input=False it is post-processing of MVC and its "
-                 "bounds stay below ε·d.")
+                 "guarantee; with exclude_input=False it is post-processing of MVC and claims "
+                 "ε·d (its own row).")
     text += (f" With {s.draws:,} draws the bounds of the nearest-neighbour mechanisms sit well "
              "below their claims: at these ε their outputs for two near words are close in law, "
              "and the audit certifies only what the draws resolve.")

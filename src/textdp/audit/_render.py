@@ -17,7 +17,8 @@ def fmt_bound(x: float | str) -> str:
     x = float(x)
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    return f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
+    text = f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
+    return "−" + text[1:] if text.startswith("-") else text  # the same minus as "−∞"
 
 
 def summary(result: AuditResult) -> str:
