@@ -92,14 +92,17 @@ def figure(results: dict[str, Any], fig_dir: Path) -> Path:
             top = max(top, *(c for c, _ in pts), *(b for _, b in pts))
             ax.scatter(*zip(*pts, strict=True), s=16, color=colors[r["label"]], label=r["label"],
                        zorder=3)
-    ax.plot([-1, top * 1.05], [-1, top * 1.05], color="#7f7f7f", ls="--", lw=1,
+    ax.plot([0, top * 1.05], [0, top * 1.05], color="#7f7f7f", ls="--", lw=1,
             label="lower bound = claim")
+    ax.set_xlim(left=0)
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_yscale("symlog", linthresh=1.0)
     ax.set_xlabel("claimed ε for the pair (privacy map)")
     ax.set_ylabel("certified lower bound (−∞ shown as −1)")
+    hidden = [r["label"] for r in rows if all(not math.isfinite(_f(p["claim"])) for p in r["pairs"])]
     ax.set_title(f"{results['settings']['pairs']} closest pairs per mechanism, "
-                 f"{results['settings']['draws']:,} draws per word; above the line = violation")
+                 f"{results['settings']['draws']:,} draws per word; above the line = violation"
+                 + (f"\nnot shown (infinite claim): {', '.join(hidden)}" if hidden else ""))
     ax.legend(loc="upper left", fontsize=7)
     return _save(fig, fig_dir / "audit.png")
 
