@@ -50,6 +50,7 @@ def d(tmp_path_factory) -> Path:
     (root / "garbage.json").write_text("{not json", encoding="utf-8")
     (root / "schema-only.json").write_text(json.dumps({"schema": "textdp.report/1"}),
                                            encoding="utf-8")
+    (root / "pairs.txt").write_text("good zzzqqqx\n", encoding="utf-8")
     (root / "adir").mkdir()
     (root / "adir.txt").mkdir()
     return root
@@ -122,6 +123,19 @@ def _battery() -> list[list[str]]:
         ["evaluate", "-m", "nosuch", "-e", "1", "-o", "$D/ev"],
         ["evaluate", "-m", "mvc", "-e", "abc", "-o", "$D/ev"],
         ["evaluate", "-m", "mvc", "-e", "1", "-o", "$D/in.txt"],
+        # audit
+        *[["audit", "--epsilon", eps, "--draws", "10"] for eps in TINY],
+        ["audit", "--epsilon", "1", "-m", "nosuch"], ["audit", "--draws", "10"],
+        ["audit", "--epsilon", "1", "--pairs", "$D/missing.txt"],
+        ["audit", "--epsilon", "1", "--pairs", "$D/latin1.txt"],
+        ["audit", "--epsilon", "1", "--pairs", "$D/in.txt"],
+        ["audit", "--epsilon", "1", "--pairs", "$D/pairs.txt", "--draws", "10"],
+        ["audit", "--epsilon", "1", "--draws", "1"], ["audit", "--epsilon", "1", "--alpha", "2"],
+        ["audit", "--epsilon", "1", "--alpha", "0"], ["audit", "--epsilon", "1", "--n-pairs", "0"],
+        ["audit", "--epsilon", "1", "--out", "$D/in.txt"],
+        ["audit", "--epsilon", "1", "--out", "$D/nodir/x"],
+        ["audit", "--epsilon", "1", "--seed", "-1"], ["audit", "--epsilon", "1", "--param", "foo=1"],
+        ["audit", "--epsilon", "1", "-m", "tem", "--n-lists", "2"],
         # vocab
         ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],
         ["vocab", "stats", "glove-6b-50d", "--sample", "5", "--plot", "$D/adir"],
