@@ -28,10 +28,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from textdp.ledger import as_ledger
 from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, release_vectors
 from textdp.pipeline import build_mechanism
 from textdp.pipeline import privatize as _privatize
+from textdp.privacy.fingerprint import fingerprint_vectors
 from textdp.privacy.report import embedding_report
 
 __all__ = ["TextPrivatizer", "PrivEmbTransformer"]
@@ -47,6 +49,9 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         oov, mask_token, keep_stopwords, identifiers: as in :func:`textdp.privatize`.
         mechanism_params: further mechanism parameters (``{"n_lists": 2}``), or None.
         vocabulary: a :class:`textdp.vocab.Vocabulary`, or None for the default.
+        ledger, ledger_policy, budget: a privacy ledger (a path) that records every transform,
+            as in :func:`textdp.privatize`; ``refuse`` raises before a transform that would
+            exceed ``budget`` for its input (docs/accounting.md).
 
     Every ``transform`` is a new release spending ε on its texts (module docstring).
     ``report_`` holds the last transform's privacy report.
@@ -55,7 +60,8 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
     def __init__(self, mechanism: str = "mvc", epsilon: float = 8.0, *, seed: int | None = None,
                  oov: str = "mask", mask_token: str = "[MASK]", keep_stopwords: bool = False,
                  identifiers: bool = True, mechanism_params: dict[str, Any] | None = None,
-                 vocabulary: Any = None) -> None:
+                 vocabulary: Any = None, ledger: Any = None, ledger_policy: str = "warn",
+                 budget: float | None = None) -> None:
         self.mechanism = mechanism
         self.epsilon = epsilon
         self.seed = seed
@@ -65,6 +71,9 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         self.identifiers = identifiers
         self.mechanism_params = mechanism_params
         self.vocabulary = vocabulary
+        self.ledger = ledger
+        self.ledger_policy = ledger_policy
+        self.budget = budget
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -96,7 +105,8 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         texts = X.tolist() if isinstance(X, np.ndarray) else list(X)
         result = _privatize(texts, self._built(), seed=self.seed, oov=self.oov,
                             mask_token=self.mask_token, keep_stopwords=self.keep_stopwords,
-                            identifiers=self.identifiers)
+                            identifiers=self.identifiers, ledger=self.ledger,
+                            ledger_policy=self.ledger_policy, budget=self.budget)
         self.report_ = result.report
         return result.texts
 
@@ -114,6 +124,8 @@ class PrivEmbTransformer(TransformerMixin, BaseEstimator):
         snap: None, an integer k (outputs on the grid 2^k) or ``"auto"``.
         seed: None (fresh secure noise per transform) or an integer (rows chunk c ↦ (seed, c),
             :data:`~textdp.mechanisms.embedding.release.CHUNK_ROWS` rows a chunk; flagged).
+        ledger, ledger_policy, budget: a privacy ledger (a path) that records every transform
+            ((ε, δ) add up per input; docs/accounting.md).
 
     ``fit`` records ``n_features_in_`` and builds ``mechanism_`` (PrivEmb's projection depends on
     d only, never on the data). Every ``transform`` is a new release spending ε on its rows;
@@ -125,7 +137,8 @@ class PrivEmbTransformer(TransformerMixin, BaseEstimator):
                  gaussian_width: float | None = None, domain_size: int | None = None,
                  projection_seed: int = DEFAULT_PROJECTION_SEED, calibration: str = "paper",
                  strict: bool = False, snap: int | str | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, ledger: Any = None, ledger_policy: str = "warn",
+                 budget: float | None = None) -> None:
         self.mechanism = mechanism
         self.epsilon = epsilon
         self.delta = delta
@@ -137,6 +150,9 @@ class PrivEmbTransformer(TransformerMixin, BaseEstimator):
         self.strict = strict
         self.snap = snap
         self.seed = seed
+        self.ledger = ledger
+        self.ledger_policy = ledger_policy
+        self.budget = budget
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -167,6 +183,18 @@ class PrivEmbTransformer(TransformerMixin, BaseEstimator):
         """Private vectors of the rows of ``X``: fresh noise, a new release each call."""
         check_is_fitted(self, "mechanism_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        book = as_ledger(self.ledger, self.ledger_policy, self.budget)
+        if book is None:
+            return self._release(X)
+        fingerprint, rows = fingerprint_vectors(X)
+        with book.release(mechanism=self.mechanism_, input_fingerprint=fingerprint, records=rows,
+                          seed=self.seed, input_kind="vectors",
+                          space=f"the input vectors themselves (R^{X.shape[1]})") as release:
+            W = self._release(X)
+            release.attach(self.report_)
+        return W
+
+    def _release(self, X: np.ndarray) -> np.ndarray:
         t0 = time.perf_counter()
         W = release_vectors(self.mechanism_, X, seed=self.seed)
         self.report_ = embedding_report(

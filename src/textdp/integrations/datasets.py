@@ -162,7 +162,8 @@ def _check_column(ds: Any, column: str) -> None:
 
 def privatize(ds: Any, column: str = "text", mechanism: Any = "mvc",
               epsilon: float | None = None, *, seed: int | None = None,
-              num_proc: int | None = None, batch_size: int = 1000, **kwargs: Any
+              num_proc: int | None = None, batch_size: int = 1000, ledger: Any = None,
+              ledger_policy: str = "warn", budget: float | None = None, **kwargs: Any
               ) -> tuple[Any, dict[str, Any]]:
     """Privatise ``ds[column]`` (see the module docstring); returns ``(dataset, report)``.
 
@@ -174,9 +175,45 @@ def privatize(ds: Any, column: str = "text", mechanism: Any = "mvc",
         seed: None (secure, a fresh cache fingerprint) or an integer (reproducible; flagged).
         num_proc: worker processes of ``Dataset.map`` (None: this process).
         batch_size: rows per ``map`` batch (never the output of a seeded run).
+        ledger, ledger_policy, budget: a privacy ledger (a path or a
+            :class:`textdp.ledger.Ledger`), as in :func:`textdp.privatize`: the column's
+            non-missing texts, in row order, are the release's input (fingerprinted in the
+            driver before the map); ``refuse`` raises before any noise is drawn.
         **kwargs: the options of :func:`textdp.privatize` (``oov``, ``mask_token``, …,
             ``vocabulary``) and the mechanism's parameters.
     """
+    from textdp.ledger import as_ledger
+
+    book = as_ledger(ledger, ledger_policy, budget)
+    if book is None:
+        return _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size, kwargs)
+    _check_column(ds, column)
+    mech = build_mechanism(mechanism, epsilon, kwargs.get("vocabulary"),
+                           {k: v for k, v in kwargs.items()
+                            if k not in _PRIVATIZER_OPTIONS and k != "vocabulary"})
+    fingerprint, count = _column_fingerprint(ds, column)
+    with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
+                      seed=seed) as release:
+        result, report = _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size,
+                                    kwargs)
+        release.attach(report)
+    return result, report
+
+
+def _column_fingerprint(ds: Any, column: str) -> tuple[str, int]:
+    """The ledger's fingerprint of the non-missing texts of ``ds[column]`` in row order."""
+    from textdp.privacy.fingerprint import InputHash
+
+    h = InputHash("texts")
+    for chunk in ds.data.column(column).chunks:  # Arrow chunks: never the whole column at once
+        h.texts(t for t in chunk.to_pylist() if t is not None)
+    return h.hexdigest(), h.count
+
+
+def _privatize(ds: Any, column: str, mechanism: Any, epsilon: float | None, seed: int | None,
+               num_proc: int | None, batch_size: int, kwargs: dict[str, Any]
+               ) -> tuple[Any, dict[str, Any]]:
+    kwargs = dict(kwargs)
     _check_column(ds, column)
     options = {k: kwargs.pop(k) for k in _PRIVATIZER_OPTIONS if k in kwargs}
     vocabulary = kwargs.pop("vocabulary", None)
