@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from textdp.evaluation.efficiency import efficiency_table, measure_efficiency
@@ -21,3 +23,23 @@ def test_measure_mvc_small():
 def test_failure_is_one_clear_error():
     with pytest.raises(RuntimeError, match="efficiency measurement of 'nope' failed"):
         measure_efficiency("nope", 1.0, n_tokens=100, text=False, vocabulary_size=1000)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM and exec semantics are Linux's")
+def test_child_peak_rss_is_its_own_not_the_parents():
+    """ru_maxrss survives exec on Linux; the child must report VmHWM, its own peak."""
+    import resource
+    import subprocess
+
+    import numpy as np
+
+    big = np.ones(40_000_000)  # ~305 MiB resident in this (parent) process
+    big[::512] = 2.0
+    code = ("import resource; from textdp.evaluation.efficiency import _peak_rss_mib; "
+            "print(_peak_rss_mib(-1.0), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    ours, inherited = map(float, out.stdout.split())
+    parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    del big
+    assert 0 < ours < 250 < parent
+    assert inherited >= 300  # the planted bug: getrusage alone reports the parent's peak

@@ -22,6 +22,9 @@ EXPERIMENTS = {
     "deepcandidate": "SentDP DeepCandidate evaluation → docs/results/deepcandidate.md",
     "word_mechanisms": "N_w/S_w, utility and empirical privacy of the word mechanisms "
                        "→ docs/results/word_mechanisms.md",
+    "mvc300": "MVC at 300d: N_w/S_w, 50d vs 300d, Table 1 → docs/results/mvc300.md",
+    "diffractor": "1-Diffractor Table 2 stopword policy, 300-d lists, speed on text, list build "
+                  "→ docs/results/diffractor.md",
 }
 
 

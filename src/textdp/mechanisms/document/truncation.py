@@ -4,8 +4,19 @@ Meehan, Mrini & Chaudhuri (ACL 2022, §4 "Motivation", §5.3 and App. A.3 "Trunc
 Li & Clifton (2021): every sentence embedding is clipped to a box [a_j, b_j] per dimension — the
 central 75% interval of public document embeddings by default — and the clipped embeddings are
 averaged. Substituting one of k sentences moves coordinate j of the mean by at most w_j / k
-(w_j = b_j − a_j), so the L1 sensitivity of the mean is (Σ_j w_j)/k, and adding i.i.d. Laplace
-noise of scale (Σ_j w_j)/(k·ε) to every coordinate is ε-SentDP for documents of k sentences.
+(w_j = b_j − a_j). Two ways to spend ε on the d coordinates, both ε-SentDP for documents of k
+sentences (the privacy loss Σ_j (w_j/k)/scale_j is ≤ ε in both):
+
+* ``allocation="l1"`` (default): the Laplace mechanism on the L1 sensitivity (Σ_j w_j)/k, i.e.
+  i.i.d. Laplace noise of scale (Σ_j w_j)/(k·ε) on every coordinate;
+* ``allocation="per_dimension"``: the paper's App. A.3, Laplace noise of scale d·w_j/(k·ε) on
+  coordinate j ("scale factor 768w/(kε), where w is the width of the box on that dimension"),
+  i.e. ε/d per coordinate.
+
+They coincide when all widths are equal. Otherwise the L1 allocation adds less noise in total:
+its summed variance 2d·(Σ_j w_j)²/(kε)² is at most the paper's 2d²·Σ_j w_j²/(kε)² (Cauchy–Schwarz),
+while the paper's keeps every coordinate's noise proportional to its width. Use
+``"per_dimension"`` to reproduce the paper's baseline.
 
 The noise grows with the dimension — the reason the paper finds this baseline close to a random
 guess for 768-d SBERT embeddings.
@@ -21,29 +32,42 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import EPSILON, check_parameters, check_rng
+from textdp._checks import EPSILON, Parameter, check_parameters, check_rng
 from textdp.mechanisms.document.base import DocumentMechanism
 from textdp.mechanisms.document.candidates import fingerprint_array
 from textdp.privacy import Guarantee
 
-__all__ = ["Truncation"]
+__all__ = ["Truncation", "ALLOCATIONS"]
+
+#: How ε is spread over the coordinates (see the module docstring).
+ALLOCATIONS = ("l1", "per_dimension")
 
 
 class Truncation(DocumentMechanism):
-    """Clip sentence embeddings to a public box, average, add Laplace((Σ_j w_j)/(k·ε)) per dimension.
+    """Clip sentence embeddings to a public box, average, add Laplace noise per dimension.
 
     Args:
         epsilon: ε > 0 of ε-SentDP.
         lower, upper: (d,) bounds of the box, lower < upper everywhere; fixed from public data
             (see :meth:`from_public`).
+        allocation: ``"l1"`` (scale (Σ_j w_j)/(k·ε) on every coordinate) or ``"per_dimension"``
+            (scale d·w_j/(k·ε) on coordinate j, SentDP App. A.3).
     """
 
     name: ClassVar[str] = "truncation"
-    PARAMETERS = (EPSILON,)
+    PARAMETERS = (
+        EPSILON,
+        Parameter("allocation", str, "how ε is spread over the coordinates: l1 (scale Σw/(kε) "
+                  "everywhere) or per_dimension (d·w_j/(kε), SentDP App. A.3)", default="l1",
+                  choices=ALLOCATIONS),
+    )
 
-    def __init__(self, lower: np.ndarray, upper: np.ndarray, *, epsilon: float) -> None:
-        self._epsilon: float = check_parameters(self.PARAMETERS, {"epsilon": epsilon},
-                                                owner=self.name)["epsilon"]
+    def __init__(self, lower: np.ndarray, upper: np.ndarray, *, epsilon: float,
+                 allocation: str = "l1") -> None:
+        params = check_parameters(self.PARAMETERS, {"epsilon": epsilon, "allocation": allocation},
+                                  owner=self.name)
+        self._epsilon: float = params["epsilon"]
+        self._allocation: str = params["allocation"]
         lo = np.array(lower, dtype=np.float64)
         hi = np.array(upper, dtype=np.float64)
         if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
@@ -55,12 +79,19 @@ class Truncation(DocumentMechanism):
         lo.setflags(write=False)
         hi.setflags(write=False)
         self._lower, self._upper = lo, hi
-        # Round the L1 width up so that the noise scale never falls below the sensitivity.
-        self._l1_width = float(np.nextafter(np.sum(hi - lo), np.inf))
+        # Widths and their sum rounded up, so that no noise scale falls below its sensitivity.
+        widths = np.nextafter(hi - lo, np.inf)
+        self._l1_width = float(np.nextafter(np.sum(widths), np.inf))
+        if self._allocation == "l1":
+            unit = np.full(lo.size, self._l1_width)
+        else:
+            unit = np.nextafter(lo.size * widths, np.inf)
+        unit.setflags(write=False)
+        self._unit_scales = unit  # the scales for k·ε = 1
 
     @classmethod
     def from_public(cls, public_embeddings: np.ndarray, *, epsilon: float,
-                    coverage: float = 0.75) -> Truncation:
+                    coverage: float = 0.75, allocation: str = "l1") -> Truncation:
         """The box of the central ``coverage`` interval of each dimension of public embeddings.
 
         The paper uses the central 75% of the training (public) *document* embeddings (App. A.3).
@@ -73,7 +104,7 @@ class Truncation(DocumentMechanism):
             raise ValueError("public_embeddings must be an (n, d) array with n ≥ 2")
         q = (1 - float(coverage)) / 2
         lo, hi = np.quantile(x, [q, 1 - q], axis=0)
-        return cls(lo, hi, epsilon=epsilon)
+        return cls(lo, hi, epsilon=epsilon, allocation=allocation)
 
     @property
     def dim(self) -> int:
@@ -88,15 +119,20 @@ class Truncation(DocumentMechanism):
         return self._upper
 
     @property
+    def allocation(self) -> str:
+        return self._allocation
+
+    @property
     def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self._epsilon, "dim": int(self._lower.size),
-                "l1_width": self._l1_width}
+        return {"epsilon": self._epsilon, "allocation": self._allocation,
+                "dim": int(self._lower.size), "l1_width": self._l1_width}
 
     @property
     def guarantee(self) -> Guarantee:
         return self._sentdp_guarantee(
-            per_word="not per word: the whole substituted sentence is covered (L1 sensitivity "
-                     "of the clipped mean is Σ_j w_j / k)",
+            per_word="not per word: the whole substituted sentence is covered (coordinate j of "
+                     "the clipped mean moves by at most w_j / k; privacy loss Σ_j (w_j/k)/scale_j "
+                     "≤ ε)",
             assumptions=("x and x′ have the same number of sentences k",
                          "the box was fixed from public data only",
                          "idealised floating-point Laplace sampling"),
@@ -123,13 +159,17 @@ class Truncation(DocumentMechanism):
         s = self._check(sentence_embeddings)
         return np.clip(s, self._lower, self._upper).mean(axis=0)
 
-    def noise_scale(self, k: int) -> float:
-        """The Laplace scale (Σ_j w_j)/(k·ε) for a document of k sentences."""
-        return self._l1_width / (int(k) * self._epsilon)
+    def noise_scale(self, k: int) -> np.ndarray:
+        """The (d,) Laplace scales for a document of k sentences.
+
+        ``"l1"``: (Σ_j w_j)/(k·ε) on every coordinate; ``"per_dimension"``: d·w_j/(k·ε) on
+        coordinate j (SentDP App. A.3). Rounded up, never down.
+        """
+        return np.nextafter(self._unit_scales / (int(k) * self._epsilon), np.inf)
 
     def release(self, sentence_embeddings: np.ndarray,
                 rng: np.random.Generator | None = None) -> np.ndarray:
-        """The clipped mean plus i.i.d. Laplace noise of scale (Σ_j w_j)/(k·ε) per dimension."""
+        """The clipped mean plus independent Laplace noise of scale :meth:`noise_scale` (k)."""
         rng = check_rng(rng)
         s = self._check(sentence_embeddings)
         mean = np.clip(s, self._lower, self._upper).mean(axis=0)
