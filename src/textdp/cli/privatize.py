@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from textdp import mechanisms as registry
+from textdp.cli import _ray
 from textdp.cli._common import (
     BetaOption,
     CLIError,
@@ -20,6 +21,7 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._ray import AddressOption, EngineOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
@@ -233,10 +235,11 @@ def privatize(
     vocabulary: VocabularyOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
+    engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
-    check_paths(input, output, report, format)
+    pairs = _ray.check_engine(engine, workers, ray_address, input, output, report, format)
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta,
@@ -250,6 +253,8 @@ def privatize(
                                                  identifier_pattern, deny_list))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
+    if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
+        return _ray.run(pairs, runner, dict(locals()))
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all.
     with AtomicFiles() as files:
