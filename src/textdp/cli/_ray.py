@@ -62,7 +62,7 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
         check_paths(input, output, report, format)
         return [(input, output)]
     files = sorted(p for p in input.iterdir() if p.is_file() and not p.name.startswith(".")
-                   and strip_compression(p).suffix.lstrip(".") in FORMATS)
+                   and Path(strip_compression(p)).suffix.lstrip(".") in FORMATS)
     if not files:
         raise FileError(input, None, "has no file with a supported extension "
                                      f"({', '.join(FORMATS)})")
@@ -88,6 +88,7 @@ def start(workers: int | None, address: str | None) -> tuple[Any, bool]:
         ray = require_ray()
     except ImportError as exc:
         raise CLIError(one_line(exc)) from None
+    _quiet()
     if ray.is_initialized():  # a caller's runtime (Python, tests): used as it is
         return ray, False
     try:
@@ -101,6 +102,18 @@ def start(workers: int | None, address: str | None) -> tuple[Any, bool]:
         where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
         raise CLIError(f"cannot start {where}: {one_line(exc)}") from None
     return ray, True
+
+
+def _quiet() -> None:
+    """No progress bars or execution logs from Ray Data: the command prints its own lines."""
+    import logging
+
+    from ray.data import DataContext
+
+    context = DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
 class _Windows:

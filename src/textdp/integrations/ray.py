@@ -81,14 +81,19 @@ class _Worker:
     def __init__(self, crash_marker: str | None) -> None:
         self._crash_marker = crash_marker
 
-    def _maybe_crash(self) -> None:
-        """Test hook (fault tolerance): die once, abruptly, when the marker file exists."""
+    def _maybe_crash(self, rows: np.ndarray) -> None:
+        """Test hook (fault tolerance): while the marker file exists, the actor whose batch holds
+        the row it names removes it and dies abruptly (once, mid-run)."""
         marker = self._crash_marker
-        if marker is not None and os.path.exists(marker):
-            try:
-                os.remove(marker)
-            except FileNotFoundError:  # another actor took it
-                return
+        if marker is None or not os.path.exists(marker):
+            return
+        try:
+            with open(marker, encoding="utf-8") as fh:
+                row = int(fh.read())
+        except (FileNotFoundError, ValueError):
+            return
+        if row in rows:
+            os.remove(marker)
             os._exit(1)
 
     @staticmethod
@@ -121,8 +126,8 @@ class _TextWorker(_Worker):
         self.column = column
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
-        self._maybe_crash()
         rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
         texts = list(batch[self.column])
         before = tally(self.privatizer)
         out: list[str] = []
@@ -144,9 +149,9 @@ class _VectorWorker(_Worker):
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         from textdp.mechanisms.embedding.release import CHUNK_ROWS
 
-        self._maybe_crash()
         t0 = time.perf_counter()
         rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
         X = np.asarray(np.stack(list(batch[self.column])), dtype=np.float64)
         if self.seed is None:
             out = self.mechanism.release(X, self.rng)
@@ -181,9 +186,9 @@ class _DocumentWorker(_Worker):
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         from textdp.mechanisms.document import release_documents as release
 
-        self._maybe_crash()
         t0 = time.perf_counter()
         rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
         docs = [np.asarray(np.stack(list(d)), dtype=np.float64) for d in batch[self.column]]
         parts = [release(self.mechanism, docs[a:b], seed=self.seed, rng=self.rng,
                          start=int(rows[a])) for a, b in self.runs(rows)]
