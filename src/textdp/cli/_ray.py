@@ -180,7 +180,8 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
                 windows.offset += windows.documents
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
-                                   result["tokens"]["total"], "tokens")
+                                   result["tokens"]["total"], "tokens",
+                                   getattr(runner, "_ray_peak_rss", 0))
             result["io"] = _io(summaries)
             if report is not None:
                 files.write_json(report, result)

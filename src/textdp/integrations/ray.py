@@ -134,7 +134,9 @@ class _TextWorker(_Worker):
         for a, b in self.runs(rows):
             out += self.privatizer.run(texts[a:b], start=int(rows[a]))
         batch[self.column] = np.array(out, dtype=object)
-        return self.with_stats(batch, len(out), difference(tally(self.privatizer), before))
+        stats = difference(tally(self.privatizer), before)
+        stats["peak_rss"] = peak_rss()
+        return self.with_stats(batch, len(out), stats)
 
 
 class _VectorWorker(_Worker):
@@ -200,6 +202,13 @@ class _DocumentWorker(_Worker):
 
 # ------------------------------------------------------------------------------------------
 # Tallies: what a Privatizer counts for its report, per batch, summed on the driver
+
+
+def peak_rss() -> int:
+    """This process's peak resident set size in bytes (Linux reports kilobytes)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def tally(p: Privatizer) -> dict[str, Any]:
@@ -353,13 +362,16 @@ def run_text(indexed: Any, driver: Privatizer, spec: dict[str, Any], options: di
                         threads=threads).materialize()
     for stats in collect_stats(out):
         absorb(driver, stats)
+        peak = max(getattr(driver, "_ray_peak_rss", 0), stats["peak_rss"])
+        driver._ray_peak_rss = peak  # type: ignore[attr-defined]  # read by engine_report
     return out.drop_columns([STATS]).materialize()
 
 
 def engine_report(report: dict[str, Any], workers: int, wall: float, count: int,
-                  unit: str) -> dict[str, Any]:
+                  unit: str, peak_rss_bytes: int = 0) -> dict[str, Any]:
     """``engine`` and ``workers`` added; rates per wall-clock second of the whole run (the
-    summed time inside the workers kept as ``worker_seconds``)."""
+    summed time inside the workers kept as ``worker_seconds``; the largest peak RSS of a
+    worker process as ``worker_peak_rss_mib``)."""
     performance = report["performance"]
     performance["worker_seconds"] = performance.pop("wall_seconds")
     performance["wall_seconds"] = round(wall, 6)
@@ -369,6 +381,8 @@ def engine_report(report: dict[str, Any], workers: int, wall: float, count: int,
         performance["words_per_second"] = round(words / wall, 1) if wall > 0 else None
     report["engine"] = "ray"
     report["workers"] = workers
+    if peak_rss_bytes:
+        performance["worker_peak_rss_mib"] = round(peak_rss_bytes / 2**20, 1)
     return report
 
 
@@ -419,7 +433,8 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
                        crash_marker=crash_marker)
     report = driver.report()
     return out, engine_report(report, workers, time.perf_counter() - t0,
-                              report["tokens"]["total"], "tokens")
+                              report["tokens"]["total"], "tokens",
+                              getattr(driver, "_ray_peak_rss", 0))
 
 
 def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
