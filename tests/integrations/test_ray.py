@@ -157,3 +157,19 @@ def test_cli_bad_input_is_one_line_and_leaves_nothing(runtime, tmp_path, capsys)
     (d / "bad.jsonl").write_bytes(bad.read_bytes())
     assert _cli([d, "-o", tmp_path / "outdir", "--engine", "ray"]) == 2
     assert not (tmp_path / "outdir").exists()
+
+
+def test_documents_seeded_equal_local_and_generators_are_refused(runtime):
+    from textdp.mechanisms.document import Truncation
+    from textdp.mechanisms.document import release_documents as local_release
+
+    rng = np.random.default_rng(2)  # test data only
+    docs = [rng.uniform(-1, 1, size=(int(k), 4)) for k in rng.integers(1, 5, size=60)]
+    mech = Truncation(np.full(4, -1.0), np.full(4, 1.0), epsilon=1.0)
+    ds = ray.data.from_items([{"sentences": d.tolist()} for d in docs], override_num_blocks=4)
+    out, report = tray.release_documents(ds, mech, seed=3, workers=2, batch_size=16)
+    got = np.stack([r["embedding"] for r in out.take_all()])
+    np.testing.assert_array_equal(got, local_release(mech, docs, seed=3))
+    assert report["kind"] == "document" and report["counts"]["documents"] == 60
+    with pytest.raises(ValueError, match="generator"):
+        tray.check_no_generator({"mechanism": mech, "rng": np.random.default_rng()})

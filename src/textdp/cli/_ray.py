@@ -123,6 +123,7 @@ class _Windows:
         self.runner, self.spec, self.workers, self.batch_size = runner, spec, workers, batch_size
         self.offset = 0  # documents in the files before this one
         self.documents = 0
+        self.peak: dict[str, int] = {}  # the largest RSS of a worker process
         identifiers = runner.identifiers if runner.identifiers is not None else False
         self.options = {"oov": runner.oov.value, "mask_token": runner.mask_token,
                         "keep_stopwords": runner.keep_stopwords,
@@ -146,7 +147,8 @@ class _Windows:
             return []
         with preserve_order():
             out = run_text(ray.data.from_arrow(tables), self.runner, self.spec, self.options,
-                           column="text", workers=self.workers, batch_size=step)
+                           column="text", workers=self.workers, batch_size=step,
+                           peak=self.peak)
             return list(texts_of(out))
 
 
@@ -181,7 +183,7 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
                                    result["tokens"]["total"], "tokens",
-                                   getattr(runner, "_ray_peak_rss", 0))
+                                   windows.peak.get("rss", 0))
             result["io"] = _io(summaries)
             if report is not None:
                 files.write_json(report, result)

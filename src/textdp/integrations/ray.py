@@ -256,6 +256,24 @@ def absorb(p: Privatizer, stats: dict[str, Any]) -> None:
 # Plans
 
 
+def check_no_generator(obj: Any, depth: int = 3) -> None:
+    """Refuse to ship a random generator to the actors: every unpickled copy would replay the
+    same state (identical noise on every worker). Looks through attributes, dicts and lists."""
+    if isinstance(obj, np.random.Generator | np.random.BitGenerator | np.random.RandomState):
+        raise ValueError("a random generator would be copied to every Ray worker (identical "
+                         "noise); pass a seed or nothing, never a generator")
+    if depth == 0 or isinstance(obj, str | bytes | np.ndarray | int | float):
+        return
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, list | tuple):
+        items = list(obj)
+    else:
+        items = list(getattr(obj, "__dict__", {}).values())
+    for item in items:
+        check_no_generator(item, depth - 1)
+
+
 def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``**params`` → (the mechanism's, the Privatizer's)."""
     options = {k: params.pop(k) for k in list(params) if k in PRIVATIZER_OPTIONS}
@@ -353,17 +371,19 @@ def collect_stats(ds: Any) -> Iterator[dict[str, Any]]:
 
 def run_text(indexed: Any, driver: Privatizer, spec: dict[str, Any], options: dict[str, Any], *,
              column: str, workers: int, batch_size: int, threads: int = 1,
-             crash_marker: str | None = None) -> Any:
+             crash_marker: str | None = None, peak: dict[str, int] | None = None) -> Any:
     """Privatise ``indexed`` (with :data:`ROW`) on the pool; returns the materialised output
-    without the tallies, which are added to ``driver``."""
+    without the tallies, which are added to ``driver`` (and the largest worker RSS to
+    ``peak["rss"]``)."""
+    check_no_generator(spec)
     kwargs = {"column": column, "spec": spec, "options": options, "seed": driver.seed,
               "crash_marker": crash_marker}
     out = map_with_pool(indexed, _TextWorker, kwargs, workers=workers, batch_size=batch_size,
                         threads=threads).materialize()
     for stats in collect_stats(out):
         absorb(driver, stats)
-        peak = max(getattr(driver, "_ray_peak_rss", 0), stats["peak_rss"])
-        driver._ray_peak_rss = peak  # type: ignore[attr-defined]  # read by engine_report
+        if peak is not None:
+            peak["rss"] = max(peak.get("rss", 0), stats["peak_rss"])
     return out.drop_columns([STATS]).materialize()
 
 
@@ -426,15 +446,15 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
                         seed=seed, **options)
     spec = {"mechanism": mechanism, "epsilon": epsilon, "vocabulary": vocabulary,
             "params": params}
+    peak: dict[str, int] = {}
     with preserve_order():
         indexed, _ = with_row_index(dataset, batch_size)
         out = run_text(indexed, driver, spec, options, column=column, workers=workers,
-                       batch_size=batch_size, threads=threads,
-                       crash_marker=crash_marker)
+                       batch_size=batch_size, threads=threads, crash_marker=crash_marker,
+                       peak=peak)
     report = driver.report()
     return out, engine_report(report, workers, time.perf_counter() - t0,
-                              report["tokens"]["total"], "tokens",
-                              getattr(driver, "_ray_peak_rss", 0))
+                              report["tokens"]["total"], "tokens", peak.get("rss", 0))
 
 
 def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
@@ -457,6 +477,7 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
     with preserve_order():
         indexed, n = with_row_index(dataset, batch_size)
         kwargs = {"column": column, "mechanism": mechanism, "n_rows": n, "seed": seed}
+        check_no_generator(mechanism)
         out = map_with_pool(indexed, _VectorWorker, kwargs, workers=workers,
                             batch_size=batch_size, threads=threads).materialize()
         stats = list(collect_stats(out))
@@ -491,6 +512,7 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
         indexed, n = with_row_index(dataset, batch_size)
         kwargs = {"column": column, "output_column": output_column, "mechanism": mechanism,
                   "seed": seed}
+        check_no_generator(mechanism)
         out = map_with_pool(indexed, _DocumentWorker, kwargs, workers=workers,
                             batch_size=batch_size, threads=threads).materialize()
         stats = list(collect_stats(out))
