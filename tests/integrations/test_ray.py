@@ -173,3 +173,9 @@ def test_documents_seeded_equal_local_and_generators_are_refused(runtime):
     assert report["kind"] == "document" and report["counts"]["documents"] == 60
     with pytest.raises(ValueError, match="generator"):
         tray.check_no_generator({"mechanism": mech, "rng": np.random.default_rng()})
+
+
+def test_an_empty_dataset_gives_an_empty_dataset_and_a_report(runtime):
+    empty = ray.data.from_arrow(pa.table({"text": pa.array([], pa.string())}))
+    out, report = tray.privatize(empty, epsilon=10, seed=1, workers=2)
+    assert out.count() == 0 and report["documents"]["count"] == 0

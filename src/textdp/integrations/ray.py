@@ -448,10 +448,10 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
             "params": params}
     peak: dict[str, int] = {}
     with preserve_order():
-        indexed, _ = with_row_index(dataset, batch_size)
+        indexed, n = with_row_index(dataset, batch_size)
         out = run_text(indexed, driver, spec, options, column=column, workers=workers,
                        batch_size=batch_size, threads=threads, crash_marker=crash_marker,
-                       peak=peak)
+                       peak=peak) if n else indexed
     report = driver.report()
     return out, engine_report(report, workers, time.perf_counter() - t0,
                               report["tokens"]["total"], "tokens", peak.get("rss", 0))
@@ -478,10 +478,8 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
         indexed, n = with_row_index(dataset, batch_size)
         kwargs = {"column": column, "mechanism": mechanism, "n_rows": n, "seed": seed}
         check_no_generator(mechanism)
-        out = map_with_pool(indexed, _VectorWorker, kwargs, workers=workers,
-                            batch_size=batch_size, threads=threads).materialize()
-        stats = list(collect_stats(out))
-        out = out.drop_columns([STATS]).materialize()
+        out, stats = _map_and_collect(indexed, n, _VectorWorker, kwargs, workers=workers,
+                                      batch_size=batch_size, threads=threads)
     dim_in = stats[0]["dim_in"] if stats else 0
     report = embedding_report(mechanism, vectors_in=n, vectors_out=n, dim_in=dim_in,
                               dim_out=stats[0]["dim_out"] if stats else 0, seed=seed,
@@ -513,14 +511,22 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
         kwargs = {"column": column, "output_column": output_column, "mechanism": mechanism,
                   "seed": seed}
         check_no_generator(mechanism)
-        out = map_with_pool(indexed, _DocumentWorker, kwargs, workers=workers,
-                            batch_size=batch_size, threads=threads).materialize()
-        stats = list(collect_stats(out))
-        out = out.drop_columns([STATS]).materialize()
+        out, stats = _map_and_collect(indexed, n, _DocumentWorker, kwargs, workers=workers,
+                                      batch_size=batch_size, threads=threads)
     counts = [k for s in stats for k in s["sentence_counts"]]
     report = document_report(mechanism, sentence_counts=counts, seed=seed,
                              seconds=sum(s["seconds"] for s in stats))
     return out, engine_report(report, workers, time.perf_counter() - t0, n, "documents")
+
+
+def _map_and_collect(indexed: Any, n: int, worker: type, kwargs: dict[str, Any],
+                     **pool: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """The pool's materialised output without the tallies, and the tallies (none for no rows)."""
+    if n == 0:
+        return indexed, []
+    out = map_with_pool(indexed, worker, kwargs, **pool).materialize()
+    stats = list(collect_stats(out))
+    return out.drop_columns([STATS]).materialize(), stats
 
 
 def _random_check_seed(seed: Any) -> int | None:
