@@ -179,3 +179,23 @@ def test_an_empty_dataset_gives_an_empty_dataset_and_a_report(runtime):
     empty = ray.data.from_arrow(pa.table({"text": pa.array([], pa.string())}))
     out, report = tray.privatize(empty, epsilon=10, seed=1, workers=2)
     assert out.count() == 0 and report["documents"]["count"] == 0
+
+
+def test_cli_ray_address_joins_a_running_cluster(runtime, tmp_path):
+    """The real script, in its own process, on this module's runtime as the "cluster"."""
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS[:40]), encoding="utf-8")
+    address = ray.get_runtime_context().gcs_address
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+         "privatize", str(src), "-o", str(tmp_path / "out.jsonl"), "--epsilon", "10", "--seed",
+         "2", "--engine", "ray", "--workers", "2", "--ray-address", address],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = [json.loads(x)["text"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert got == textdp.privatize(TEXTS[:40], epsilon=10, seed=2).texts
+    assert "Traceback" not in proc.stderr
