@@ -50,9 +50,13 @@ def _dataset(texts):
                                override_num_blocks=5)
 
 
-def test_seeded_equals_local_and_the_report_is_merged(runtime):
+def test_seeded_equals_local_and_the_report_is_merged(runtime, tmp_path):
     local = textdp.privatize(TEXTS, epsilon=10, seed=11)
-    out, report = tray.privatize(_dataset(TEXTS), epsilon=10, seed=11, workers=2, batch_size=32)
+    for k, a in enumerate(range(0, len(TEXTS), 80)):  # three Parquet files: read in name order
+        part = pa.table({"id": list(range(a, a + 80)), "text": TEXTS[a:a + 80]})
+        pq.write_table(part, tmp_path / f"part-{k}.parquet")
+    ds = ray.data.read_parquet(str(tmp_path))
+    out, report = tray.privatize(ds, epsilon=10, seed=11, workers=2, batch_size=32)
     rows = out.take_all()
     assert [r["text"] for r in rows] == local.texts  # byte-identical, in order
     assert [r["id"] for r in rows] == list(range(len(TEXTS)))  # other columns pass through

@@ -312,7 +312,14 @@ def with_row_index(ds: Any, block_rows: int) -> tuple[Any, int]:
     ray = require_ray()
     if ROW in ds.columns():
         raise ValueError(f"the dataset already has a column {ROW!r}")
-    refs = ds.materialize().to_arrow_refs()
+    # A dataset runs with the DataContext copied when it was made: its own must keep the order
+    # (e.g. the files of read_parquet) while it is materialised.
+    options = ds.context.execution_options
+    before, options.preserve_order = options.preserve_order, True
+    try:
+        refs = ds.materialize().to_arrow_refs()
+    finally:
+        options.preserve_order = before
     count = _remote(_num_rows)
     sizes = ray.get([count.remote(r) for r in refs])
     ends = np.cumsum(sizes, dtype=np.int64)
