@@ -203,3 +203,21 @@ def test_cli_ray_address_joins_a_running_cluster(runtime, tmp_path):
     got = [json.loads(x)["text"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert got == textdp.privatize(TEXTS[:40], epsilon=10, seed=2).texts
     assert "Traceback" not in proc.stderr
+
+
+def test_without_ray_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
+    import subprocess
+    import sys
+
+    code = ("import sys, textdp.integrations.ray, textdp.cli.privatize; "
+            "print('ray' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120).stdout.strip() == "False"  # imported only when used
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"pip install 'textdp\[ray\]'"):
+        tray.require_ray()
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"text": "the food"}\n', encoding="utf-8")
+    assert _cli([src, "-o", tmp_path / "o.jsonl", "--engine", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "textdp[ray]" in err and "Traceback" not in err and not (tmp_path / "o.jsonl").exists()

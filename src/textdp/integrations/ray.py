@@ -29,8 +29,14 @@ once.
 
 One report: the per-batch tallies are summed on the driver into a Privatizer's counters and
 rendered by the one report builder (:mod:`textdp.privacy.report`), with ``engine: "ray"`` and
-``workers`` added. Rows are numbered by materialising the input once (Ray's ``zip`` with
-``ray.data.range``), which the object store spills to disk when it is larger than memory.
+``workers`` added. Rows are numbered by materialising the input once (in its order), counting
+its blocks and adding the index in one task per output block (:func:`with_row_index`; the
+object store spills to disk what does not fit in memory). Ray's ``zip`` with ``ray.data.range``
+would do the same but is deprecated, and run lazily before an actor pool it can wait for ever
+for CPUs the actors hold.
+
+The tallies are read from the Privatizer's counters (:func:`tally`, :func:`absorb`): the
+pipeline keeps them private, and this module is their one reader outside it.
 """
 
 from __future__ import annotations
