@@ -82,6 +82,14 @@ def _battery() -> list[list[str]]:
         ["privatize", "$D/latin1.txt", "-o", "$D/out.txt", "--epsilon", "1"],
         ["privatize", "$D/good.npy", "-o", "$D/out.npy", "--epsilon", "1"],
         ["privatize", "$D/empty.npz", "-o", "$D/out.txt", "--epsilon", "1"],
+        # privatize --engine ray (these fail before a Ray runtime starts)
+        [*P, "--epsilon", "1", "--engine", "spark"], [*P, "--epsilon", "1", "--workers", "2"],
+        [*P, "--epsilon", "1", "--ray-address", "auto"],
+        [*P, "--epsilon", "1", "--engine", "ray", "--workers", "0"],
+        ["privatize", "$D/adir", "-o", "$D/outdir", "--epsilon", "1", "--engine", "ray"],
+        ["privatize", "$D/missing.jsonl", "-o", "$D/o.jsonl", "--epsilon", "1", "--engine", "ray"],
+        ["privatize", "$D/in.jsonl", "-o", "$D/o.txt", "--epsilon", "1", "--engine", "ray"],
+        [*P, "--epsilon", "1", "--engine", "ray", "-m", "nosuch"],
         # embed
         ["embed", "$D/empty.npy", "-o", "$D/o.npy", "--epsilon", "1", "--delta", "1e-6",
          "--beta", "0.5"],

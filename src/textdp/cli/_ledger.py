@@ -44,16 +44,18 @@ BudgetOpt = Annotated[float | None, option(
          "each composition group's cumulative ε).")]
 
 
-def fingerprint_file(path: Path, *, options: ReadOptions | None = None, format: str | None = None,
-                     text_field: str = "text") -> tuple[str, int]:
-    """(fingerprint, count) of the texts a command will release from ``path``: a first pass
-    with the same reader and options (:mod:`textdp.privacy.fingerprint`, ``texts``)."""
+def fingerprint_file(path: Path | list[Path], *, options: ReadOptions | None = None,
+                     format: str | None = None, text_field: str = "text") -> tuple[str, int]:
+    """(fingerprint, count) of the texts a command will release from ``path`` (or from several
+    files, in order, as one corpus): a first pass with the same reader and options
+    (:mod:`textdp.privacy.fingerprint`, ``texts``)."""
     from textdp.privacy.fingerprint import InputHash
 
     h = InputHash("texts")
-    with open_records(path, text_field=text_field, format=format, options=options) as reader:
-        for batch in reader.batches(4096):
-            h.texts(batch.texts)
+    for one in path if isinstance(path, list) else [path]:
+        with open_records(one, text_field=text_field, format=format, options=options) as reader:
+            for batch in reader.batches(4096):
+                h.texts(batch.texts)
     return h.hexdigest(), h.count
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from textdp import mechanisms as registry
+from textdp.cli import _ray
 from textdp.cli._common import (
     BetaOption,
     CLIError,
@@ -21,6 +22,7 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
+from textdp.cli._ray import AddressOption, EngineOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
@@ -235,10 +237,11 @@ def privatize(
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
+    engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
-    check_paths(input, output, report, format)
+    pairs = _ray.check_engine(engine, workers, ray_address, input, output, report, format)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
@@ -253,6 +256,10 @@ def privatize(
                                                  identifier_pattern, deny_list))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
+    if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
+        with book.check(mech, lambda: fingerprint_file([s for s, _ in pairs], options=options,
+                                                       format=format), seed=seed):
+            return _ray.run(pairs, runner, dict(locals()))
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all (then --ledger).
     with book.check(mech, lambda: fingerprint_file(input, options=options, format=format),

@@ -1,0 +1,583 @@
+"""Ray Data: privatise a distributed dataset with an actor pool (issue 13, items 1 and 2).
+
+:func:`privatize` runs :class:`textdp.Privatizer` over a ``ray.data.Dataset`` with
+``map_batches`` on an actor pool (``ray.data.ActorPoolStrategy``): each actor builds the
+mechanism and its Privatizer ONCE, in its constructor (vocabulary, word lists, the neighbour
+engine), and privatises batch after batch. :func:`release_vectors` (PrivEmb, LaplaceVector) and
+:func:`release_documents` (DeepCandidate, Truncation) work the same way over a vector column and
+a column of sentence embeddings.
+
+Randomness, as in one process (:mod:`textdp._random`):
+
+* **seeded** — every row carries its global index (a column added before the pool, the input's
+  order kept: ``preserve_order``), and the Privatizer is run with ``start`` = that index, so row
+  i draws from ``document_generator(seed, i)`` whatever actor or batch it lands in: the output
+  is byte-identical to :func:`textdp.privatize` and to the local command line. Vectors use the
+  local chunk streams (chunk c = rows 4096·c …, see
+  :func:`textdp.mechanisms.embedding.release.release_vectors`).
+* **unseeded** — each actor builds its Privatizer in its own process, and with it a secure
+  generator keyed from ``os.urandom`` there. Only the mechanism's *description* (name, ε,
+  parameters) or, for vectors and documents, the mechanism object (which holds no generator)
+  is shipped to an actor — never a Privatizer or a generator, whose pickled state every copy
+  would share (identical noise on every worker: the forked-RNG pitfall).
+
+Fault tolerance: actors restart (``max_restarts``) and Ray re-runs the failed batch
+(``max_task_retries``). A seeded batch gives the same output when re-run; an unseeded re-run
+draws fresh noise, and only the retried output is kept. The report's tallies travel with each
+batch's output (a column dropped afterwards), so a batch that failed and was retried is counted
+once.
+
+One report: the per-batch tallies are summed on the driver into a Privatizer's counters and
+rendered by the one report builder (:mod:`textdp.privacy.report`), with ``engine: "ray"`` and
+``workers`` added. Rows are numbered by materialising the input once (in its order), counting
+its blocks and adding the index in one task per output block (:func:`with_row_index`; the
+object store spills to disk what does not fit in memory). Ray's ``zip`` with ``ray.data.range``
+would do the same but is deprecated, and run lazily before an actor pool it can wait for ever
+for CPUs the actors hold.
+
+The tallies are read from the Privatizer's counters (:func:`tally`, :func:`absorb`): the
+pipeline keeps them private, and this module is their one reader outside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from textdp import _random
+from textdp.pipeline import Privatizer, build_mechanism
+from textdp.text import TokenClass
+
+__all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
+
+#: The global row index column (added before the pool, dropped in the output).
+ROW = "__textdp_row"
+#: Each output batch's tallies (JSON in its first row), summed into the report and dropped.
+STATS = "__textdp_stats"
+#: Keywords of :class:`textdp.Privatizer` (the rest of ``**params`` go to the mechanism).
+PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
+                      "identifiers", "identifier_labels", "identifier_patterns", "deny_list")
+DEFAULT_BATCH_SIZE = 1024
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                     "NUMEXPR_NUM_THREADS")
+
+
+def require_ray() -> Any:
+    """The ``ray`` module with ``ray.data``, or ImportError saying which extra to install."""
+    try:
+        import ray
+        import ray.data  # noqa: F401 - ray without the [data] extra has no ray.data
+    except ImportError:
+        raise ImportError("Ray Data is not installed: pip install 'textdp[ray]'") from None
+    return ray
+
+
+# ------------------------------------------------------------------------------------------
+# The actors
+
+
+class _Worker:
+    """What every actor shares: the optional test hook and the contiguous runs of row indices."""
+
+    def __init__(self, crash_marker: str | None) -> None:
+        self._crash_marker = crash_marker
+
+    def _maybe_crash(self, rows: np.ndarray) -> None:
+        """Test hook (fault tolerance): while the marker file exists, the actor whose batch holds
+        the row it names removes it and dies abruptly (once, mid-run)."""
+        marker = self._crash_marker
+        if marker is None or not os.path.exists(marker):
+            return
+        try:
+            with open(marker, encoding="utf-8") as fh:
+                row = int(fh.read())
+        except (FileNotFoundError, ValueError):
+            return
+        if row in rows:
+            os.remove(marker)
+            os._exit(1)
+
+    @staticmethod
+    def runs(rows: np.ndarray) -> list[tuple[int, int]]:
+        """[a, b) ranges of ``rows`` whose indices are consecutive (one Privatizer call each)."""
+        cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+        bounds = [0, *cuts.tolist(), rows.size]
+        return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+    @staticmethod
+    def with_stats(batch: dict[str, Any], n: int, stats: dict[str, Any]) -> dict[str, Any]:
+        column = np.full(n, "", dtype=object)
+        if n:
+            column[0] = json.dumps(stats)
+        batch[STATS] = column
+        return batch
+
+
+class _TextWorker(_Worker):
+    """Builds the mechanism and its Privatizer once; privatises the text column of each batch."""
+
+    def __init__(self, column: str, spec: dict[str, Any], options: dict[str, Any],
+                 seed: int | None, crash_marker: str | None = None) -> None:
+        super().__init__(crash_marker)
+        mechanism = build_mechanism(spec["mechanism"], spec["epsilon"], spec["vocabulary"],
+                                    dict(spec["params"]))
+        # Built here, in the actor's process: an unseeded Privatizer keys its secure generator
+        # from this process's os.urandom.
+        self.privatizer = Privatizer(mechanism, seed=seed, **options)
+        self.column = column
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
+        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
+        texts = list(batch[self.column])
+        before = tally(self.privatizer)
+        out: list[str] = []
+        for a, b in self.runs(rows):
+            out += self.privatizer.run(texts[a:b], start=int(rows[a]))
+        batch[self.column] = np.array(out, dtype=object)
+        stats = difference(tally(self.privatizer), before)
+        stats["peak_rss"] = peak_rss()
+        return self.with_stats(batch, len(out), stats)
+
+
+class _VectorWorker(_Worker):
+    """Releases a vector column with an embedding mechanism, chunk streams as in one process."""
+
+    def __init__(self, column: str, mechanism: Any, n_rows: int, seed: int | None,
+                 crash_marker: str | None = None) -> None:
+        super().__init__(crash_marker)
+        self.column, self.mechanism, self.n_rows, self.seed = column, mechanism, n_rows, seed
+        self.rng = _random.secure_generator() if seed is None else None  # in this process
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
+        from textdp.mechanisms.embedding.release import CHUNK_ROWS
+
+        t0 = time.perf_counter()
+        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
+        X = np.asarray(np.stack(list(batch[self.column])), dtype=np.float64)
+        if self.seed is None:
+            out = self.mechanism.release(X, self.rng)
+        else:
+            out = np.empty((X.shape[0], self.mechanism.output_dim(X.shape[1])))
+            chunk = rows // CHUNK_ROWS
+            for c in np.unique(chunk).tolist():
+                # Chunk c as the local run draws it: its full length, the rows of other batches
+                # as zeros (a row's output depends on its own input and the chunk's draws only).
+                first = c * CHUNK_ROWS
+                full = np.zeros((min(CHUNK_ROWS, self.n_rows - first), X.shape[1]))
+                mine = np.flatnonzero(chunk == c)
+                full[rows[mine] - first] = X[mine]
+                released = self.mechanism.release(full, _random.document_generator(self.seed, c))
+                out[mine] = released[rows[mine] - first]
+        batch[self.column] = list(out)
+        stats = {"vectors": int(X.shape[0]), "dim_in": int(X.shape[1]),
+                 "dim_out": int(out.shape[1]), "seconds": time.perf_counter() - t0}
+        return self.with_stats(batch, X.shape[0], stats)
+
+
+class _DocumentWorker(_Worker):
+    """One DeepCandidate / Truncation release per row of sentence embeddings."""
+
+    def __init__(self, column: str, output_column: str, mechanism: Any, seed: int | None,
+                 crash_marker: str | None = None) -> None:
+        super().__init__(crash_marker)
+        self.column, self.output_column, self.mechanism, self.seed = (column, output_column,
+                                                                      mechanism, seed)
+        self.rng = _random.secure_generator() if seed is None else None  # in this process
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
+        from textdp.mechanisms.document import release_documents as release
+
+        t0 = time.perf_counter()
+        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
+        docs = [np.asarray(np.stack(list(d)), dtype=np.float64) for d in batch[self.column]]
+        parts = [release(self.mechanism, docs[a:b], seed=self.seed, rng=self.rng,
+                         start=int(rows[a])) for a, b in self.runs(rows)]
+        out = np.vstack(parts) if parts else np.zeros((0, self.mechanism.dim))
+        batch[self.output_column] = list(out)
+        stats = {"sentence_counts": [len(d) for d in docs], "seconds": time.perf_counter() - t0}
+        return self.with_stats(batch, len(docs), stats)
+
+
+# ------------------------------------------------------------------------------------------
+# Tallies: what a Privatizer counts for its report, per batch, summed on the driver
+
+
+def peak_rss() -> int:
+    """This process's peak resident set size in bytes (Linux reports kilobytes)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def tally(p: Privatizer) -> dict[str, Any]:
+    """The report's counters of ``p`` so far (JSON-ready; the word counts sparse)."""
+    nonzero = np.flatnonzero(p._word_counts)
+    return {"counts": dict(p._counts), "classes": {k.value: v for k, v in p._classes.items()},
+            "by_kind": dict(p._by_kind), "documents": p._documents,
+            "empty": p._empty_documents, "max_privatized": p._max_privatized,
+            "seconds": p._seconds, "word_ids": nonzero.tolist(),
+            "word_counts": p._word_counts[nonzero].tolist()}
+
+
+def difference(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """What one batch added (the maximum is kept as it is: a maximum of maxima)."""
+    out = dict(after)
+    for key in ("counts", "classes", "by_kind"):
+        out[key] = {k: v - before[key].get(k, 0) for k, v in after[key].items()}
+    for key in ("documents", "empty", "seconds"):
+        out[key] = after[key] - before[key]
+    counts = dict(zip(before["word_ids"], before["word_counts"], strict=True))
+    pairs = [(i, c - counts.get(i, 0)) for i, c in zip(after["word_ids"], after["word_counts"],
+                                                       strict=True)]
+    pairs = [(i, c) for i, c in pairs if c]
+    out["word_ids"], out["word_counts"] = [i for i, _ in pairs], [c for _, c in pairs]
+    return out
+
+
+def absorb(p: Privatizer, stats: dict[str, Any]) -> None:
+    """Add one batch's tallies to the driver's Privatizer (whose report() then covers them)."""
+    for k, v in stats["counts"].items():
+        p._counts[k] += v
+    for k, v in stats["classes"].items():
+        p._classes[TokenClass(k)] += v
+    for k, v in stats["by_kind"].items():
+        p._by_kind[k] = p._by_kind.get(k, 0) + v
+    p._documents += stats["documents"]
+    p._empty_documents += stats["empty"]
+    p._max_privatized = max(p._max_privatized, stats["max_privatized"])
+    p._seconds += stats["seconds"]
+    np.add.at(p._word_counts, np.asarray(stats["word_ids"], dtype=np.int64),
+              np.asarray(stats["word_counts"], dtype=np.int64))
+
+
+# ------------------------------------------------------------------------------------------
+# Plans
+
+
+def check_no_generator(obj: Any, depth: int = 3) -> None:
+    """Refuse to ship a random generator to the actors: every unpickled copy would replay the
+    same state (identical noise on every worker). Looks through attributes, dicts and lists."""
+    if isinstance(obj, np.random.Generator | np.random.BitGenerator | np.random.RandomState):
+        raise ValueError("a random generator would be copied to every Ray worker (identical "
+                         "noise); pass a seed or nothing, never a generator")
+    if depth == 0 or isinstance(obj, str | bytes | np.ndarray | int | float):
+        return
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, list | tuple):
+        items = list(obj)
+    else:
+        items = list(getattr(obj, "__dict__", {}).values())
+    for item in items:
+        check_no_generator(item, depth - 1)
+
+
+def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``**params`` → (the mechanism's, the Privatizer's)."""
+    options = {k: params.pop(k) for k in list(params) if k in PRIVATIZER_OPTIONS}
+    return params, options
+
+
+def check_workers(workers: int | None) -> int:
+    if workers is None:
+        return max(1, int(require_ray().available_resources().get("CPU", 1)))
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    return workers
+
+
+def map_with_pool(ds: Any, worker: type, kwargs: dict[str, Any], *, workers: int,
+                  batch_size: int, threads: int = 1) -> Any:
+    """``map_batches`` over a fixed pool of ``workers`` actors of one CPU and ``threads`` BLAS
+    threads each. Ray Data's actor pools restart a dead actor and retry its batch by default
+    (``max_restarts=-1``, ``max_task_retries=-1``; tests/integrations/test_ray.py kills one)."""
+    ray = require_ray()
+    env = {name: str(threads) for name in _THREAD_VARIABLES}
+    return ds.map_batches(
+        worker, fn_constructor_kwargs=kwargs, batch_size=batch_size, batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=1,
+        runtime_env={"env_vars": env})
+
+
+def with_row_index(ds: Any, block_rows: int) -> tuple[Any, int]:
+    """``ds`` with the global row index in :data:`ROW`, cut into blocks of ``block_rows`` rows
+    (the last shorter), materialised; and its row count.
+
+    The input is materialised once; its blocks (``to_arrow_refs``: in the dataset's order) are
+    counted, and one task per output block concatenates the slices it covers and adds the
+    index. Everything finishes before the pool starts (its actors hold the CPUs).
+    """
+    ray = require_ray()
+    if ROW in ds.columns():
+        raise ValueError(f"the dataset already has a column {ROW!r}")
+    # A dataset runs with the DataContext copied when it was made: its own must keep the order
+    # (e.g. the files of read_parquet) while it is materialised.
+    options = ds.context.execution_options
+    before, options.preserve_order = options.preserve_order, True
+    try:
+        refs = ds.materialize().to_arrow_refs()
+    finally:
+        options.preserve_order = before
+    count = _remote(_num_rows)
+    sizes = ray.get([count.remote(r) for r in refs])
+    ends = np.cumsum(sizes, dtype=np.int64)
+    n = int(ends[-1]) if len(sizes) else 0
+    if n == 0:
+        return ds.materialize(), 0  # no rows: no batch reaches the pool
+    starts = ends - np.asarray(sizes, dtype=np.int64)
+    index = _remote(_indexed)
+    pieces = []
+    for first in range(0, n, block_rows):
+        last = min(n, first + block_rows)
+        blocks = np.flatnonzero((starts < last) & (ends > first)).tolist()
+        cuts = [(max(first, int(starts[k])) - int(starts[k]),
+                 min(last, int(ends[k])) - int(starts[k])) for k in blocks]
+        pieces.append(index.remote(first, cuts, *(refs[k] for k in blocks)))
+    return ray.data.from_arrow_refs(pieces).materialize(), n
+
+
+def _remote(fn: Any) -> Any:
+    return require_ray().remote(fn)
+
+
+def _num_rows(table: Any) -> int:
+    return table.num_rows
+
+
+def _indexed(first: int, cuts: list[tuple[int, int]], *tables: Any) -> Any:
+    """Rows ``cuts[k]`` of ``tables[k]``, concatenated, numbered from ``first``."""
+    import pyarrow as pa
+
+    piece = pa.concat_tables([t.slice(a, b - a) for t, (a, b) in zip(tables, cuts, strict=True)])
+    return piece.append_column(ROW, pa.array(np.arange(first, first + piece.num_rows)))
+
+
+class preserve_order:
+    """Context: Ray Data keeps the input's order (the output is in input order)."""
+
+    def __enter__(self) -> None:
+        from ray.data import DataContext
+
+        self._options = DataContext.get_current().execution_options
+        self._before = self._options.preserve_order
+        self._options.preserve_order = True
+
+    def __exit__(self, *exc: object) -> None:
+        self._options.preserve_order = self._before
+
+
+def collect_stats(ds: Any) -> Iterator[dict[str, Any]]:
+    """The tallies of every output batch (the non-empty cells of :data:`STATS`)."""
+    for batch in ds.select_columns([STATS]).iter_batches(batch_format="numpy"):
+        for cell in batch[STATS]:
+            if cell:
+                yield json.loads(cell)
+
+
+def run_text(indexed: Any, driver: Privatizer, spec: dict[str, Any], options: dict[str, Any], *,
+             column: str, workers: int, batch_size: int, threads: int = 1,
+             crash_marker: str | None = None, peak: dict[str, int] | None = None) -> Any:
+    """Privatise ``indexed`` (with :data:`ROW`) on the pool; returns the materialised output
+    without the tallies, which are added to ``driver`` (and the largest worker RSS to
+    ``peak["rss"]``)."""
+    check_no_generator(spec)
+    kwargs = {"column": column, "spec": spec, "options": options, "seed": driver.seed,
+              "crash_marker": crash_marker}
+    out = map_with_pool(indexed, _TextWorker, kwargs, workers=workers, batch_size=batch_size,
+                        threads=threads).materialize()
+    for stats in collect_stats(out):
+        absorb(driver, stats)
+        if peak is not None:
+            peak["rss"] = max(peak.get("rss", 0), stats["peak_rss"])
+    return out.drop_columns([STATS]).materialize()
+
+
+def engine_report(report: dict[str, Any], workers: int, wall: float, count: int,
+                  unit: str, peak_rss_bytes: int = 0) -> dict[str, Any]:
+    """``engine`` and ``workers`` added; rates per wall-clock second of the whole run (the
+    summed time inside the workers kept as ``worker_seconds``; the largest peak RSS of a
+    worker process as ``worker_peak_rss_mib``)."""
+    performance = report["performance"]
+    performance["worker_seconds"] = performance.pop("wall_seconds")
+    performance["wall_seconds"] = round(wall, 6)
+    performance[f"{unit}_per_second"] = round(count / wall, 1) if wall > 0 else None
+    if unit == "tokens":
+        words = report["tokens"]["by_class"].get("word", 0)
+        performance["words_per_second"] = round(words / wall, 1) if wall > 0 else None
+    report["engine"] = "ray"
+    report["workers"] = workers
+    if peak_rss_bytes:
+        performance["worker_peak_rss_mib"] = round(peak_rss_bytes / 2**20, 1)
+    return report
+
+
+def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
+              epsilon: float | None = None, *, seed: int | None = None,
+              workers: int | None = None, vocabulary: Any = None,
+              batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 1, ledger: Any = None,
+              ledger_policy: str = "warn", budget: float | None = None,
+              **params: Any) -> tuple[Any, dict[str, Any]]:
+    """Privatise the string column ``column`` of a Ray dataset word by word.
+
+    Args:
+        dataset: a ``ray.data.Dataset``; other columns pass through unchanged.
+        column: the column of documents (strings).
+        mechanism, epsilon, vocabulary: as for :func:`textdp.privatize` (a name and its
+            parameters, or a built word mechanism).
+        seed: None (secure, per actor) or an integer: then the output is byte-identical to
+            ``textdp.privatize(texts, ..., seed=seed)`` over the rows in order.
+        workers: actors in the pool (default: the CPUs of the Ray cluster), one CPU each.
+        batch_size: rows per ``map_batches`` call (never the output of a seeded run).
+        threads: BLAS/OpenMP threads per actor.
+        ledger, ledger_policy, budget: a privacy ledger, as in :func:`textdp.privatize`; the
+            column's texts in row order are fingerprinted on the driver before any actor starts.
+        **params: the Privatizer's options (``oov``, ``keep_stopwords``, ``identifiers``, …)
+            and further mechanism parameters.
+
+    Returns:
+        (the privatised dataset, materialised and in input order; the one privacy report,
+        counts summed over the workers, with ``engine: "ray"`` and ``workers``).
+    """
+    from textdp.ledger import as_ledger
+
+    book = as_ledger(ledger, ledger_policy, budget)
+    args = (dataset, column, mechanism, epsilon, seed, workers, vocabulary, batch_size, threads,
+            params)
+    if book is None:
+        return _privatize(*args)
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    require_ray()
+    if column not in dataset.columns():
+        raise ValueError(f"the dataset has no column {column!r}")
+    mech = build_mechanism(mechanism, epsilon, vocabulary,
+                           split_params({k: v for k, v in params.items()
+                                         if not k.startswith("_")})[0])
+    fingerprint, count = fingerprint_texts(texts_of(dataset, column))
+    with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
+                      seed=seed) as release:
+        out, report = _privatize(*args)
+        release.attach(report)
+    return out, report
+
+
+def _privatize(dataset: Any, column: str, mechanism: Any, epsilon: float | None,
+               seed: int | None, workers: int | None, vocabulary: Any, batch_size: int,
+               threads: int, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    require_ray()
+    t0 = time.perf_counter()
+    workers = check_workers(workers)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if column not in dataset.columns():
+        raise ValueError(f"the dataset has no column {column!r}")
+    params = dict(params)
+    crash_marker = params.pop("_crash_marker", None)  # the fault-tolerance test's hook
+    params, options = split_params(params)
+    # Built on the driver too: every parameter is checked before a worker starts, and the
+    # report needs the mechanism (guarantee, vocabulary, deniability).
+    driver = Privatizer(build_mechanism(mechanism, epsilon, vocabulary, dict(params)),
+                        seed=seed, **options)
+    spec = {"mechanism": mechanism, "epsilon": epsilon, "vocabulary": vocabulary,
+            "params": params}
+    peak: dict[str, int] = {}
+    with preserve_order():
+        indexed, n = with_row_index(dataset, batch_size)
+        out = run_text(indexed, driver, spec, options, column=column, workers=workers,
+                       batch_size=batch_size, threads=threads, crash_marker=crash_marker,
+                       peak=peak) if n else indexed
+    report = driver.report()
+    return out, engine_report(report, workers, time.perf_counter() - t0,
+                              report["tokens"]["total"], "tokens", peak.get("rss", 0))
+
+
+def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
+                    seed: int | None = None, workers: int | None = None,
+                    batch_size: int = 4096, threads: int = 1) -> tuple[Any, dict[str, Any]]:
+    """Release a column of vectors with an embedding mechanism (PrivEmb, LaplaceVector).
+
+    Seeded, the output equals :func:`textdp.mechanisms.embedding.release.release_vectors` over
+    the rows in order (the same chunk streams); unseeded, each actor draws from its own secure
+    generator. Returns (the dataset with ``column`` replaced by the private vectors, the
+    embedding report with ``engine`` and ``workers``).
+    """
+    from textdp.mechanisms.embedding.release import CHUNK_ROWS
+    from textdp.privacy.report import embedding_report
+
+    require_ray()
+    t0 = time.perf_counter()
+    workers = check_workers(workers)
+    seed = _random_check_seed(seed)
+    with preserve_order():
+        indexed, n = with_row_index(dataset, batch_size)
+        kwargs = {"column": column, "mechanism": mechanism, "n_rows": n, "seed": seed}
+        check_no_generator(mechanism)
+        out, stats = _map_and_collect(indexed, n, _VectorWorker, kwargs, workers=workers,
+                                      batch_size=batch_size, threads=threads)
+    dim_in = stats[0]["dim_in"] if stats else 0
+    report = embedding_report(mechanism, vectors_in=n, vectors_out=n, dim_in=dim_in,
+                              dim_out=stats[0]["dim_out"] if stats else 0, seed=seed,
+                              seconds=sum(s["seconds"] for s in stats),
+                              chunk_rows=CHUNK_ROWS if seed is not None else None)
+    return out, engine_report(report, workers, time.perf_counter() - t0, n, "vectors")
+
+
+def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
+                      output_column: str = "embedding", *, seed: int | None = None,
+                      workers: int | None = None, batch_size: int = 256,
+                      threads: int = 1) -> tuple[Any, dict[str, Any]]:
+    """One private embedding per row of sentence embeddings (DeepCandidate, Truncation).
+
+    ``column`` holds each document's (k, d) sentence embeddings (a list of vectors). Seeded,
+    row i draws from ``document_generator(seed, i)`` as
+    :func:`textdp.mechanisms.document.release_documents` does with ``start``; unseeded, each
+    actor draws from its own secure generator. Returns (the dataset with ``output_column``
+    added, the document report with ``engine`` and ``workers``).
+    """
+    from textdp.privacy.report import document_report
+
+    require_ray()
+    t0 = time.perf_counter()
+    workers = check_workers(workers)
+    seed = _random_check_seed(seed)
+    with preserve_order():
+        indexed, n = with_row_index(dataset, batch_size)
+        kwargs = {"column": column, "output_column": output_column, "mechanism": mechanism,
+                  "seed": seed}
+        check_no_generator(mechanism)
+        out, stats = _map_and_collect(indexed, n, _DocumentWorker, kwargs, workers=workers,
+                                      batch_size=batch_size, threads=threads)
+    counts = [k for s in stats for k in s["sentence_counts"]]
+    report = document_report(mechanism, sentence_counts=counts, seed=seed,
+                             seconds=sum(s["seconds"] for s in stats))
+    return out, engine_report(report, workers, time.perf_counter() - t0, n, "documents")
+
+
+def _map_and_collect(indexed: Any, n: int, worker: type, kwargs: dict[str, Any],
+                     **pool: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """The pool's materialised output without the tallies, and the tallies (none for no rows)."""
+    if n == 0:
+        return indexed, []
+    out = map_with_pool(indexed, worker, kwargs, **pool).materialize()
+    stats = list(collect_stats(out))
+    return out.drop_columns([STATS]).materialize(), stats
+
+
+def _random_check_seed(seed: Any) -> int | None:
+    from textdp._checks import check_seed
+
+    return check_seed(seed)
+
+
+def texts_of(ds: Any, column: str = "text") -> Iterable[str]:
+    """The strings of ``column``, in order (the ledger's fingerprint; tests and examples)."""
+    for batch in ds.iter_batches(batch_format="numpy"):
+        yield from batch[column].tolist()

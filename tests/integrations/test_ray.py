@@ -1,0 +1,252 @@
+"""Ray Data (issue 13, items 1 and 2): a real local Ray runtime, 2 CPUs, shared by every test.
+
+Seeded runs are byte-identical to the local run (library and command line); unseeded runs never
+repeat an earlier output and actors do not share a generator; an actor killed mid-run is
+restarted and its batch retried, with the output complete, in order and identical to the local
+seeded run.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import textdp
+from textdp.cli import main
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from textdp.integrations import ray as tray  # noqa: E402
+
+WORDS = ("the food was great but the service was slow and the room felt cold so we left early "
+         "after a long wait for the bill").split()
+
+
+def _texts(n: int) -> list[str]:
+    rng = np.random.default_rng(0)  # test data only
+    return [" ".join(WORDS[k] for k in rng.integers(len(WORDS), size=int(rng.integers(3, 12))))
+            .capitalize() + "." for _ in range(n)]
+
+
+TEXTS = _texts(240)
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
+             log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+def _dataset(texts):
+    return ray.data.from_items([{"text": t, "id": i} for i, t in enumerate(texts)],
+                               override_num_blocks=5)
+
+
+def test_seeded_equals_local_and_the_report_is_merged(runtime, tmp_path):
+    local = textdp.privatize(TEXTS, epsilon=10, seed=11)
+    for k, a in enumerate(range(0, len(TEXTS), 80)):  # three Parquet files: read in name order
+        part = pa.table({"id": list(range(a, a + 80)), "text": TEXTS[a:a + 80]})
+        pq.write_table(part, tmp_path / f"part-{k}.parquet")
+    ds = ray.data.read_parquet(str(tmp_path))
+    out, report = tray.privatize(ds, epsilon=10, seed=11, workers=2, batch_size=32)
+    rows = out.take_all()
+    assert [r["text"] for r in rows] == local.texts  # byte-identical, in order
+    assert [r["id"] for r in rows] == list(range(len(TEXTS)))  # other columns pass through
+    assert set(out.columns()) == {"text", "id"}  # the index and the tallies are dropped
+    assert report["engine"] == "ray" and report["workers"] == 2
+    for key in ("documents", "tokens", "guarantee", "deniability", "unprotected"):
+        assert report[key] == local.report[key], key
+    assert report["randomness"] == local.report["randomness"]
+
+
+def test_unseeded_never_repeats_and_actors_do_not_share_a_generator(runtime):
+    same = ["The food was great but the service was slow and the room felt cold."] * 64
+    first, report = tray.privatize(_dataset(same), epsilon=5, workers=2, batch_size=16)
+    second, _ = tray.privatize(_dataset(same), epsilon=5, workers=2, batch_size=16)
+    a, b = list(tray.texts_of(first)), list(tray.texts_of(second))
+    assert a != b and not report["randomness"]["seeded"]
+    # Four batches of the same document on two actors: a copied generator state would give
+    # two identical batches.
+    batches = [tuple(a[i:i + 16]) for i in range(0, 64, 16)] + \
+              [tuple(b[i:i + 16]) for i in range(0, 64, 16)]
+    assert len(set(batches)) == len(batches)
+
+
+def test_a_shipped_privatizer_is_re_keyed_and_the_check_has_power():
+    """A pickled Privatizer re-keys its secure generator (textdp._random), so even a copy that
+    reached a worker would not repeat the driver's noise; what the unseeded test above would see
+    otherwise: a plain generator's pickled copy replays its stream."""
+    p = textdp.Privatizer(textdp.mechanisms.create("mvc", epsilon=5))
+    q = pickle.loads(pickle.dumps(p))
+    same = ["The food was great but the service was slow."] * 16
+    assert p.run(same) != q.run(same)
+    g = np.random.Generator(np.random.PCG64(1))
+    assert pickle.loads(pickle.dumps(g)).random(8).tolist() == g.random(8).tolist()
+
+
+def test_vectors_seeded_equal_local_across_a_chunk_boundary(runtime):
+    from textdp.mechanisms.embedding import LaplaceVector
+    from textdp.mechanisms.embedding.release import release_vectors
+
+    X = np.random.default_rng(1).normal(size=(4200, 6))  # test data; chunks of 4096 rows
+    mech = LaplaceVector(epsilon=2.0)
+    ds = ray.data.from_items([{"vector": x} for x in X], override_num_blocks=3)
+    out, report = tray.release_vectors(ds, mech, seed=5, workers=2, batch_size=1000)
+    got = np.stack([r["vector"] for r in out.take_all()])
+    np.testing.assert_array_equal(got, release_vectors(mech, X, seed=5))
+    assert report["kind"] == "embedding" and report["counts"]["vectors_out"] == 4200
+    assert report["engine"] == "ray"
+
+
+def test_actor_killed_mid_run_is_retried(runtime, tmp_path):
+    marker = tmp_path / "crash"
+    marker.write_text("150", encoding="utf-8")  # the actor holding row 150 dies once
+    local = textdp.privatize(TEXTS, epsilon=10, seed=4).texts
+    out, report = tray.privatize(_dataset(TEXTS), epsilon=10, seed=4, workers=2, batch_size=20,
+                                 _crash_marker=str(marker))
+    assert not marker.exists()  # the actor did die
+    rows = out.take_all()
+    assert [r["id"] for r in rows] == list(range(len(TEXTS)))  # complete, in order, no duplicate
+    assert [r["text"] for r in rows] == local
+    assert report["documents"]["count"] == len(TEXTS)  # the failed batch is counted once
+
+
+def _cli(args):
+    return main(["privatize", *map(str, args), "--epsilon", "10", "--seed", "9"])
+
+
+def test_cli_jsonl_parquet_and_directory(runtime, tmp_path, capsys):
+    lines = [json.dumps({"id": i, "text": t, "x": 2.5}) for i, t in enumerate(TEXTS)]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _cli([src, "-o", tmp_path / "local.jsonl"]) == 0
+    assert _cli([src, "-o", tmp_path / "ray.jsonl", "--engine", "ray", "--workers", "2",
+                 "--batch-size", "50", "--report", tmp_path / "r.json"]) == 0
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["engine"] == "ray" and report["io"]["records_out"] == len(TEXTS)
+
+    pq.write_table(pa.table({"id": list(range(len(TEXTS))), "text": TEXTS}), tmp_path / "in.parquet")
+    assert _cli([tmp_path / "in.parquet", "-o", tmp_path / "local.parquet"]) == 0
+    assert _cli([tmp_path / "in.parquet", "-o", tmp_path / "ray.parquet", "--engine", "ray",
+                 "--workers", "2"]) == 0
+    assert pq.read_table(tmp_path / "ray.parquet").equals(pq.read_table(tmp_path / "local.parquet"))
+
+    # A directory: files in name order, one row index across them.
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "a.jsonl").write_text("\n".join(lines[:100]) + "\n", encoding="utf-8")
+    (d / "b.jsonl").write_text("\n".join(lines[100:]) + "\n", encoding="utf-8")
+    assert _cli([d, "-o", tmp_path / "out", "--engine", "ray", "--workers", "2"]) == 0
+    got = [json.loads(x)["text"] for f in ("a.jsonl", "b.jsonl")
+           for x in (tmp_path / "out" / f).read_text(encoding="utf-8").splitlines()]
+    assert got == textdp.privatize(TEXTS, epsilon=10, seed=9).texts
+
+
+def test_cli_bad_input_is_one_line_and_leaves_nothing(runtime, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "the food"}\n{"text": "the food"\n', encoding="utf-8")
+    capsys.readouterr()
+    code = _cli([bad, "-o", tmp_path / "out.jsonl", "--engine", "ray", "--workers", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert len([x for x in err.splitlines() if x.startswith("textdp: error:")]) == 1
+    assert list(tmp_path.iterdir()) == [bad]
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "bad.jsonl").write_bytes(bad.read_bytes())
+    assert _cli([d, "-o", tmp_path / "outdir", "--engine", "ray"]) == 2
+    assert not (tmp_path / "outdir").exists()
+
+
+def test_documents_seeded_equal_local_and_generators_are_refused(runtime):
+    from textdp.mechanisms.document import Truncation
+    from textdp.mechanisms.document import release_documents as local_release
+
+    rng = np.random.default_rng(2)  # test data only
+    docs = [rng.uniform(-1, 1, size=(int(k), 4)) for k in rng.integers(1, 5, size=60)]
+    mech = Truncation(np.full(4, -1.0), np.full(4, 1.0), epsilon=1.0)
+    ds = ray.data.from_items([{"sentences": d.tolist()} for d in docs], override_num_blocks=4)
+    out, report = tray.release_documents(ds, mech, seed=3, workers=2, batch_size=16)
+    got = np.stack([r["embedding"] for r in out.take_all()])
+    np.testing.assert_array_equal(got, local_release(mech, docs, seed=3))
+    assert report["kind"] == "document" and report["counts"]["documents"] == 60
+    with pytest.raises(ValueError, match="generator"):
+        tray.check_no_generator({"mechanism": mech, "rng": np.random.default_rng()})
+
+
+def test_an_empty_dataset_gives_an_empty_dataset_and_a_report(runtime):
+    empty = ray.data.from_arrow(pa.table({"text": pa.array([], pa.string())}))
+    out, report = tray.privatize(empty, epsilon=10, seed=1, workers=2)
+    assert out.count() == 0 and report["documents"]["count"] == 0
+
+
+def test_cli_ray_address_joins_a_running_cluster(runtime, tmp_path):
+    """The real script, in its own process, on this module's runtime as the "cluster"."""
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS[:40]), encoding="utf-8")
+    address = ray.get_runtime_context().gcs_address
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+         "privatize", str(src), "-o", str(tmp_path / "out.jsonl"), "--epsilon", "10", "--seed",
+         "2", "--engine", "ray", "--workers", "2", "--ray-address", address],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = [json.loads(x)["text"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert got == textdp.privatize(TEXTS[:40], epsilon=10, seed=2).texts
+    assert "Traceback" not in proc.stderr
+
+
+def test_without_ray_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
+    import subprocess
+    import sys
+
+    code = ("import sys, textdp.integrations.ray, textdp.cli.privatize; "
+            "print('ray' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120).stdout.strip() == "False"  # imported only when used
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"pip install 'textdp\[ray\]'"):
+        tray.require_ray()
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"text": "the food"}\n', encoding="utf-8")
+    assert _cli([src, "-o", tmp_path / "o.jsonl", "--engine", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "textdp[ray]" in err and "Traceback" not in err and not (tmp_path / "o.jsonl").exists()
+
+
+def test_the_ledger_counts_ray_releases_with_every_other_front(runtime, tmp_path, capsys):
+    """One fingerprint for the same texts through the library, Ray and the CLI's Ray engine;
+    a refused Ray release writes nothing (issue 15 through issue 13's front)."""
+    from textdp.ledger import LedgerRefused
+
+    book = tmp_path / "ledger.jsonl"
+    texts = TEXTS[:40]
+    textdp.privatize(texts, epsilon=10, ledger=book)
+    _, report = tray.privatize(_dataset(texts), epsilon=10, workers=2, ledger=book)
+    assert report["ledger"]["earlier_releases"] == 1
+    with pytest.raises(LedgerRefused):
+        tray.privatize(_dataset(texts), epsilon=10, workers=2, ledger=book,
+                       ledger_policy="refuse", budget=25)
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    assert _cli([src, "-o", tmp_path / "out.jsonl", "--engine", "ray", "--workers", "2",
+                 "--ledger", book, "--ledger-policy", "refuse", "--budget", "25"]) == 2
+    assert not (tmp_path / "out.jsonl").exists()
+    assert _cli([src, "-o", tmp_path / "out.jsonl", "--engine", "ray", "--workers", "2",
+                 "--ledger", book, "--report", tmp_path / "r.json"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["ledger"]["earlier_releases"] == 2
+    entries = [json.loads(x) for x in book.read_text().splitlines()]
+    assert len(entries) == 3 and len({e["input"]["fingerprint"] for e in entries}) == 1
