@@ -149,7 +149,8 @@ class Privatizer:
         self.mechanism = mechanism
         self.oov = _check_oov(oov)
         self.mask_token = mask_token
-        self.keep_stopwords = bool(keep_stopwords)
+        # CusText+ keeps stop words by design: they never reach it and are counted as kept.
+        self.keep_stopwords = bool(keep_stopwords) or getattr(mechanism, "keeps_stopwords", False)
         self.seed = check_seed(seed)
         self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
                                                    open_low=False, open_high=False)
