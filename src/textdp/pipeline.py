@@ -33,6 +33,7 @@ import numpy as np
 
 from textdp import _random
 from textdp._checks import check_probability, check_seed
+from textdp.allocation import Allocation, Allocator
 from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
@@ -129,6 +130,9 @@ class Privatizer:
         identifier_labels: kind → placeholder (``{"email": "<email>"}``).
         identifier_patterns: extra kinds, name → regular expression.
         deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``.
+        allocation: split a document budget over its privatised words
+            (:class:`textdp.allocation.Allocation`); the mechanism then fixes every parameter
+            but ε.
     """
 
     def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
@@ -138,7 +142,8 @@ class Privatizer:
                  batch_chars: int = DEFAULT_BATCH_CHARS, identifiers: bool | Identifiers = True,
                  identifier_labels: Mapping[str, str] | None = None,
                  identifier_patterns: Mapping[str, str] | None = None,
-                 deny_list: Iterable[str] | None = None) -> None:
+                 deny_list: Iterable[str] | None = None,
+                 allocation: Allocation | None = None) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
@@ -189,6 +194,8 @@ class Privatizer:
         self._empty_documents = 0
         self._seconds = 0.0
         self._next_position = 0
+        # Budget allocation (textdp.allocation): per-token ε levels, one mechanism per level.
+        self._allocator = Allocator(allocation, mechanism) if allocation is not None else None
 
     # ----------------------------------------------------------------------------------------
     def run(self, texts: Sequence[str], start: int | None = None) -> list[str]:
@@ -209,6 +216,9 @@ class Privatizer:
             return []
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         self._carry = None  # a document never spans two calls
+        if lengths.max() > SEGMENT_CHARS and self._allocator is not None:
+            raise ValueError(f"budget allocation needs whole documents: a document of "
+                             f"{int(lengths.max())} characters exceeds {SEGMENT_CHARS}")
         if lengths.max() > SEGMENT_CHARS:
             result, counts = self._run_segmented(texts, lengths.tolist(), start)
         else:
@@ -291,10 +301,12 @@ class Privatizer:
         doc_of = batch.doc_of
 
         need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
+        levels = (None if self._allocator is None
+                  else self._allocator.levels(ids[priv_pos], doc_of[priv_pos], len(texts)))
         noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
                                        doc_of[oov] if need_random_oov else None, layout,
-                                       len(texts))
-        new_ids = self.mechanism.apply(ids[priv_pos], noise)
+                                       len(texts), levels)
+        new_ids = (self._allocator or self.mechanism).apply(ids[priv_pos], noise)
 
         # Where each output token comes from: the original text (kept tokens), a pre-encoded
         # vocabulary word in the right case, the mask, or a per-batch extra (mixed case).
@@ -410,12 +422,19 @@ class Privatizer:
         self._counts["identifiers_masked"] += denied
         self._counts[f"identifiers_{verb}"] += int(kinds.size) - denied
 
+    def _draw_ids(self, ids: np.ndarray, rng: np.random.Generator,
+                  levels: np.ndarray | None) -> Any:
+        if levels is None:
+            return self.mechanism.draw(ids, rng)
+        return self._allocator.draw(ids, rng, levels)
+
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
-              layout: _Layout, n_docs: int) -> tuple[Any, np.ndarray | None]:
+              layout: _Layout, n_docs: int,
+              levels: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens."""
         v = len(self.mechanism.vocabulary)
         if self.seed is None:
-            noise = self.mechanism.draw(ids, self._rng)
+            noise = self._draw_ids(ids, self._rng, levels)
             rand = self._rng.integers(v, size=oov_docs.size) if oov_docs is not None else None
             return noise, rand
         # Seeded: document i draws from its own generator, mechanism noise first, then OOV words;
@@ -430,14 +449,16 @@ class Privatizer:
         fresh = self._doc_generators.many(layout.position[active[~layout.continued[active]]])
         for d in active.tolist():
             g = self._continued(int(layout.position[d])) if layout.continued[d] else next(fresh)
-            parts.append(self.mechanism.draw(ids[bounds[d]:bounds[d + 1]], g))
+            parts.append(self._draw_ids(ids[bounds[d]:bounds[d + 1]], g,
+                                        None if levels is None else levels[bounds[d]:bounds[d + 1]]))
             if oov_docs is not None:
                 rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
             if layout.continues[d]:
                 self._carry = (int(layout.position[d]), g.bit_generator.state)
         if not parts:
-            parts = [self.mechanism.draw(ids[:0], _random.secure_generator())]  # draws nothing
-        noise = self.mechanism.concat_noise(parts)
+            parts = [self._draw_ids(ids[:0], _random.secure_generator(),
+                                    None if levels is None else levels[:0])]  # draws nothing
+        noise = (self._allocator or self.mechanism).concat_noise(parts)
         rand = np.concatenate(rand_parts) if oov_docs is not None else None
         return noise, rand
 
@@ -467,6 +488,10 @@ class Privatizer:
             unchanged_threshold=self.unchanged_warning)
         if self.identifiers is not None:
             self._report_identifiers(report)
+        if self._allocator is not None:
+            from textdp.allocation import amend_report
+
+            amend_report(report, self._allocator, self._counts)
         return report
 
     def _report_identifiers(self, report: dict[str, Any]) -> None:
@@ -574,7 +599,10 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               identifiers: bool | Identifiers = True,
               identifier_labels: Mapping[str, str] | None = None,
               identifier_patterns: Mapping[str, str] | None = None,
-              deny_list: Iterable[str] | None = None, **params: Any) -> PrivatizeResult:
+              deny_list: Iterable[str] | None = None,
+              allocation: str | Allocation | None = None, epsilon_document: float | None = None,
+              epsilon_floor: float | None = None, epsilon_ceiling: float | None = None,
+              **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
     Args:
@@ -589,11 +617,25 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             returned unchanged exceeds it (default 0.5).
         batch_size, batch_chars: documents and characters per vectorised step (memory vs.
             speed; never the output of a seeded run).
+        allocation: a budget-allocation rule (``uniform``, ``position``, ``frequency``) or an
+            :class:`textdp.allocation.Allocation`; with a rule name, ``epsilon_document`` (and
+            optionally ``epsilon_floor``, ``epsilon_ceiling``) replace ``epsilon``
+            (docs/allocation.md).
         **params: further mechanism parameters.
 
     Returns:
         ``.texts`` (one output per input, in order) and ``.report`` (a JSON-ready dict).
     """
+    if isinstance(allocation, str):
+        if epsilon is not None:
+            raise ValueError("with allocation, give epsilon_document instead of epsilon")
+        if epsilon_document is None:
+            raise ValueError("allocation needs epsilon_document")
+        allocation = Allocation(allocation, epsilon_document, epsilon_floor, epsilon_ceiling)
+    elif allocation is None and (epsilon_document, epsilon_floor, epsilon_ceiling) != (None,) * 3:
+        raise ValueError("epsilon_document, epsilon_floor and epsilon_ceiling need allocation=")
+    if allocation is not None and epsilon is None and not isinstance(mechanism, WordMechanism):
+        epsilon = allocation.top  # the parameters every level shares; ε is set per level
     mech = build_mechanism(mechanism, epsilon, vocabulary, params)
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
@@ -602,7 +644,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
                         seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
                         identifiers=identifiers, identifier_labels=identifier_labels,
-                        identifier_patterns=identifier_patterns, deny_list=deny_list)
+                        identifier_patterns=identifier_patterns, deny_list=deny_list,
+                        allocation=allocation)
     texts = list(texts)
     out: list[str] = []
     for s in range(0, len(texts), batch_size):
