@@ -8,6 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from textdp import mechanisms as registry
+from textdp.cli._allocation import (
+    AllocationOption,
+    EpsilonCeilingOption,
+    EpsilonDocumentOption,
+    EpsilonFloorOption,
+    allocation_options,
+)
 from textdp.cli._common import (
     BetaOption,
     CLIError,
@@ -195,10 +202,10 @@ def privatize(
         "--output", "-o", metavar="OUTPUT", show_default=False,
         help="Output file, same format as INPUT (+ .gz / .zst); its directory must exist; - for "
              "standard output.")],
-    epsilon: Annotated[float, typer.Option(
+    epsilon: Annotated[float | None, typer.Option(
         "--epsilon", metavar="EPSILON", show_default=False,
         help="Privacy parameter ε > 0 (per unit of the mechanism's metric; smaller = more "
-             "private).")],
+             "private).")] = None,
     mechanism: Annotated[str, typer.Option(
         "--mechanism", "-m", help="Mechanism name (see `textdp mechanisms`).")] = "mvc",
     seed: Annotated[int | None, typer.Option(
@@ -233,10 +240,13 @@ def privatize(
     vocabulary: VocabularyOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
+    allocation: AllocationOption = None, epsilon_document: EpsilonDocumentOption = None,
+    epsilon_floor: EpsilonFloorOption = None, epsilon_ceiling: EpsilonCeilingOption = None,
 ) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     options = read_options(text_field, delimiter, on_error, null)
     check_paths(input, output, report, format)
+    epsilon, allocated = allocation_options(epsilon, allocation, epsilon_document, epsilon_floor, epsilon_ceiling)  # noqa: E501
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta,
@@ -245,7 +255,7 @@ def privatize(
         mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
         runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
                             keep_stopwords=keep_stopwords, seed=seed,
-                            unchanged_warning=unchanged_warning,
+                            unchanged_warning=unchanged_warning, allocation=allocated,
                             **identifier_options(identifiers, identifier_label,
                                                  identifier_pattern, deny_list))
     except (ImportError, TypeError, ValueError) as exc:

@@ -239,7 +239,7 @@ def _check_stopwords(value: Any) -> Any:
 
 
 _K = Parameter("k", int, "K, the size of each customised output set (paper: 20)", default=20,
-               low=1, flag=True)
+               low=1)
 _CACHE_PARAM = Parameter("cache", bool, "load and store the groups in the user cache directory",
                          default=True)
 
