@@ -154,8 +154,10 @@ class Privatizer:
         self.mechanism = mechanism
         self.oov = _check_oov(oov)
         self.mask_token = mask_token
-        # CusText+ keeps stop words by design: they never reach it and are counted as kept.
-        self.keep_stopwords = bool(keep_stopwords) or getattr(mechanism, "keeps_stopwords", False)
+        # CusText+ keeps its stop words by design: they never reach it and are counted as kept.
+        own_stopwords = (frozenset(mechanism.stopwords) if getattr(mechanism, "keeps_stopwords", False)
+                         else frozenset())
+        self.keep_stopwords = bool(keep_stopwords) or bool(own_stopwords)
         self.seed = check_seed(seed)
         self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
                                                    open_low=False, open_high=False)
@@ -169,7 +171,9 @@ class Privatizer:
         self._lookup = vocab.lookup
         self._words = vocab.words_array
         self._stop_ids = (
-            np.array(sorted(vocab.lookup[w] for w in ENGLISH_STOPWORDS if w in vocab.lookup))
+            np.array(sorted(vocab.lookup[w] for w in
+                            (ENGLISH_STOPWORDS if keep_stopwords else frozenset()) | own_stopwords
+                            if w in vocab.lookup))
             if self.keep_stopwords else None
         )
         self._table = _code_table(vocab)

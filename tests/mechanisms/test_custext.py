@@ -192,6 +192,11 @@ def test_pipeline_report_and_registry():
     plus = textdp.privatize(texts, mechanism="custext_plus", epsilon=2.0, k=3, vocabulary=v)
     assert plus.report["tokens"]["by_policy"]["stopwords_kept"] == 3  # the, on, the
     assert any(u["kind"] == "stopwords" for u in plus.report["unprotected"])
+    # A custom stop-word list is what the pipeline keeps and counts.
+    own = textdp.privatize(texts, mechanism="custext_plus", epsilon=2.0, k=3, vocabulary=v,
+                           stopwords=["cat", "dog"])
+    assert own.report["tokens"]["by_policy"]["stopwords_kept"] == 2
+    assert own.texts[0].split()[1] == "cat" and "dog" in own.texts[1].split()
 
 
 def test_bad_parameters():
