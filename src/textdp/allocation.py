@@ -104,6 +104,22 @@ def frequency_weights(words: list[str]) -> np.ndarray:
     return omega
 
 
+_WEIGHTS: dict[str, np.ndarray] = {}
+
+
+def _vocabulary_weights(vocabulary: Any) -> np.ndarray:
+    """:func:`frequency_weights` of a vocabulary, computed once per vocabulary (48k wordfreq
+    look-ups take seconds)."""
+    key = vocabulary.fingerprint
+    if key not in _WEIGHTS:
+        if len(_WEIGHTS) >= 4:
+            _WEIGHTS.pop(next(iter(_WEIGHTS)))
+        weights = frequency_weights(vocabulary.words)
+        weights.flags.writeable = False
+        _WEIGHTS[key] = weights
+    return _WEIGHTS[key]
+
+
 def grid_down(eps: np.ndarray) -> np.ndarray:
     """The largest 2^(j/8) ≤ eps (elementwise, eps > 0)."""
     j = np.floor(np.log2(eps) * LEVELS_PER_DOUBLING)
@@ -140,7 +156,7 @@ class Allocator:
                     "its worst case is computed only for mechanisms with a finite grouped exact "
                     f"law (custext, custext_plus), not {mechanism.name!r}: for it the per-word "
                     "guarantee would not be metric DP. Use a public rule (uniform, position)")
-            self._omega = frequency_weights(mechanism.vocabulary.words)
+            self._omega = _vocabulary_weights(mechanism.vocabulary)
         self.below_floor = 0
         self.lengths: set[int] = set()
         self.levels_used: set[float] = set()
