@@ -33,6 +33,7 @@ import numpy as np
 
 from textdp import _random
 from textdp._checks import check_probability, check_seed
+from textdp.allocation import Allocation, Allocator, resolve_allocation
 from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
@@ -129,6 +130,9 @@ class Privatizer:
         identifier_labels: kind → placeholder (``{"email": "<email>"}``).
         identifier_patterns: extra kinds, name → regular expression.
         deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``.
+        allocation: split a document budget over its privatised words
+            (:class:`textdp.allocation.Allocation`); the mechanism then fixes every parameter
+            but ε.
     """
 
     def __init__(self, mechanism: WordMechanism, *, oov: str = "mask",
@@ -138,7 +142,8 @@ class Privatizer:
                  batch_chars: int = DEFAULT_BATCH_CHARS, identifiers: bool | Identifiers = True,
                  identifier_labels: Mapping[str, str] | None = None,
                  identifier_patterns: Mapping[str, str] | None = None,
-                 deny_list: Iterable[str] | None = None) -> None:
+                 deny_list: Iterable[str] | None = None,
+                 allocation: Allocation | None = None) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
@@ -149,7 +154,10 @@ class Privatizer:
         self.mechanism = mechanism
         self.oov = _check_oov(oov)
         self.mask_token = mask_token
-        self.keep_stopwords = bool(keep_stopwords)
+        # CusText+ keeps its stop words by design: they never reach it and are counted as kept.
+        own_stopwords = (frozenset(mechanism.stopwords) if getattr(mechanism, "keeps_stopwords", False)
+                         else frozenset())
+        self.keep_stopwords = bool(keep_stopwords) or bool(own_stopwords)
         self.seed = check_seed(seed)
         self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
                                                    open_low=False, open_high=False)
@@ -163,7 +171,9 @@ class Privatizer:
         self._lookup = vocab.lookup
         self._words = vocab.words_array
         self._stop_ids = (
-            np.array(sorted(vocab.lookup[w] for w in ENGLISH_STOPWORDS if w in vocab.lookup))
+            np.array(sorted(vocab.lookup[w] for w in
+                            (ENGLISH_STOPWORDS if keep_stopwords else frozenset()) | own_stopwords
+                            if w in vocab.lookup))
             if self.keep_stopwords else None
         )
         self._table = _code_table(vocab)
@@ -188,6 +198,8 @@ class Privatizer:
         self._empty_documents = 0
         self._seconds = 0.0
         self._next_position = 0
+        # Budget allocation (textdp.allocation): per-token ε levels, one mechanism per level.
+        self._allocator = Allocator(allocation, mechanism) if allocation is not None else None
 
     # ----------------------------------------------------------------------------------------
     def run(self, texts: Sequence[str], start: int | None = None) -> list[str]:
@@ -208,6 +220,9 @@ class Privatizer:
             return []
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         self._carry = None  # a document never spans two calls
+        if lengths.max() > SEGMENT_CHARS and self._allocator is not None:
+            raise ValueError(f"budget allocation needs whole documents: a document of "
+                             f"{int(lengths.max())} characters exceeds {SEGMENT_CHARS}")
         if lengths.max() > SEGMENT_CHARS:
             result, counts = self._run_segmented(texts, lengths.tolist(), start)
         else:
@@ -290,10 +305,12 @@ class Privatizer:
         doc_of = batch.doc_of
 
         need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
+        levels = (None if self._allocator is None
+                  else self._allocator.levels(ids[priv_pos], doc_of[priv_pos], len(texts)))
         noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
                                        doc_of[oov] if need_random_oov else None, layout,
-                                       len(texts))
-        new_ids = self.mechanism.apply(ids[priv_pos], noise)
+                                       len(texts), levels)
+        new_ids = (self._allocator or self.mechanism).apply(ids[priv_pos], noise)
 
         # Where each output token comes from: the original text (kept tokens), a pre-encoded
         # vocabulary word in the right case, the mask, or a per-batch extra (mixed case).
@@ -409,12 +426,19 @@ class Privatizer:
         self._counts["identifiers_masked"] += denied
         self._counts[f"identifiers_{verb}"] += int(kinds.size) - denied
 
+    def _draw_ids(self, ids: np.ndarray, rng: np.random.Generator,
+                  levels: np.ndarray | None) -> Any:
+        if levels is None:
+            return self.mechanism.draw(ids, rng)
+        return self._allocator.draw(ids, rng, levels)
+
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
-              layout: _Layout, n_docs: int) -> tuple[Any, np.ndarray | None]:
+              layout: _Layout, n_docs: int,
+              levels: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens."""
         v = len(self.mechanism.vocabulary)
         if self.seed is None:
-            noise = self.mechanism.draw(ids, self._rng)
+            noise = self._draw_ids(ids, self._rng, levels)
             rand = self._rng.integers(v, size=oov_docs.size) if oov_docs is not None else None
             return noise, rand
         # Seeded: document i draws from its own generator, mechanism noise first, then OOV words;
@@ -429,14 +453,16 @@ class Privatizer:
         fresh = self._doc_generators.many(layout.position[active[~layout.continued[active]]])
         for d in active.tolist():
             g = self._continued(int(layout.position[d])) if layout.continued[d] else next(fresh)
-            parts.append(self.mechanism.draw(ids[bounds[d]:bounds[d + 1]], g))
+            parts.append(self._draw_ids(ids[bounds[d]:bounds[d + 1]], g,
+                                        None if levels is None else levels[bounds[d]:bounds[d + 1]]))
             if oov_docs is not None:
                 rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
             if layout.continues[d]:
                 self._carry = (int(layout.position[d]), g.bit_generator.state)
         if not parts:
-            parts = [self.mechanism.draw(ids[:0], _random.secure_generator())]  # draws nothing
-        noise = self.mechanism.concat_noise(parts)
+            parts = [self._draw_ids(ids[:0], _random.secure_generator(),
+                                    None if levels is None else levels[:0])]  # draws nothing
+        noise = (self._allocator or self.mechanism).concat_noise(parts)
         rand = np.concatenate(rand_parts) if oov_docs is not None else None
         return noise, rand
 
@@ -491,6 +517,10 @@ class Privatizer:
             unchanged_threshold=self.unchanged_warning)
         if self.identifiers is not None:
             self._report_identifiers(report)
+        if self._allocator is not None:
+            from textdp.allocation import amend_report
+
+            amend_report(report, self._allocator, self._counts)
         return report
 
     def _report_identifiers(self, report: dict[str, Any]) -> None:
@@ -600,6 +630,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               identifier_patterns: Mapping[str, str] | None = None,
               deny_list: Iterable[str] | None = None, ledger: Any = None,
               ledger_policy: str = "warn", budget: float | None = None,
+              allocation: str | Allocation | None = None, epsilon_document: float | None = None,
+              epsilon_floor: float | None = None, epsilon_ceiling: float | None = None,
               **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
@@ -620,6 +652,10 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             ``ledger`` (earlier releases of these texts, cumulative guarantee), ``refuse`` raises
             :class:`textdp.ledger.LedgerRefused` before privatising when the budget would be
             exceeded, and the release is appended once it succeeded (docs/accounting.md).
+        allocation: a budget-allocation rule (``uniform``, ``position``, ``frequency``) or an
+            :class:`textdp.allocation.Allocation`; with a rule name, ``epsilon_document`` (and
+            optionally ``epsilon_floor``, ``epsilon_ceiling``) replace ``epsilon``
+            (docs/allocation.md).
         **params: further mechanism parameters.
 
     Returns:
@@ -628,6 +664,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     from textdp.ledger import as_ledger
 
     book = as_ledger(ledger, ledger_policy, budget)
+    allocation, epsilon = resolve_allocation(allocation, epsilon, epsilon_document, epsilon_floor,
+                                             epsilon_ceiling, mechanism)
     mech = build_mechanism(mechanism, epsilon, vocabulary, params)
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
@@ -636,7 +674,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
                         seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
                         identifiers=identifiers, identifier_labels=identifier_labels,
-                        identifier_patterns=identifier_patterns, deny_list=deny_list)
+                        identifier_patterns=identifier_patterns, deny_list=deny_list,
+                        allocation=allocation)
     texts = list(texts)
     if book is None:
         return PrivatizeResult(_run_all(runner, texts, batch_size), runner.report())

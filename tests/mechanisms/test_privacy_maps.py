@@ -25,7 +25,9 @@ from textdp.privacy import Budget, Notion, Numerics, round_up_product
 from textdp.vocab import Vocabulary
 
 #: The word mechanisms whose output law has a closed form: each must be checked below.
-EXACT = {"diffractor", "santext", "santext_plus", "tem"}
+EXACT = {"custext", "custext_plus", "diffractor", "santext", "santext_plus", "tem"}
+#: Mechanisms whose privacy_loss is the exact loss itself (below ε·d, not the bound ε·d).
+EXACT_LOSS = {"custext", "custext_plus"}
 N_WORDS = 100
 #: Float rounding of the exact log-laws only (their logits are at most ~100 in magnitude).
 RTOL, ATOL = 1e-9, 1e-12
@@ -41,6 +43,9 @@ def _freq(n=N_WORDS):
 
 
 CASES = [
+    ("custext", {"epsilon": 1.0, "k": 10, "cache": False}),
+    ("custext", {"epsilon": 8.0, "k": 20, "cache": False}),
+    ("custext_plus", {"epsilon": 2.0, "k": 7, "stopwords": ["w0", "w5", "w50"], "cache": False}),
     ("tem", {"epsilon": 2.0}),
     ("tem", {"epsilon": 9.0, "beta": 0.05}),  # γ below most distances: truncation at work
     ("santext", {"epsilon": 1.5}),
@@ -58,7 +63,7 @@ CASES = [
 def _case_id(case):
     name, params = case
     return name + "-" + "-".join(f"{k}={v}" for k, v in params.items()
-                                 if k not in ("frequencies", "cache"))
+                                 if k not in ("frequencies", "cache", "stopwords"))
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +111,11 @@ def test_privacy_loss_bounds_the_exact_law_and_the_check_has_power(vocab, case):
     assert np.all(d[closest] <= np.partition(d, 49)[49])
     true = exact_losses(mech, a, b)
     claimed = mech.privacy_loss(a, b)
-    assert claimed.shape == a.shape and (claimed >= mech.epsilon * d * (1 - 1e-15)).all()
+    assert claimed.shape == a.shape
+    if name in EXACT_LOSS:  # the exact loss, within the ε·d bound
+        assert (claimed <= mech.epsilon * d * (1 + 1e-11)).all()
+    else:
+        assert (claimed >= mech.epsilon * d * (1 - 1e-15)).all()
     bad = violations(true, claimed)
     assert bad.size == 0, [(int(a[i]), int(b[i]), true[i], claimed[i]) for i in bad[:5]]
     # Power: the same check rejects a map that claims half of the mechanism's loss.
@@ -138,7 +147,7 @@ def _every_word_mechanism(vocab):
     out = []
     for name in available():
         eps = 1.1 * smallest_feasible_epsilon(len(vocab), d0) if name == "gumbel" else 1.5
-        params = {"cache": False} if name == "diffractor" else {}
+        params = {"cache": False} if name in ("diffractor", "custext", "custext_plus") else {}
         if name == "santext_plus":
             params["frequencies"] = np.arange(len(vocab), 0, -1.0)
         out.append(create(name, vocab, epsilon=eps, **params))

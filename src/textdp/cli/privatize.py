@@ -9,6 +9,13 @@ import typer
 
 from textdp import mechanisms as registry
 from textdp.cli import _ray
+from textdp.cli._allocation import (
+    AllocationOption,
+    EpsilonCeilingOption,
+    EpsilonDocumentOption,
+    EpsilonFloorOption,
+    allocation_options,
+)
 from textdp.cli._common import (
     BetaOption,
     CLIError,
@@ -198,10 +205,10 @@ def privatize(
         "--output", "-o", metavar="OUTPUT", show_default=False,
         help="Output file, same format as INPUT (+ .gz / .zst); its directory must exist; - for "
              "standard output.")],
-    epsilon: Annotated[float, typer.Option(
+    epsilon: Annotated[float | None, typer.Option(
         "--epsilon", metavar="EPSILON", show_default=False,
         help="Privacy parameter ε > 0 (per unit of the mechanism's metric; smaller = more "
-             "private).")],
+             "private).")] = None,
     mechanism: Annotated[str, typer.Option(
         "--mechanism", "-m", help="Mechanism name (see `textdp mechanisms`).")] = "mvc",
     seed: Annotated[int | None, typer.Option(
@@ -238,34 +245,50 @@ def privatize(
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
     engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
+    allocation: AllocationOption = None, epsilon_document: EpsilonDocumentOption = None,
+    epsilon_floor: EpsilonFloorOption = None, epsilon_ceiling: EpsilonCeilingOption = None,
 ) -> None:
+    _run(dict(locals()))
+
+
+def _run(a: dict[str, Any]) -> None:
+    """The command's body, on its arguments ``a`` (the 80-line rule keeps it apart from the
+    signature)."""
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
-    options = read_options(text_field, delimiter, on_error, null)
-    pairs = _ray.check_engine(engine, workers, ray_address, input, output, report, format)
-    book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
+    input, output, report, format = a["input"], a["output"], a["report"], a["format"]
+    options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
+    pairs = _ray.check_engine(a["engine"], a["workers"], a["ray_address"], input, output, report,
+                              format)
+    book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
+    epsilon, allocated = allocation_options(a["epsilon"], a["allocation"], a["epsilon_document"],
+                                            a["epsilon_floor"], a["epsilon_ceiling"])
+    if allocated is not None and pairs is not None:
+        raise CLIError("--allocation runs on the local engine only (not yet with --engine ray)")
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
-    params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta,
-                                          "neighbors": neighbors}, param or [])
+    params = mechanism_params(a["mechanism"], {k: a[k] for k in ("method", "n_lists", "beta",
+                                                                  "neighbors")}, a["param"] or [])
     try:
-        mech = build_mechanism(mechanism, epsilon, resolve_vocabulary(vocabulary), params)
-        runner = Privatizer(mech, oov=oov.value, mask_token=mask_token,
-                            keep_stopwords=keep_stopwords, seed=seed,
-                            unchanged_warning=unchanged_warning,
-                            **identifier_options(identifiers, identifier_label,
-                                                 identifier_pattern, deny_list))
+        mech = build_mechanism(a["mechanism"], epsilon, resolve_vocabulary(a["vocabulary"]),
+                               params)
+        runner = Privatizer(mech, oov=a["oov"].value, mask_token=a["mask_token"],
+                            keep_stopwords=a["keep_stopwords"], seed=a["seed"],
+                            unchanged_warning=a["unchanged_warning"], allocation=allocated,
+                            **identifier_options(a["identifiers"], a["identifier_label"],
+                                                 a["identifier_pattern"], a["deny_list"]))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
     if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
         with book.check(mech, lambda: fingerprint_file([s for s, _ in pairs], options=options,
-                                                       format=format), seed=seed):
-            return _ray.run(pairs, runner, dict(locals()))
+                                                       format=format), seed=a["seed"]):
+            return _ray.run(pairs, runner, {**a, "epsilon": epsilon, "params": params,
+                                            "mech": mech, "options": options, "book": book})
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all (then --ledger).
     with book.check(mech, lambda: fingerprint_file(input, options=options, format=format),
-                    seed=seed), AtomicFiles() as files:
+                    seed=a["seed"]), AtomicFiles() as files:
         io_summary = map_text_file(input, output, runner.run, options=options, format=format,
-                                   batch_size=batch_size, progress=progress_bar("privatize"),
+                                   batch_size=a["batch_size"], progress=progress_bar("privatize"),
                                    files=files)
         result = book.attach(runner.report())
         result["io"] = io_summary

@@ -18,6 +18,8 @@ _REGISTRY: dict[str, type[WordMechanism]] = {}
 
 # Mechanism name → the module whose import registers it (a test checks the map is complete).
 _FAMILIES: dict[str, str] = {
+    "custext": "textdp.mechanisms.word.custext",
+    "custext_plus": "textdp.mechanisms.word.custext",
     "diffractor": "textdp.mechanisms.word.diffractor",
     "gumbel": "textdp.mechanisms.word.gumbel",
     "mahalanobis": "textdp.mechanisms.word.mahalanobis",

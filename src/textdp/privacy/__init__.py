@@ -35,6 +35,9 @@ class Notion(StrEnum):
     #: for one input and identifies it (utility-optimised LDP, Murakami & Kawamoto 2019; SanText+).
     UTILITY_OPTIMISED_METRIC_DP = ("utility-optimised metric DP: metric DP for sensitive outputs, "
                                    "non-sensitive words released unprotected when kept")
+    #: Pure ε-DP between the words of one group (they share an output set); words of different
+    #: groups have disjoint output sets, so an output reveals the group (CusText, Chen et al. 2023).
+    OUTPUT_SET_DP = ("ε-DP between words that share an output set; no protection across groups")
     #: Metric DP in the Euclidean distance of R^d, δ = 0 (Lipschitz privacy).
     PURE_LIPSCHITZ = "metric DP (Lipschitz privacy), pure"
     #: Lipschitz privacy up to an additive δ (Feyisetan & Kasiviswanathan 2021, Proposition 5).

@@ -224,6 +224,11 @@ def summary_line(report: Mapping[str, Any]) -> str:
              else f"{name}: {g['notion']}, ε = {eps}"]
     if g.get("delta"):
         parts[0] += f", δ = {g['delta']:.3g}"
+    if "allocation" in report:  # budget allocation: ε above is the largest per-word level
+        a = report["allocation"]
+        parts[0] += (f" (at most, per word); allocation {a['rule']} "
+                     f"({'public' if a['public'] else 'data-dependent'}), "
+                     f"ε_doc = {a['epsilon_document']:g} per document")
     parts += _released(report)
     parts += _unchanged(report)
     unprotected = [f"{u['kind']} {u['count']}" for u in report["unprotected"] if u["count"]]
