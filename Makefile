@@ -52,6 +52,8 @@ experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.privemb
 	$(BIN)/python -m experiments.deepcandidate
 	$(BIN)/python -m experiments.word_mechanisms
+	$(BIN)/python -m experiments.privemb300
+	$(BIN)/python -m experiments.deepcandidate300
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

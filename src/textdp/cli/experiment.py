@@ -22,6 +22,9 @@ EXPERIMENTS = {
     "deepcandidate": "SentDP DeepCandidate evaluation → docs/results/deepcandidate.md",
     "word_mechanisms": "N_w/S_w, utility and empirical privacy of the word mechanisms "
                        "→ docs/results/word_mechanisms.md",
+    "privemb300": "PrivEmb at d = 300 (GloVe 840B) → docs/results/privemb300.md",
+    "deepcandidate300": "DeepCandidate vs. 300-d word-level MVC, same units "
+                        "→ docs/results/deepcandidate300.md",
 }
 
 
