@@ -234,7 +234,7 @@ def _sentence_section(r: pe.Results) -> list[str]:
             "words, so the noise on the mean shrinks by √(words) (the last two columns: the "
             "median over sentences of the root-mean-square noise norm). The class signal (the "
             "gap between the class means) is a fraction of one unit; the per-sentence noise is "
-            "tens of units at ε = 10, so per-sentence release is at chance there for both "
+            "tens of units at ε = 10, so per-sentence release is near chance there for both "
             "mechanisms, and the word table is the only protocol in which the paper's numbers "
             "can arise. The random tables (each word a random Gaussian vector, in d = 300 "
             f"dimensions like M1's output or in m = {m} like M2's) show what a classifier "
@@ -268,6 +268,13 @@ def _verdict(r: pe.Results) -> list[str]:
     pair_lines = pe._summary(r.pairs, r.svms, {})
     e = pe.SENTENCE_EPSILON
     sent, over = [], []
+    near = max(abs(res.mean(e, _method(mech, PROTOCOLS[0]), "test") - 0.5)
+               for res in r.sentences.values() for mech in (pe.M1, pe.m2(BETA)))
+    cells = [_sentence_cells(res, p) for res in r.sentences.values() for p in PROTOCOLS]
+    ahead, behind, total = (sum(c[i] for c in cells) for i in range(3))
+    diffs = [res.mean(e, _method(pe.m2(BETA), PROTOCOLS[0]), "test")
+             - res.mean(e, _method(pe.M1, PROTOCOLS[0]), "test") for res in r.sentences.values()]
+    n_pos = sum(x > 0 for x in diffs)
     for (_, name), res in r.sentences.items():
         parts = []
         for p in PROTOCOLS:
@@ -279,10 +286,25 @@ def _verdict(r: pe.Results) -> list[str]:
         over.append(f"{pe.SENTENCE_SETS[name]} M1 {100 * gain[0]:+.1f}, M2 {100 * gain[1]:+.1f}")
     return ["## Verdict: does M2 beat M1 at d ≥ 300?", "", *pair_lines,
             f"- **Experiment 4, GloVe 840B d = 300** — test accuracy M2 − M1 at ε = {e:g} in "
-            "points: " + "; ".join(sent) + ". Per-sentence release at ε = 10 is at chance for "
-            "both (noise norms below). Word table over the random table of the same "
+            "points: " + "; ".join(sent) + f". Per-sentence release at ε = {e:g} is within "
+            f"{100 * near:.1f} points of chance for both (noise norms below). Word table over "
+            "the random table of the same "
             "dimension, in points (what survives of the embedding's information): "
-            + "; ".join(over) + ".", "",
+            + "; ".join(over) + f". Over the ε sweep, both protocols and all sets, M2 is "
+            f"ahead of M1 in {ahead} and behind in {behind} of {total} cells (paired t-test, "
+            "5%).", "",
+            "**In short:** at d = 300 M2 approximates distances and inner products better than "
+            "M1 (Figs. 1–2, as the paper reports, and the opposite of d = 50), and is at least "
+            "as good on the sentiment-word SVM (Fig. 3: ahead at moderate ε, never behind). "
+            f"Table 1: released per sentence, M2 is ahead of M1 at ε = {e:g} on {n_pos} of "
+            f"{len(diffs)} sets ({100 * min(diffs):+.1f} to {100 * max(diffs):+.1f} points; the "
+            "paper: MR +2.5, CR +7.1), the paper's direction, but both stay near chance (the "
+            "class signal is a fraction of a unit, the noise tens of units), below the paper's "
+            "MR 55.6 / 58.1 and not consistently ahead over the sweep (table below); with the word "
+            "table privatised once, accuracy is above the paper's on MR but comes "
+            "mostly from the table acting as random word features (compare the random-table "
+            "columns), where M1's d = 300 features beat M2's m = 54, although M2 keeps more of "
+            "the embedding's information over its own random baseline.", "",
             "Reading: compare with [privemb.md](privemb.md), where at d = 50 M2 loses to M1 in "
             "every distance/inner-product cell (m(1+β) > 50 for every β). The paper's claim is "
             "a claim about d ≥ 300, and it is checked here where it was made.", ""]
