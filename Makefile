@@ -54,6 +54,8 @@ experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.word_mechanisms
 	$(BIN)/python -m experiments.mvc300
 	$(BIN)/python -m experiments.diffractor
+	$(BIN)/python -m experiments.privemb300
+	$(BIN)/python -m experiments.deepcandidate300
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

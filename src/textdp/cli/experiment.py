@@ -25,6 +25,9 @@ EXPERIMENTS = {
     "mvc300": "MVC at 300d: N_w/S_w, 50d vs 300d, Table 1 → docs/results/mvc300.md",
     "diffractor": "1-Diffractor Table 2 stopword policy, 300-d lists, speed on text, list build "
                   "→ docs/results/diffractor.md",
+    "privemb300": "PrivEmb at d = 300 (GloVe 840B) → docs/results/privemb300.md",
+    "deepcandidate300": "DeepCandidate vs. 300-d word-level MVC, same units "
+                        "→ docs/results/deepcandidate300.md",
 }
 
 
