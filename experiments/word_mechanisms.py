@@ -717,7 +717,10 @@ def _efficiency_verdict(eff: list[dict[str, Any]]) -> str:
         speed = d["1-D_G"]["words_per_second"] / d["mvc"]["words_per_second"]
         memory = d["mvc"]["peak_mib_per_1000_words"] / max(d["1-D_G"]["peak_mib_per_1000_words"], 1e-9)
         ratio = (f" 1-D_G is {speed:,.0f}× faster than MVC and needs {memory:,.0f}× less memory per "
-                 "1,000 words (paper: 1-D far ahead on both).")
+                 "1,000 words (paper: 1-D far ahead on both). These are ids → ids rates (the "
+                 "mechanism alone); on real text, end to end through `textdp.privatize` "
+                 "(tokenising, lookup, identifiers, case, report), the ratio is about two orders "
+                 "of magnitude smaller: see [diffractor.md](diffractor.md).")
     return (f"Fastest: {fastest['label']} ({fastest['words_per_second']:,.0f} words/s); least "
             f"memory per 1,000 words: {leanest['label']} ({leanest['peak_mib_per_1000_words']:.3f} MiB)."
             f"{ratio} Our nearest-neighbour mechanisms are batched (one blocked search per call), "
