@@ -38,6 +38,8 @@ MECHANISMS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("santext_plus", "santext_plus", {"epsilon": 3.0}),
     ("diffractor", "diffractor", {"epsilon": 1.0}),
     ("diffractor, method=tem", "diffractor", {"epsilon": 1.0, "method": "tem"}),
+    ("custext", "custext", {"epsilon": 3.0}),
+    ("custext_plus", "custext_plus", {"epsilon": 3.0}),
 )
 
 
