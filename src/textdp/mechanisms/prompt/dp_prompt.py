@@ -46,6 +46,8 @@ DEFAULT_TEMPLATE = "Paraphrase the following text. Reply with the paraphrase onl
 #: parameters, chosen without any private document; another model may want others.
 DEFAULT_CLIP = (10.0, 30.0)
 DEFAULT_MAX_NEW_TOKENS = 64
+#: As for word mechanisms (textdp.mechanisms.base.MIN_EPSILON): a smaller ε is refused as a mistake.
+MIN_EPSILON_PER_TOKEN = 1e-12
 
 PER_DOCUMENT = (
     "Pure local ε-DP per document: for ANY two documents x, x′ (any content, any length) and any "
@@ -113,6 +115,10 @@ class DPPrompt:
         if not np.isfinite(self._temperature) or self._temperature <= 0:
             raise ValueError("dp_prompt: the temperature this ε implies is not a positive finite "
                              "number; use a larger ε")
+        if 2.0 * self._sensitivity / self._temperature < MIN_EPSILON_PER_TOKEN:
+            raise ValueError(f"dp_prompt: ε per token {2 * self._sensitivity / self._temperature:g} "
+                             f"is below {MIN_EPSILON_PER_TOKEN:g}: every token would be uniform "
+                             "over the vocabulary, whatever the document (likely a mistake)")
         self._given = given[0]
         self._params = p
 
