@@ -22,6 +22,8 @@ EXPERIMENTS = {
     "deepcandidate": "SentDP DeepCandidate evaluation → docs/results/deepcandidate.md",
     "word_mechanisms": "N_w/S_w, utility and empirical privacy of the word mechanisms "
                        "→ docs/results/word_mechanisms.md",
+    "beyond_words": "DP-Prompt next to MVC and 1-Diffractor: similarity, utility, speed, one "
+                    "guarantee per document → docs/results/beyond_words.md",
 }
 
 
