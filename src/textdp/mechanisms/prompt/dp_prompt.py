@@ -66,8 +66,10 @@ def _positive_or_none(name: str, help: str) -> Parameter:
 
 
 class DPPrompt:
-    """DP-Prompt (Utpala, Hooker & Chen, Findings of EMNLP 2023): paraphrase with clipped,
-    temperature-scaled logits; pure ε-DP per document, for any two documents.
+    """A language model paraphrases each document (DP-Prompt, Utpala et al. 2023); pure ε-DP per document.
+
+    Every token is drawn from clipped, temperature-scaled logits (Findings of EMNLP 2023, Thm. 1),
+    so the guarantee holds between any two documents.
 
     Give exactly one of ``epsilon`` (ε_doc, per document), ``epsilon_per_token`` or
     ``temperature``; the other two follow from ε_token = 2(b_hi − b_lo)/T and
