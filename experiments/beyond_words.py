@@ -181,7 +181,32 @@ def per_document(row: dict[str, Any]) -> str:
             f"metric's diameter {diam:.3g}); documents of different lengths: not covered")
 
 
-def page(results: dict[str, Any]) -> Document:
+def figures(results: dict[str, Any], fig_dir: Path) -> dict[str, Path]:
+    """One scatter: SBERT similarity against sentiment accuracy, one point per row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results["rows"] if "skipped" not in r]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in rows:
+        label = (f"DP-Prompt ε_doc={r['epsilon']:.4g}" if r["kind"] == "prompt"
+                 else f"{r['mechanism']} ε={r['epsilon']:g}")
+        ax.scatter(r["similarity"]["mean"], r["accuracy"], label=label)
+    ax.axhline(results["clean_accuracy"], color="grey", linestyle="--", label="clean text")
+    ax.set_xlabel("mean SBERT cosine to the original")
+    ax.set_ylabel("sentiment accuracy (clean-trained)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    path = fig_dir / "similarity_accuracy.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return {"scatter": path}
+
+
+def page(results: dict[str, Any], figs: dict[str, Path] | None = None) -> Document:
     s = results["settings"]
     doc = Document("Beyond word substitution: DP-Prompt, word mechanisms, side by side")
     doc.paragraph(f"`{harness.command(NAME)}` — {s['docs']} VADER movie-review sentences "
@@ -208,6 +233,8 @@ def page(results: dict[str, Any]) -> Document:
                   f"{(acc * (1 - acc) / s['docs']) ** 0.5:.3f} (binomial): differences below "
                   "about 0.1 are not resolved by this sample. SBERT similarity is the mean cosine "
                   "between each original and its private version (all-MiniLM-L6-v2).")
+    if figs and "scatter" in figs:
+        doc.image(figs["scatter"], "Similarity to the original against sentiment accuracy")
     doc.heading("How to read the guarantees")
     doc.paragraph(
         "DP-Prompt's ε is pure local DP between any two documents: every generated token is an "
@@ -239,6 +266,13 @@ def _examples(doc: Document, results: dict[str, Any]) -> None:
     doc.table(["", "1", "2", "3"], rows)
 
 
+def render(results: dict[str, Any], out: Path) -> None:
+    """The figure and the page from results (``--from-results`` runs only this)."""
+    figs = figures(results, harness.figure_dir(out))
+    harness.write_text(out, page(results, figs).markdown(Path(out).parent))
+    say(f"wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = harness.parser(NAME, __doc__)
     ap.add_argument("--docs", type=int, default=96, help="sentences in the sample")
@@ -252,8 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         results = run(args.docs, args.train, args.seed, args.batch_size, not args.no_prompt)
         harness.save_json(fig_dir / "results.json", results, indent=1)
-    harness.write_text(args.out, page(results).markdown(Path(args.out).parent))
-    say(f"wrote {args.out}")
+    render(results, args.out)
     return 0
 
 

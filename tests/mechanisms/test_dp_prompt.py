@@ -195,6 +195,10 @@ def test_seeded_runs_are_reproducible_and_unseeded_runs_differ(tiny):
     assert report["mechanism"]["privacy"]["epsilon_per_document"] == report["guarantee"]["epsilon"]
     assert report["randomness"]["seeded"] is True
     assert report["inputs"]["model"]["sha256"] and report["inputs"]["prompt_template"] == "{document}"
+    from textdp.privacy.report import REPORT_KEYS, summary_line
+
+    assert tuple(report)[:len(REPORT_KEYS)] == REPORT_KEYS
+    assert "3 documents rewritten" in summary_line(report)
 
 
 def test_the_loop_draws_no_torch_randomness(tiny, monkeypatch):
