@@ -239,11 +239,14 @@ class Paraphraser:
         seed: None (secure, the default) or an integer: document i (its position over the whole
             run, ``start`` + index) draws from ``SeedSequence(seed, spawn_key=(i,))``.
         batch_size: documents per generation batch.
+        single_line: replace line breaks in a paraphrase by spaces (post-processing, so the
+            guarantee is unchanged; the command line does it, so a .txt line stays one line).
     """
 
     def __init__(self, mechanism: DPPrompt | None = None, *, model: Any = None,
                  seed: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
-                 **params: Any) -> None:
+                 single_line: bool = False, **params: Any) -> None:
+        self.single_line = bool(single_line)
         self.mechanism = mechanism if mechanism is not None else DPPrompt(**params)
         self.seed = check_seed(seed)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -275,7 +278,8 @@ class Paraphraser:
                                 self._uniforms(len(chunk), start + i), eos, pad)
             self._generated += sum(len(r) for r in rows)
             self._eos += sum(bool(r) and r[-1] in eos for r in rows)
-            out += [s.strip() for s in tok.batch_decode(rows, skip_special_tokens=True)]
+            texts_out = [s.strip() for s in tok.batch_decode(rows, skip_special_tokens=True)]
+            out += [" ".join(s.split()) for s in texts_out] if self.single_line else texts_out
         self._documents += len(texts)
         self._seconds += time.perf_counter() - t0
         return out

@@ -201,6 +201,16 @@ def test_seeded_runs_are_reproducible_and_unseeded_runs_differ(tiny):
     assert "3 documents rewritten" in summary_line(report)
 
 
+def test_single_line_collapses_generated_line_breaks(tiny, monkeypatch):
+    from textdp.lm import Paraphraser
+
+    monkeypatch.setattr(type(tiny.tokenizer), "batch_decode",
+                        lambda self, rows, **kw: [" a\n\nb \r\n c "] * len(rows))
+    kw = {"temperature": 5.0, "max_new_tokens": 2, "clip_low": -9.0, "clip_high": 9.0}
+    assert Paraphraser(model=tiny, seed=1, single_line=True, **kw).run(["w1"]) == ["a b c"]
+    assert Paraphraser(model=tiny, seed=1, **kw).run(["w1"]) == ["a\n\nb \r\n c"]
+
+
 def test_the_loop_draws_no_torch_randomness(tiny, monkeypatch):
     """Sampling goes through textdp's uniforms only: torch's global RNG state is untouched."""
     import torch

@@ -91,7 +91,8 @@ def _run(o: dict[str, Any]) -> None:
         from textdp import lm
 
         batch = lm.DEFAULT_BATCH_SIZE if o["batch_size"] == DEFAULT_BATCH_SIZE else o["batch_size"]
-        runner = lm.Paraphraser(mechanism, model=o["model"], seed=o["seed"], batch_size=batch)
+        runner = lm.Paraphraser(mechanism, model=o["model"], seed=o["seed"], batch_size=batch,
+                               single_line=True)
         say(f"loading the language model {runner.lm.name} (offline) …")
         runner.lm.model, runner.lm.tokenizer  # noqa: B018 — load now: errors before any input
     except (ImportError, OSError, ValueError) as exc:
