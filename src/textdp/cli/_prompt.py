@@ -80,6 +80,14 @@ def _mechanism(options: dict[str, Any]) -> Any:
         raise CLIError(one_line(exc)) from None
 
 
+def _quiet_transformers() -> None:
+    """No conversion bars or warnings from transformers: stderr keeps textdp's own lines."""
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    logging.set_verbosity_error()
+
+
 def _run(o: dict[str, Any]) -> None:
     from textdp.cli.privatize import DEFAULT_BATCH_SIZE, check_paths, read_options, say_outcome
     from textdp.io import AtomicFiles, map_text_file
@@ -90,6 +98,7 @@ def _run(o: dict[str, Any]) -> None:
     try:
         from textdp import lm
 
+        _quiet_transformers()
         batch = lm.DEFAULT_BATCH_SIZE if o["batch_size"] == DEFAULT_BATCH_SIZE else o["batch_size"]
         runner = lm.Paraphraser(mechanism, model=o["model"], seed=o["seed"], batch_size=batch,
                                single_line=True)
