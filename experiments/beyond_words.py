@@ -31,7 +31,7 @@ say = harness.logger(NAME)
 
 #: DP-Prompt settings: max_new_tokens n and the temperatures tried (clip = the default [10, 30]).
 PROMPT_TOKENS = 32
-PROMPT_TEMPERATURES = (1.0, 0.5)
+PROMPT_TEMPERATURES = (1.0, 0.5, 0.25)
 #: Word mechanisms at their usual ε (MVC paper: 1–50 on 50d; 1-Diffractor paper: 0.1–10).
 WORD_CONFIGS = (("mvc", "mvc", {}, 10.0), ("mvc", "mvc", {}, 25.0),
                 ("1-D_G", "diffractor", {"method": "geometric"}, 1.0),
@@ -250,7 +250,7 @@ def page(results: dict[str, Any], figs: dict[str, Path] | None = None) -> Docume
         "DP-Prompt covers.")
     _examples(doc, results)
     doc.paragraph(f"Machine: {results['machine']}; whole run {results['seconds']:.0f} s "
-                  "(on a shared, heavily loaded machine: speeds are indicative only; "
+                  "(on a machine shared with other jobs: speeds are indicative only; "
                   "BENCHMARKS.md has the DP-Prompt benchmark command).", note=True)
     return doc
 
