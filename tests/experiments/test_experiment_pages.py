@@ -150,3 +150,12 @@ def test_deepcandidate_run_stage_feeds_the_page(monkeypatch, tmp_path):
     assert "`python -m experiments.deepcandidate --datasets tiny`" in text
     assert "| tiny |" in text and "![tiny](deepcandidate/tiny.png)" in text
     assert (tmp_path / "deepcandidate" / "tiny.png").is_file()
+
+
+def test_beyond_words_page_from_the_committed_results_is_the_committed_page(tmp_path):
+    from experiments import beyond_words
+
+    out = tmp_path / "beyond_words.md"
+    assert beyond_words.main(["--from-results", str(RESULTS / "beyond_words" / "results.json"),
+                              "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == (RESULTS / "beyond_words.md").read_text(encoding="utf-8")

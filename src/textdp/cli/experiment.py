@@ -28,6 +28,8 @@ EXPERIMENTS = {
     "privemb300": "PrivEmb at d = 300 (GloVe 840B) → docs/results/privemb300.md",
     "deepcandidate300": "DeepCandidate vs. 300-d word-level MVC, same units "
                         "→ docs/results/deepcandidate300.md",
+    "beyond_words": "DP-Prompt next to MVC and 1-Diffractor: similarity, utility, speed, one "
+                    "guarantee per document → docs/results/beyond_words.md",
 }
 
 

@@ -34,3 +34,10 @@ def mechanisms() -> None:
         summary = (inspect.getdoc(cls) or "").split("\n", 1)[0]
         params = "; ".join(describe_parameter(p) for p in cls.PARAMETERS)
         typer.echo(f"{name}\t{summary} (parameters: {params})")
+    from textdp.mechanisms import prompt  # whole-document rewriting with a language model
+
+    for name in prompt.available():
+        cls = prompt.MECHANISMS[name]
+        summary = (inspect.getdoc(cls) or "").split("\n", 1)[0]
+        params = "; ".join(describe_parameter(p) for p in cls.PARAMETERS if p.name != "template")
+        typer.echo(f"{name}\t{summary} (parameters: {params}; needs the 'lm' extra)")

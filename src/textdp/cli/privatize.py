@@ -29,6 +29,14 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
+from textdp.cli._prompt import (
+    ClipOption,
+    EpsilonPerTokenOption,
+    MaxNewTokensOption,
+    ModelOption,
+    TemperatureOption,
+    dispatch,
+)
 from textdp.cli._ray import AddressOption, EngineOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
@@ -105,8 +113,16 @@ malformed record out instead (counted and listed by line in the report's "io" en
 130, no output and no temporary file left.
 
 \b
+DP-Prompt (--mechanism dp_prompt, extra 'lm'): a local language model paraphrases each
+whole document, every token sampled from its clipped, temperature-scaled logits: pure
+ε-DP per document for any two documents (docs/dp_prompt.md). Give one of --epsilon (per
+document), --epsilon-per-token or --temperature; --batch-size is then the documents per
+generation batch (16 unless given). The token options above do not apply.
+
+\b
 Example:
   textdp privatize reviews.txt -o reviews.private.txt --mechanism mvc --epsilon 10
+  textdp privatize reviews.txt -o out.txt --mechanism dp_prompt --epsilon 2000 --max-new-tokens 48
 """
 
 
@@ -207,8 +223,8 @@ def privatize(
              "standard output.")],
     epsilon: Annotated[float | None, typer.Option(
         "--epsilon", metavar="EPSILON", show_default=False,
-        help="Privacy parameter ε > 0 (per unit of the mechanism's metric; smaller = more "
-             "private).")] = None,
+        help="Privacy parameter ε > 0 (per unit of the mechanism's metric; per document for "
+             "dp_prompt; smaller = more private).")] = None,
     mechanism: Annotated[str, typer.Option(
         "--mechanism", "-m", help="Mechanism name (see `textdp mechanisms`).")] = "mvc",
     seed: Annotated[int | None, typer.Option(
@@ -236,11 +252,12 @@ def privatize(
         "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
         = DEFAULT_BATCH_SIZE,
     unchanged_warning: UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
-    method: MethodOption = None,
+    method: MethodOption = None, max_new_tokens: MaxNewTokensOption = None,
     n_lists: NListsOption = None,
     beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
-    param: ParamOption = None,
-    vocabulary: VocabularyOption = None,
+    param: ParamOption = None, model: ModelOption = None,
+    vocabulary: VocabularyOption = None, clip: ClipOption = None,
+    epsilon_per_token: EpsilonPerTokenOption = None, temperature: TemperatureOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
@@ -254,6 +271,8 @@ def privatize(
 def _run(a: dict[str, Any]) -> None:
     """The command's body, on its arguments ``a`` (the 80-line rule keeps it apart from the
     signature)."""
+    if dispatch(a):  # dp_prompt: a language model rewrites whole documents (cli/_prompt.py)
+        return
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     input, output, report, format = a["input"], a["output"], a["report"], a["format"]
     options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])

@@ -44,6 +44,8 @@ class Notion(StrEnum):
     APPROXIMATE_LIPSCHITZ = "(ε, δ)-Lipschitz privacy"
     #: Pure ε-DP for documents differing in one substituted sentence (Meehan et al. 2022).
     SENTENCE_DP = "ε-SentDP (pure local DP, one sentence substituted)"
+    #: Pure ε-DP between any two documents, applied by each user to their own (DP-Prompt).
+    LOCAL_DP = "pure ε-DP per document (local), any two documents"
     #: No formal guarantee could be established for these parameters.
     NONE = "no formal guarantee verified"
 

@@ -47,12 +47,18 @@ _FAMILIES: dict[Notion, str] = {
     Notion.PURE_LIPSCHITZ: "Lipschitz privacy",
     Notion.APPROXIMATE_LIPSCHITZ: "Lipschitz privacy",
     Notion.SENTENCE_DP: "ε-SentDP",
+    Notion.OUTPUT_SET_DP: "output-set DP per word",
+    Notion.LOCAL_DP: "pure ε-DP per document",
 }
 _RULES = {
     "metric DP per word": "sequential composition, same metric and vocabulary: ε's add "
                           "(per unit of the metric)",
     "Lipschitz privacy": "sequential composition, same metric and input space: (ε, δ) add",
     "ε-SentDP": "sequential composition, same sentence splitter: ε's add",
+    "output-set DP per word": "sequential composition, same output sets (vocabulary and K): ε's "
+                              "add between words of one set; no protection across sets in any "
+                              "release",
+    "pure ε-DP per document": "sequential composition: ε's add (any two documents)",
 }
 _NOT_COMPOSABLE = {
     Notion.UTILITY_OPTIMISED_METRIC_DP:
