@@ -397,7 +397,8 @@ def run_text(indexed: Any, driver: Privatizer, spec: dict[str, Any], options: di
         absorb(driver, stats)
         if peak is not None:
             peak["rss"] = max(peak.get("rss", 0), stats["peak_rss"])
-    return out.drop_columns([STATS]).materialize()
+    # A column projection over the materialised blocks: no second copy of the output.
+    return out.drop_columns([STATS])
 
 
 def engine_report(report: dict[str, Any], workers: int, wall: float, count: int,
@@ -568,7 +569,8 @@ def _map_and_collect(indexed: Any, n: int, worker: type, kwargs: dict[str, Any],
         return indexed, []
     out = map_with_pool(indexed, worker, kwargs, **pool).materialize()
     stats = list(collect_stats(out))
-    return out.drop_columns([STATS]).materialize(), stats
+    # A column projection over the materialised blocks: no second copy of the output.
+    return out.drop_columns([STATS]), stats
 
 
 def _random_check_seed(seed: Any) -> int | None:

@@ -100,9 +100,18 @@ class NeighborGraph:
 
 
 def _cpus() -> int:
+    """The CPUs this process may use, capped by ``OMP_NUM_THREADS`` when it is set: a process
+    told to use one thread (a Ray actor of one CPU, a job under a scheduler) must not start one
+    search thread per core of the machine."""
     if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1  # pragma: no cover - platforms without sched_getaffinity
+        n = len(os.sched_getaffinity(0))
+    else:  # pragma: no cover - platforms without sched_getaffinity
+        n = os.cpu_count() or 1
+    try:
+        cap = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        return n
+    return max(1, min(n, cap))
 
 
 class NearestNeighbors:
