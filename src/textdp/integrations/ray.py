@@ -51,7 +51,6 @@ import numpy as np
 
 from textdp import _random
 from textdp.pipeline import Privatizer, build_mechanism
-from textdp.text import TokenClass
 
 __all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
 
@@ -218,13 +217,8 @@ def peak_rss() -> int:
 
 
 def tally(p: Privatizer) -> dict[str, Any]:
-    """The report's counters of ``p`` so far (JSON-ready; the word counts sparse)."""
-    nonzero = np.flatnonzero(p._word_counts)
-    return {"counts": dict(p._counts), "classes": {k.value: v for k, v in p._classes.items()},
-            "by_kind": dict(p._by_kind), "documents": p._documents,
-            "empty": p._empty_documents, "max_privatized": p._max_privatized,
-            "seconds": p._seconds, "word_ids": nonzero.tolist(),
-            "word_counts": p._word_counts[nonzero].tolist()}
+    """The report's counters of ``p`` so far (:meth:`textdp.Privatizer.counters`)."""
+    return p.counters()
 
 
 def difference(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +226,7 @@ def difference(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     out = dict(after)
     for key in ("counts", "classes", "by_kind"):
         out[key] = {k: v - before[key].get(k, 0) for k, v in after[key].items()}
-    for key in ("documents", "empty", "seconds"):
+    for key in ("documents", "empty_documents", "seconds"):
         out[key] = after[key] - before[key]
     counts = dict(zip(before["word_ids"], before["word_counts"], strict=True))
     pairs = [(i, c - counts.get(i, 0)) for i, c in zip(after["word_ids"], after["word_counts"],
@@ -244,18 +238,7 @@ def difference(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
 
 def absorb(p: Privatizer, stats: dict[str, Any]) -> None:
     """Add one batch's tallies to the driver's Privatizer (whose report() then covers them)."""
-    for k, v in stats["counts"].items():
-        p._counts[k] += v
-    for k, v in stats["classes"].items():
-        p._classes[TokenClass(k)] += v
-    for k, v in stats["by_kind"].items():
-        p._by_kind[k] = p._by_kind.get(k, 0) + v
-    p._documents += stats["documents"]
-    p._empty_documents += stats["empty"]
-    p._max_privatized = max(p._max_privatized, stats["max_privatized"])
-    p._seconds += stats["seconds"]
-    np.add.at(p._word_counts, np.asarray(stats["word_ids"], dtype=np.int64),
-              np.asarray(stats["word_counts"], dtype=np.int64))
+    p.add_counters(stats)
 
 
 # ------------------------------------------------------------------------------------------
