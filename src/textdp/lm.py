@@ -294,7 +294,25 @@ class Paraphraser:
 
 
 def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = None,
-               batch_size: int = DEFAULT_BATCH_SIZE, **params: Any) -> list[str]:
+               batch_size: int = DEFAULT_BATCH_SIZE, ledger: Any = None,
+               ledger_policy: str = "warn", budget: float | None = None,
+               **params: Any) -> list[str]:
     """DP-Prompt paraphrases of ``texts`` (see :class:`Paraphraser`; ``params`` as
-    :class:`DPPrompt`: one of epsilon, epsilon_per_token, temperature, and the rest)."""
-    return Paraphraser(model=model, seed=seed, batch_size=batch_size, **params).run(texts)
+    :class:`DPPrompt`: one of epsilon, epsilon_per_token, temperature, and the rest).
+
+    ``ledger`` (a path or a :class:`textdp.ledger.Ledger`), ``ledger_policy`` and ``budget`` as in
+    :func:`textdp.privatize`: pure ε-DP per document composes by adding ε's, whatever the model.
+    """
+    from textdp.ledger import as_ledger
+
+    book = as_ledger(ledger, ledger_policy, budget)
+    runner = Paraphraser(model=model, seed=seed, batch_size=batch_size, **params)
+    texts = list(texts)
+    if book is None:
+        return runner.run(texts)
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    fingerprint, count = fingerprint_texts(texts)
+    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
+                      seed=seed, space="any two documents"):
+        return runner.run(texts)

@@ -6,6 +6,7 @@ hidden size 16, one layer) and a word-level tokenizer built in the test: no file
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -234,3 +235,21 @@ def test_model_paths_are_checked(tmp_path):
         LanguageModel(tmp_path / "weights.txt")
     with pytest.raises(ValueError, match="config.json"):
         LanguageModel(tmp_path)
+
+
+def test_paraphrase_records_its_release_in_a_ledger(tiny, tmp_path):
+    """Issue 15 through DP-Prompt's Python API: ε's of pure ε-DP per document add; refuse
+    stops before generating."""
+    from textdp.ledger import LedgerRefused
+    from textdp.lm import paraphrase
+
+    book = tmp_path / "ledger.jsonl"
+    texts = ["w1 w2 w3", "w7 w8"]
+    kw = {"temperature": 8.0, "max_new_tokens": 4, "clip_low": -30.0, "clip_high": 30.0,
+          "template": "{document}"}
+    assert len(paraphrase(texts, model=tiny, ledger=book, **kw)) == 2
+    eps = 4 * 2 * 60 / 8.0  # n · 2(b_hi − b_lo)/T
+    with pytest.raises(LedgerRefused):
+        paraphrase(texts, model=tiny, ledger=book, ledger_policy="refuse", budget=1.5 * eps, **kw)
+    lines = book.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["guarantee"]["epsilon"] == pytest.approx(eps)
