@@ -2,7 +2,7 @@
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-# torch is only needed by the optional `sbert` extra; pin the CPU build so pip never pulls CUDA.
+# torch (the sbert and lm extras): pin the CPU build so pip never pulls CUDA.
 TORCH  := torch==2.13.0
 
 .PHONY: demo test lint bench experiments chromium clean
@@ -11,8 +11,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Every extra a README command uses (Ray, pandas, datasets, the local LM, faiss, SBERT), so that
+# each command the README shows runs after `make demo`.
 $(VENV)/.textdp-base: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e ".[all]"
 	touch $@
 
 $(VENV)/.textdp-dev: pyproject.toml | $(BIN)/python
