@@ -137,3 +137,16 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
                     help="redo the figures and the page from a run's saved results, without "
                          "running the experiment")
     return ap
+
+
+def run_or_render(args: argparse.Namespace, run: Callable[[], Any],
+                  render: Callable[[Any, Path], None], *, indent: int | None = None) -> int:
+    """The end of an experiment's ``main``: with ``--from-results`` redraw the page from saved
+    results; otherwise run, save the results as ``results.json`` beside the figures, and render."""
+    if args.from_results is not None:
+        render(load_json(args.from_results), args.out)
+        return 0
+    results = run()
+    save_json(figure_dir(args.out) / "results.json", results, indent=indent)
+    render(results, args.out)
+    return 0

@@ -270,14 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=Settings.pairs, help="closest pairs per mechanism")
     ap.add_argument("--alpha", type=float, default=Settings.alpha)
     args = ap.parse_args(argv)
-    if args.from_results is not None:
-        render(harness.load_json(args.from_results), args.out)
-        return 0
-    results = run(Settings(seed=args.seed, draws=args.draws, pairs=args.pairs, alpha=args.alpha))
-    harness.figure_dir(args.out).mkdir(parents=True, exist_ok=True)
-    harness.save_json(harness.figure_dir(args.out) / "results.json", results, indent=1)
-    render(results, args.out)
-    return 0
+    settings = Settings(seed=args.seed, draws=args.draws, pairs=args.pairs, alpha=args.alpha)
+    return harness.run_or_render(args, lambda: run(settings), render, indent=1)
 
 
 if __name__ == "__main__":

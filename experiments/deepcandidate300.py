@@ -394,13 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--recoder-epochs", type=int, default=40)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
-    if args.from_results is not None:
-        render(harness.load_json(args.from_results), args.out)
-        return 0
-    saved = run(args, argv, harness.logger(NAME))
-    harness.save_json(harness.figure_dir(args.out) / "results.json", saved)
-    render(saved, args.out)
-    return 0
+    return harness.run_or_render(args, lambda: run(args, argv, harness.logger(NAME)), render)
 
 
 if __name__ == "__main__":

@@ -379,14 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = harness.parser(NAME, __doc__)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
     args = ap.parse_args(argv)
-    if args.from_results is not None:
-        render(harness.load_json(args.from_results), args.out)
-        return 0
-    results = run(settings(args.quick, args.seed))
-    harness.figure_dir(args.out).mkdir(parents=True, exist_ok=True)
-    harness.save_json(harness.figure_dir(args.out) / "results.json", results, indent=1)
-    render(results, args.out)
-    return 0
+    return harness.run_or_render(args, lambda: run(settings(args.quick, args.seed)), render,
+                                 indent=1)
 
 
 if __name__ == "__main__":

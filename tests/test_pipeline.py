@@ -141,3 +141,28 @@ def test_rng_argument_is_a_generator():
     np.testing.assert_array_equal(a, mech.privatize_ids(ids, np.random.default_rng(1)))
     with pytest.raises(TypeError, match="Generator"):
         mech.privatize_ids(ids, rng=1)
+
+
+def test_subtract_counters_gives_one_batch_s_counters():
+    """A batch's counters (what Ray and datasets send home) equal those of a fresh Privatizer
+    that ran only that batch; summed back they give the whole run's."""
+    from textdp.pipeline import Privatizer, subtract_counters
+
+    mech = textdp.mechanisms.create("mvc", epsilon=10)
+    first, second = ["The food was great."] * 3, ["Slow service, cold soup.", "", "A quiet night."]
+    whole = Privatizer(mech, seed=1)
+    whole.run(first)
+    before = whole.counters()
+    whole.run(second, start=3)
+    batch = subtract_counters(whole.counters(), before)
+    alone = Privatizer(mech, seed=1)
+    alone.run(second, start=3)
+    expected = alone.counters()
+    for key in ("counts", "classes", "by_kind", "documents", "empty_documents", "word_ids",
+                "word_counts"):
+        assert batch[key] == expected[key], key
+    head = Privatizer(mech, seed=1)
+    head.run(first)
+    head.add_counters(batch)
+    for key in ("counts", "documents", "word_ids", "word_counts"):
+        assert head.counters()[key] == whole.counters()[key], key

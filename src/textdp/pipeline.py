@@ -694,3 +694,22 @@ def _run_all(runner: Privatizer, texts: list[str], batch_size: int) -> list[str]
     for s in range(0, len(texts), batch_size):
         out.extend(runner.run(texts[s:s + batch_size]))
     return out
+
+
+def subtract_counters(after: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+    """What one Privatizer counted between two of its :meth:`Privatizer.counters` snapshots:
+    one batch's counters, for a front that sends each batch's counters home (Ray, datasets).
+    The maximum is kept as it is (a maximum of maxima)."""
+    def sub(key: str) -> dict[str, int]:
+        return {k: v - before[key].get(k, 0) for k, v in after[key].items()}
+
+    ids = np.asarray(after["word_ids"], dtype=np.int64)  # sorted; a superset of before's
+    diff = np.asarray(after["word_counts"], dtype=np.int64)
+    diff[np.searchsorted(ids, np.asarray(before["word_ids"], dtype=np.int64))] -= \
+        np.asarray(before["word_counts"], dtype=np.int64)
+    keep = diff != 0
+    return {"counts": sub("counts"), "classes": sub("classes"), "by_kind": sub("by_kind"),
+            "documents": after["documents"] - before["documents"],
+            "empty_documents": after["empty_documents"] - before["empty_documents"],
+            "max_privatized": after["max_privatized"], "seconds": after["seconds"] - before["seconds"],
+            "word_ids": ids[keep].tolist(), "word_counts": diff[keep].tolist()}

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from textdp import mechanisms as registry
-from textdp.pipeline import Privatizer, build_mechanism
+from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
 
 __all__ = ["privatize", "COUNTERS_COLUMN"]
 
@@ -67,11 +67,10 @@ class _Mapper:
         self.column, self.null_rows = column, null_rows
         self._runner: Privatizer | None = None
         self._before: dict[str, Any] | None = None
-        self._seen = np.zeros(0, dtype=np.int64)
 
     def __getstate__(self) -> dict[str, Any]:
         # A worker builds its own Privatizer (and secure generator) from the recipe.
-        return {**self.__dict__, "_runner": None, "_before": None, "_seen": np.zeros(0, np.int64)}
+        return {**self.__dict__, "_runner": None, "_before": None}
 
     def runner(self) -> Privatizer:
         if self._runner is None:
@@ -82,7 +81,6 @@ class _Mapper:
                 mech = registry.create(mechanism, vocabulary, epsilon=epsilon, **params)
             self._runner = Privatizer(mech, seed=self.seed, **self.options)
             self._before = self._runner.counters()
-            self._seen = np.zeros(len(mech.vocabulary), dtype=np.int64)
         return self._runner
 
     def __call__(self, batch: dict[str, list], indices: list[int]) -> dict[str, list]:
@@ -104,20 +102,7 @@ class _Mapper:
     def _delta(self, now: dict[str, Any]) -> dict[str, Any]:
         """This batch's counters: ``now`` less what the process had counted before it."""
         before, self._before = self._before, now
-        dense = np.zeros_like(self._seen)
-        dense[np.asarray(now["word_ids"], dtype=np.int64)] = now["word_counts"]
-        diff, self._seen = dense - self._seen, dense
-        ids = np.flatnonzero(diff)
-
-        def sub(key: str) -> dict[str, int]:
-            return {k: v - before[key].get(k, 0) for k, v in now[key].items()}
-
-        return {"counts": sub("counts"), "classes": sub("classes"), "by_kind": sub("by_kind"),
-                "documents": now["documents"] - before["documents"],
-                "empty_documents": now["empty_documents"] - before["empty_documents"],
-                "max_privatized": now["max_privatized"],
-                "seconds": now["seconds"] - before["seconds"],
-                "word_ids": ids.tolist(), "word_counts": diff[ids].tolist()}
+        return subtract_counters(now, before)
 
 
 def _null_rows(ds: Any, column: str) -> np.ndarray:

@@ -35,8 +35,9 @@ object store spills to disk what does not fit in memory). Ray's ``zip`` with ``r
 would do the same but is deprecated, and run lazily before an actor pool it can wait for ever
 for CPUs the actors hold.
 
-The tallies are read from the Privatizer's counters (:func:`tally`, :func:`absorb`): the
-pipeline keeps them private, and this module is their one reader outside it.
+Each batch's tallies are :meth:`textdp.Privatizer.counters` differences
+(:func:`textdp.pipeline.subtract_counters`), summed on the driver with ``add_counters`` — the same
+public pair the datasets front uses.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
-from textdp.pipeline import Privatizer, build_mechanism
+from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
 
 __all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
 
@@ -134,12 +135,12 @@ class _TextWorker(_Worker):
         rows = np.asarray(batch.pop(ROW), dtype=np.int64)
         self._maybe_crash(rows)
         texts = list(batch[self.column])
-        before = tally(self.privatizer)
+        before = self.privatizer.counters()
         out: list[str] = []
         for a, b in self.runs(rows):
             out += self.privatizer.run(texts[a:b], start=int(rows[a]))
         batch[self.column] = np.array(out, dtype=object)
-        stats = difference(tally(self.privatizer), before)
+        stats = subtract_counters(self.privatizer.counters(), before)
         stats["peak_rss"] = peak_rss()
         return self.with_stats(batch, len(out), stats)
 
@@ -214,31 +215,6 @@ def peak_rss() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def tally(p: Privatizer) -> dict[str, Any]:
-    """The report's counters of ``p`` so far (:meth:`textdp.Privatizer.counters`)."""
-    return p.counters()
-
-
-def difference(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    """What one batch added (the maximum is kept as it is: a maximum of maxima)."""
-    out = dict(after)
-    for key in ("counts", "classes", "by_kind"):
-        out[key] = {k: v - before[key].get(k, 0) for k, v in after[key].items()}
-    for key in ("documents", "empty_documents", "seconds"):
-        out[key] = after[key] - before[key]
-    counts = dict(zip(before["word_ids"], before["word_counts"], strict=True))
-    pairs = [(i, c - counts.get(i, 0)) for i, c in zip(after["word_ids"], after["word_counts"],
-                                                       strict=True)]
-    pairs = [(i, c) for i, c in pairs if c]
-    out["word_ids"], out["word_counts"] = [i for i, _ in pairs], [c for _, c in pairs]
-    return out
-
-
-def absorb(p: Privatizer, stats: dict[str, Any]) -> None:
-    """Add one batch's tallies to the driver's Privatizer (whose report() then covers them)."""
-    p.add_counters(stats)
 
 
 # ------------------------------------------------------------------------------------------
@@ -380,7 +356,7 @@ def run_text(indexed: Any, driver: Privatizer, spec: dict[str, Any], options: di
     out = map_with_pool(indexed, _TextWorker, kwargs, workers=workers, batch_size=batch_size,
                         threads=threads).materialize()
     for stats in collect_stats(out):
-        absorb(driver, stats)
+        driver.add_counters(stats)
         if peak is not None:
             peak["rss"] = max(peak.get("rss", 0), stats["peak_rss"])
     # A column projection over the materialised blocks: no second copy of the output.
