@@ -80,6 +80,57 @@ def test_unseeded_never_repeats_and_actors_do_not_share_a_generator(runtime):
     assert len(set(batches)) == len(batches)
 
 
+def test_unseeded_rows_are_not_numbered_but_stay_complete_and_in_order(runtime):
+    """Unseeded runs skip the row index (integrations.ray.prepare): at an ε so large that no
+    word moves, the output must still be every input row, in order, other columns intact."""
+    local = textdp.privatize(TEXTS, epsilon=1e5, seed=1).texts
+    out, report = tray.privatize(_dataset(TEXTS), epsilon=1e5, workers=2, batch_size=16)
+    rows = out.take_all()
+    assert [r["id"] for r in rows] == list(range(len(TEXTS)))
+    assert [r["text"] for r in rows] == local
+    assert report["documents"]["count"] == len(TEXTS) and not report["randomness"]["seeded"]
+    assert set(out.columns()) == {"text", "id"}
+    taken = ray.data.from_items([{"text": "a b", tray.ROW: 0}])
+    with pytest.raises(ValueError, match=tray.ROW):
+        tray.privatize(taken, epsilon=10, workers=1)
+
+
+def test_unseeded_vectors_and_documents_keep_their_order(runtime):
+    from textdp.mechanisms.document import Truncation
+    from textdp.mechanisms.embedding import LaplaceVector
+
+    X = np.random.default_rng(3).normal(size=(300, 4)) * 100  # test data only
+    ds = ray.data.from_items([{"vector": x} for x in X], override_num_blocks=3)
+    out, _ = tray.release_vectors(ds, LaplaceVector(epsilon=1e4), workers=2, batch_size=64)
+    got = np.stack([r["vector"] for r in out.take_all()])
+    assert got.shape == X.shape and np.abs(got - X).max() < 1  # row i is row i's release
+    again, _ = tray.release_vectors(ds, LaplaceVector(epsilon=1e4), workers=2, batch_size=64)
+    assert not np.array_equal(got, np.stack([r["vector"] for r in again.take_all()]))
+    docs = [np.full((2, 4), 0.9 * np.sign(k % 3 - 1)) for k in range(40)]
+    mech = Truncation(np.full(4, -1.0), np.full(4, 1.0), epsilon=1e6)
+    ds = ray.data.from_items([{"sentences": d.tolist()} for d in docs], override_num_blocks=4)
+    out, report = tray.release_documents(ds, mech, workers=2, batch_size=8)
+    got = np.stack([r["embedding"] for r in out.take_all()])
+    np.testing.assert_allclose(got, np.stack([d.mean(axis=0) for d in docs]), atol=1e-3)
+    assert report["counts"]["documents"] == 40
+
+
+def test_limit_threads_sets_the_variables_and_the_loaded_pools():
+    """Actors limit their own threads (no runtime_env); checked in a fresh process."""
+    import subprocess
+    import sys
+
+    code = ("import os; import numpy\n"
+            "from textdp.integrations.ray import limit_threads\n"
+            "from textdp.neighbors.engine import _cpus\n"
+            "from threadpoolctl import threadpool_info\n"
+            "limit_threads(1)\n"
+            "assert os.environ['OMP_NUM_THREADS'] == '1' and _cpus() == 1\n"
+            "assert threadpool_info() and all(p['num_threads'] == 1 for p in threadpool_info())\n")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("NUM_THREADS")}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
 def test_a_shipped_privatizer_is_re_keyed_and_the_check_has_power():
     """A pickled Privatizer re-keys its secure generator (textdp._random), so even a copy that
     reached a worker would not repeat the driver's noise; what the unseeded test above would see
@@ -185,8 +236,9 @@ def test_documents_seeded_equal_local_and_generators_are_refused(runtime):
 
 def test_an_empty_dataset_gives_an_empty_dataset_and_a_report(runtime):
     empty = ray.data.from_arrow(pa.table({"text": pa.array([], pa.string())}))
-    out, report = tray.privatize(empty, epsilon=10, seed=1, workers=2)
-    assert out.count() == 0 and report["documents"]["count"] == 0
+    for seed in (1, None):
+        out, report = tray.privatize(empty, epsilon=10, seed=seed, workers=2)
+        assert out.count() == 0 and report["documents"]["count"] == 0
 
 
 def test_cli_ray_address_joins_a_running_cluster(runtime, tmp_path):

@@ -19,7 +19,12 @@ Randomness, as in one process (:mod:`textdp._random`):
   generator keyed from ``os.urandom`` there. Only the mechanism's *description* (name, ε,
   parameters) or, for vectors and documents, the mechanism object (which holds no generator)
   is shipped to an actor — never a Privatizer or a generator, whose pickled state every copy
-  would share (identical noise on every worker: the forked-RNG pitfall).
+  would share (identical noise on every worker: the forked-RNG pitfall). The rows are not
+  numbered (:func:`prepare`): where a row lands changes nothing, and numbering costs a Ray job.
+
+Threads: each actor sets its BLAS/OpenMP limits in its constructor (:func:`limit_threads`), not
+through a ``runtime_env``: an actor without one can start in one of the worker processes Ray
+keeps ready, about a second sooner on every call.
 
 Fault tolerance: actors restart (``max_restarts``) and Ray re-runs the failed batch
 (``max_task_retries``). A seeded batch gives the same output when re-run; an unseeded re-run
@@ -29,7 +34,7 @@ once.
 
 One report: the per-batch tallies are summed on the driver into a Privatizer's counters and
 rendered by the one report builder (:mod:`textdp.privacy.report`), with ``engine: "ray"`` and
-``workers`` added. Rows are numbered by materialising the input once (in its order), counting
+``workers`` added. Seeded rows are numbered by materialising the input once (in its order), counting
 its blocks and adding the index in one task per output block (:func:`with_row_index`; the
 object store spills to disk what does not fit in memory). Ray's ``zip`` with ``ray.data.range``
 would do the same but is deprecated, and run lazily before an actor pool it can wait for ever
@@ -84,8 +89,9 @@ def require_ray() -> Any:
 class _Worker:
     """What every actor shares: the optional test hook and the contiguous runs of row indices."""
 
-    def __init__(self, crash_marker: str | None) -> None:
+    def __init__(self, crash_marker: str | None, threads: int = 1) -> None:
         self._crash_marker = crash_marker
+        limit_threads(threads)
 
     def _maybe_crash(self, rows: np.ndarray) -> None:
         """Test hook (fault tolerance): while the marker file exists, the actor whose batch holds
@@ -101,6 +107,15 @@ class _Worker:
         if row in rows:
             os.remove(marker)
             os._exit(1)
+
+    def rows(self, batch: dict[str, Any]) -> np.ndarray | None:
+        """The batch's global row indices (removed from it), or None where the rows carry none
+        (unseeded runs: :func:`prepare`)."""
+        if ROW not in batch:
+            return None
+        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
+        self._maybe_crash(rows)
+        return rows
 
     @staticmethod
     def runs(rows: np.ndarray) -> list[tuple[int, int]]:
@@ -122,8 +137,8 @@ class _TextWorker(_Worker):
     """Builds the mechanism and its Privatizer once; privatises the text column of each batch."""
 
     def __init__(self, column: str, spec: dict[str, Any], options: dict[str, Any],
-                 seed: int | None, crash_marker: str | None = None) -> None:
-        super().__init__(crash_marker)
+                 seed: int | None, crash_marker: str | None = None, threads: int = 1) -> None:
+        super().__init__(crash_marker, threads)
         mechanism = build_mechanism(spec["mechanism"], spec["epsilon"], spec["vocabulary"],
                                     dict(spec["params"]))
         # Built here, in the actor's process: an unseeded Privatizer keys its secure generator
@@ -132,13 +147,15 @@ class _TextWorker(_Worker):
         self.column = column
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
-        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
-        self._maybe_crash(rows)
         texts = list(batch[self.column])
         before = self.privatizer.counters()
         out: list[str] = []
-        for a, b in self.runs(rows):
-            out += self.privatizer.run(texts[a:b], start=int(rows[a]))
+        rows = self.rows(batch)
+        if rows is not None:
+            for a, b in self.runs(rows):
+                out += self.privatizer.run(texts[a:b], start=int(rows[a]))
+        else:  # unseeded: a secure generator, the position draws nothing
+            out = self.privatizer.run(texts)
         batch[self.column] = np.array(out, dtype=object)
         stats = subtract_counters(self.privatizer.counters(), before)
         stats["peak_rss"] = peak_rss()
@@ -149,8 +166,8 @@ class _VectorWorker(_Worker):
     """Releases a vector column with an embedding mechanism, chunk streams as in one process."""
 
     def __init__(self, column: str, mechanism: Any, n_rows: int, seed: int | None,
-                 crash_marker: str | None = None) -> None:
-        super().__init__(crash_marker)
+                 crash_marker: str | None = None, threads: int = 1) -> None:
+        super().__init__(crash_marker, threads)
         self.column, self.mechanism, self.n_rows, self.seed = column, mechanism, n_rows, seed
         self.rng = _random.secure_generator() if seed is None else None  # in this process
 
@@ -158,8 +175,7 @@ class _VectorWorker(_Worker):
         from textdp.mechanisms.embedding.release import CHUNK_ROWS
 
         t0 = time.perf_counter()
-        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
-        self._maybe_crash(rows)
+        rows = self.rows(batch)
         X = np.asarray(np.stack(list(batch[self.column])), dtype=np.float64)
         if self.seed is None:
             out = self.mechanism.release(X, self.rng)
@@ -185,8 +201,8 @@ class _DocumentWorker(_Worker):
     """One DeepCandidate / Truncation release per row of sentence embeddings."""
 
     def __init__(self, column: str, output_column: str, mechanism: Any, seed: int | None,
-                 crash_marker: str | None = None) -> None:
-        super().__init__(crash_marker)
+                 crash_marker: str | None = None, threads: int = 1) -> None:
+        super().__init__(crash_marker, threads)
         self.column, self.output_column, self.mechanism, self.seed = (column, output_column,
                                                                       mechanism, seed)
         self.rng = _random.secure_generator() if seed is None else None  # in this process
@@ -195,9 +211,10 @@ class _DocumentWorker(_Worker):
         from textdp.mechanisms.document import release_documents as release
 
         t0 = time.perf_counter()
-        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
-        self._maybe_crash(rows)
+        rows = self.rows(batch)
         docs = [np.asarray(np.stack(list(d)), dtype=np.float64) for d in batch[self.column]]
+        if rows is None:  # unseeded: one call, the actor's secure generator
+            rows = np.arange(len(docs))
         parts = [release(self.mechanism, docs[a:b], seed=self.seed, rng=self.rng,
                          start=int(rows[a])) for a, b in self.runs(rows)]
         out = np.vstack(parts) if parts else np.zeros((0, self.mechanism.dim))
@@ -259,11 +276,32 @@ def map_with_pool(ds: Any, worker: type, kwargs: dict[str, Any], *, workers: int
     threads each. Ray Data's actor pools restart a dead actor and retry its batch by default
     (``max_restarts=-1``, ``max_task_retries=-1``; tests/integrations/test_ray.py kills one)."""
     ray = require_ray()
-    env = {name: str(threads) for name in _THREAD_VARIABLES}
     return ds.map_batches(
-        worker, fn_constructor_kwargs=kwargs, batch_size=batch_size, batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=1,
-        runtime_env={"env_vars": env})
+        worker, fn_constructor_kwargs={**kwargs, "threads": threads}, batch_size=batch_size,
+        batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=1)
+
+
+def limit_threads(threads: int) -> None:
+    """This actor's BLAS/OpenMP threads: the variables (read by the neighbour engine and by any
+    library loaded later) and the pools already loaded (threadpoolctl)."""
+    from threadpoolctl import threadpool_limits
+
+    for name in _THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    threadpool_limits(limits=threads)
+
+
+def prepare(ds: Any, block_rows: int, *, indexed: bool) -> tuple[Any, int]:
+    """The input the pool maps, materialised in order, and its row count: with the global row
+    index (:func:`with_row_index`) where the output depends on it (a seed; the crash test's
+    hook), else as it is — an unseeded row draws from its actor's secure generator wherever it
+    lands, and numbering the rows would cost a Ray job per call."""
+    if ROW in ds.columns():
+        raise ValueError(f"the dataset already has a column {ROW!r}")
+    if indexed:
+        return with_row_index(ds, block_rows)
+    out = materialize_in_order(ds)
+    return out, out.count()
 
 
 def with_row_index(ds: Any, block_rows: int) -> tuple[Any, int]:
@@ -277,14 +315,7 @@ def with_row_index(ds: Any, block_rows: int) -> tuple[Any, int]:
     ray = require_ray()
     if ROW in ds.columns():
         raise ValueError(f"the dataset already has a column {ROW!r}")
-    # A dataset runs with the DataContext copied when it was made: its own must keep the order
-    # (e.g. the files of read_parquet) while it is materialised.
-    options = ds.context.execution_options
-    before, options.preserve_order = options.preserve_order, True
-    try:
-        refs = ds.materialize().to_arrow_refs()
-    finally:
-        options.preserve_order = before
+    refs = materialize_in_order(ds).to_arrow_refs()
     count = _remote(_num_rows)
     sizes = ray.get([count.remote(r) for r in refs])
     ends = np.cumsum(sizes, dtype=np.int64)
@@ -301,6 +332,19 @@ def with_row_index(ds: Any, block_rows: int) -> tuple[Any, int]:
                  min(last, int(ends[k])) - int(starts[k])) for k in blocks]
         pieces.append(index.remote(first, cuts, *(refs[k] for k in blocks)))
     return ray.data.from_arrow_refs(pieces).materialize(), n
+
+
+def materialize_in_order(ds: Any) -> Any:
+    """``ds`` materialised in its order, before a pool starts (its actors hold the CPUs that
+    lazy read tasks would wait for)."""
+    # A dataset runs with the DataContext copied when it was made: its own must keep the order
+    # (e.g. the files of read_parquet) while it is materialised.
+    options = ds.context.execution_options
+    before, options.preserve_order = options.preserve_order, True
+    try:
+        return ds.materialize()
+    finally:
+        options.preserve_order = before
 
 
 def _remote(fn: Any) -> Any:
@@ -453,7 +497,7 @@ def _privatize(dataset: Any, column: str, mechanism: Any, epsilon: float | None,
             "params": params}
     peak: dict[str, int] = {}
     with preserve_order():
-        indexed, n = with_row_index(dataset, batch_size)
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None or bool(crash_marker))
         out = run_text(indexed, driver, spec, options, column=column, workers=workers,
                        batch_size=batch_size, threads=threads, crash_marker=crash_marker,
                        peak=peak) if n else indexed
@@ -480,7 +524,7 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
     workers = check_workers(workers)
     seed = _random_check_seed(seed)
     with preserve_order():
-        indexed, n = with_row_index(dataset, batch_size)
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None)
         kwargs = {"column": column, "mechanism": mechanism, "n_rows": n, "seed": seed}
         check_no_generator(mechanism)
         out, stats = _map_and_collect(indexed, n, _VectorWorker, kwargs, workers=workers,
@@ -512,7 +556,7 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
     workers = check_workers(workers)
     seed = _random_check_seed(seed)
     with preserve_order():
-        indexed, n = with_row_index(dataset, batch_size)
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None)
         kwargs = {"column": column, "output_column": output_column, "mechanism": mechanism,
                   "seed": seed}
         check_no_generator(mechanism)
