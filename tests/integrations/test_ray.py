@@ -95,6 +95,21 @@ def test_unseeded_rows_are_not_numbered_but_stay_complete_and_in_order(runtime):
         tray.privatize(taken, epsilon=10, workers=1)
 
 
+def test_unseeded_inputs_are_re_cut_only_when_their_blocks_are_too_few(runtime):
+    """One Parquet file is one block, one task, one busy actor: such inputs are cut into
+    batch-size blocks (numbered on the way); inputs with blocks enough are mapped as they are."""
+    one = ray.data.from_arrow(pa.table({"text": TEXTS}))
+    cut, n = tray.prepare(one, 16, indexed=False, workers=2)
+    assert n == len(TEXTS) and cut.num_blocks() == 15 and tray.ROW in cut.columns()
+    many = ray.data.from_items([{"text": t} for t in TEXTS], override_num_blocks=8)
+    kept, n = tray.prepare(many, 16, indexed=False, workers=2)
+    assert n == len(TEXTS) and kept.num_blocks() == 8 and tray.ROW not in kept.columns()
+    few = tray.prepare(many, 16, indexed=False, workers=3)[0]  # 8 blocks < 4 per worker
+    assert few.num_blocks() == 15
+    out, report = tray.privatize(one, epsilon=1e5, workers=2, batch_size=16)
+    assert list(tray.texts_of(out)) == textdp.privatize(TEXTS, epsilon=1e5, seed=1).texts
+
+
 def test_unseeded_vectors_and_documents_keep_their_order(runtime):
     from textdp.mechanisms.document import Truncation
     from textdp.mechanisms.embedding import LaplaceVector

@@ -68,6 +68,8 @@ STATS = "__textdp_stats"
 PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
                       "identifiers", "identifier_labels", "identifier_patterns", "deny_list")
 DEFAULT_BATCH_SIZE = 1024
+#: Unseeded inputs with fewer blocks than this many per worker (and rows for them) are re-cut.
+TASKS_PER_WORKER = 4
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                      "NUMEXPR_NUM_THREADS")
 
@@ -291,17 +293,24 @@ def limit_threads(threads: int) -> None:
     threadpool_limits(limits=threads)
 
 
-def prepare(ds: Any, block_rows: int, *, indexed: bool) -> tuple[Any, int]:
-    """The input the pool maps, materialised in order, and its row count: with the global row
-    index (:func:`with_row_index`) where the output depends on it (a seed; the crash test's
-    hook), else as it is — an unseeded row draws from its actor's secure generator wherever it
-    lands, and numbering the rows would cost a Ray job per call."""
+def prepare(ds: Any, block_rows: int, *, indexed: bool, workers: int) -> tuple[Any, int]:
+    """The input the pool maps, materialised in order, and its row count.
+
+    With the global row index, in blocks of ``block_rows`` rows (:func:`with_row_index`), where
+    the output depends on it (a seed; the crash test's hook) or where the input's own blocks
+    are too few to keep ``workers`` actors busy (a task maps whole blocks: one Parquet file is
+    one block, one actor). Otherwise as it is: an unseeded row draws from its actor's secure
+    generator wherever it lands, and numbering the rows costs Ray jobs on every call.
+    """
     if ROW in ds.columns():
         raise ValueError(f"the dataset already has a column {ROW!r}")
     if indexed:
         return with_row_index(ds, block_rows)
     out = materialize_in_order(ds)
-    return out, out.count()
+    n = out.count()
+    if out.num_blocks() < min(TASKS_PER_WORKER * workers, -(-n // block_rows)):
+        return with_row_index(out, block_rows)
+    return out, n
 
 
 def with_row_index(ds: Any, block_rows: int) -> tuple[Any, int]:
@@ -497,7 +506,8 @@ def _privatize(dataset: Any, column: str, mechanism: Any, epsilon: float | None,
             "params": params}
     peak: dict[str, int] = {}
     with preserve_order():
-        indexed, n = prepare(dataset, batch_size, indexed=seed is not None or bool(crash_marker))
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None or bool(crash_marker),
+                             workers=workers)
         out = run_text(indexed, driver, spec, options, column=column, workers=workers,
                        batch_size=batch_size, threads=threads, crash_marker=crash_marker,
                        peak=peak) if n else indexed
@@ -524,7 +534,7 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
     workers = check_workers(workers)
     seed = _random_check_seed(seed)
     with preserve_order():
-        indexed, n = prepare(dataset, batch_size, indexed=seed is not None)
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None, workers=workers)
         kwargs = {"column": column, "mechanism": mechanism, "n_rows": n, "seed": seed}
         check_no_generator(mechanism)
         out, stats = _map_and_collect(indexed, n, _VectorWorker, kwargs, workers=workers,
@@ -556,7 +566,7 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
     workers = check_workers(workers)
     seed = _random_check_seed(seed)
     with preserve_order():
-        indexed, n = prepare(dataset, batch_size, indexed=seed is not None)
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None, workers=workers)
         kwargs = {"column": column, "output_column": output_column, "mechanism": mechanism,
                   "seed": seed}
         check_no_generator(mechanism)
