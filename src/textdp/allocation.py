@@ -380,3 +380,21 @@ def resolve_allocation(allocation: str | Allocation | None, epsilon: float | Non
     if allocation is not None and epsilon is None and not isinstance(mechanism, WordMechanism):
         epsilon = allocation.top  # the parameters every level shares; ε is set per level
     return allocation, epsilon
+
+
+def allocation_params(params: dict[str, Any], epsilon: float | None,
+                      mechanism: Any) -> tuple[dict[str, Any], float | None]:
+    """For fronts that take :func:`textdp.privatize`'s keywords as ``**params`` (Ray, datasets):
+    the params with ``allocation``, ``epsilon_document``, ``epsilon_floor`` and
+    ``epsilon_ceiling`` replaced by the resolved :class:`Allocation` under ``allocation`` (a
+    Privatizer option that holds no generator, so it may be shipped to workers), and the ε to
+    build the mechanism with (:func:`resolve_allocation`)."""
+    params = dict(params)
+    allocation = params.pop("allocation", None)
+    document, floor, ceiling = (params.pop(k, None) for k in
+                                ("epsilon_document", "epsilon_floor", "epsilon_ceiling"))
+    allocation, epsilon = resolve_allocation(allocation, epsilon, document, floor, ceiling,
+                                             mechanism)
+    if allocation is not None:
+        params["allocation"] = allocation
+    return params, epsilon

@@ -37,6 +37,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError("textdp.pandas needs pandas: pip install 'textdp[pandas]'") from exc
 
+from textdp.allocation import allocation_params
 from textdp.pipeline import build_mechanism
 from textdp.pipeline import privatize as _privatize
 
@@ -90,6 +91,7 @@ def privatize_series(series: pd.Series, mechanism: Any = "mvc", epsilon: float |
     """
     if not isinstance(series, pd.Series):
         raise TypeError(f"expected a pandas Series, got {type(series).__name__}")
+    kwargs, epsilon = allocation_params(kwargs, epsilon, mechanism)
     run, params = _split_options(kwargs)
     mech = build_mechanism(mechanism, epsilon, params.pop("vocabulary", None), params)
     rows, texts = _documents(series)

@@ -477,15 +477,25 @@ class Privatizer:
         return self._carry_generator
 
     # ----------------------------------------------------------------------------------------
+    @property
+    def allocation(self) -> Allocation | None:
+        """The budget allocation this Privatizer runs with (None: one ε for every word)."""
+        return self._allocator.allocation if self._allocator is not None else None
+
     def counters(self) -> dict[str, Any]:
         """Everything :meth:`report` counts, as JSON-ready data: a run split over processes sends
         each worker's counters home, where :meth:`add_counters` sums them into one report."""
         nonzero = np.flatnonzero(self._word_counts)
-        return {"counts": dict(self._counts), "classes": {k.value: v for k, v in self._classes.items()},
-                "by_kind": dict(self._by_kind), "documents": self._documents,
-                "empty_documents": self._empty_documents, "max_privatized": self._max_privatized,
-                "seconds": self._seconds, "word_ids": nonzero.tolist(),
-                "word_counts": self._word_counts[nonzero].tolist()}
+        out = {"counts": dict(self._counts), "classes": {k.value: v for k, v in self._classes.items()},
+               "by_kind": dict(self._by_kind), "documents": self._documents,
+               "empty_documents": self._empty_documents, "max_privatized": self._max_privatized,
+               "seconds": self._seconds, "word_ids": nonzero.tolist(),
+               "word_counts": self._word_counts[nonzero].tolist()}
+        if self._allocator is not None:  # what the report's allocation section states
+            a = self._allocator
+            out["allocation"] = {"below_floor": a.below_floor, "lengths": sorted(a.lengths),
+                                 "levels_used": sorted(a.levels_used)}
+        return out
 
     def add_counters(self, counters: Mapping[str, Any]) -> None:
         """Add the :meth:`counters` of another run of the same configuration to this one's."""
@@ -501,6 +511,13 @@ class Privatizer:
         self._seconds += counters["seconds"]
         np.add.at(self._word_counts, np.asarray(counters["word_ids"], dtype=np.int64),
                   np.asarray(counters["word_counts"], dtype=np.int64))
+        if "allocation" in counters:
+            if self._allocator is None:
+                raise ValueError("counters of an allocated run added to a run without allocation")
+            part = counters["allocation"]
+            self._allocator.below_floor += part["below_floor"]
+            self._allocator.lengths.update(part["lengths"])
+            self._allocator.levels_used.update(part["levels_used"])
 
     def report(self) -> dict[str, Any]:
         """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
@@ -708,8 +725,12 @@ def subtract_counters(after: Mapping[str, Any], before: Mapping[str, Any]) -> di
     diff[np.searchsorted(ids, np.asarray(before["word_ids"], dtype=np.int64))] -= \
         np.asarray(before["word_counts"], dtype=np.int64)
     keep = diff != 0
-    return {"counts": sub("counts"), "classes": sub("classes"), "by_kind": sub("by_kind"),
-            "documents": after["documents"] - before["documents"],
-            "empty_documents": after["empty_documents"] - before["empty_documents"],
-            "max_privatized": after["max_privatized"], "seconds": after["seconds"] - before["seconds"],
-            "word_ids": ids[keep].tolist(), "word_counts": diff[keep].tolist()}
+    out = {"counts": sub("counts"), "classes": sub("classes"), "by_kind": sub("by_kind"),
+           "documents": after["documents"] - before["documents"],
+           "empty_documents": after["empty_documents"] - before["empty_documents"],
+           "max_privatized": after["max_privatized"], "seconds": after["seconds"] - before["seconds"],
+           "word_ids": ids[keep].tolist(), "word_counts": diff[keep].tolist()}
+    if "allocation" in after:  # the sets are kept whole (a union of unions)
+        out["allocation"] = {**after["allocation"], "below_floor": after["allocation"]["below_floor"]
+                             - before["allocation"]["below_floor"]}
+    return out

@@ -93,6 +93,19 @@ def test_seeded_fingerprint_depends_on_everything_the_output_does(ds, tmp_path):
     assert _fingerprint(disk, "text", None, mvc8, {}) != _fingerprint(disk, "text", None, mvc8, {})
 
 
+def test_allocation_runs_on_every_process_and_is_in_the_fingerprint(ds):
+    kw = dict(allocation="position", epsilon_document=30.0, epsilon_floor=1.0, seed=5)
+    api = textdp.privatize([t for t in TEXTS if t is not None], **kw)
+    one, r1 = privatize(ds, batch_size=4, **kw)
+    two, r2 = privatize(ds, num_proc=2, batch_size=3, **kw)
+    assert [t for t in one["text"][:] if t is not None] == api.texts == \
+        [t for t in two["text"][:] if t is not None]
+    assert r1["allocation"] == r2["allocation"] == api.report["allocation"]
+    assert r2["guarantee"] == api.report["guarantee"]
+    other = privatize(ds, batch_size=4, **{**kw, "epsilon_document": 31.0})[1]
+    assert other["datasets"]["fingerprint"] != r1["datasets"]["fingerprint"]
+
+
 def test_a_shuffled_view_numbers_its_own_rows(ds):
     view = ds.select([8, 1, 0, 6, 3])
     out, report = privatize(view, epsilon=8, seed=2, batch_size=2)

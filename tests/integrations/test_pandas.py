@@ -90,3 +90,14 @@ def test_options_and_errors(mech):
         pd.DataFrame({"a": ["x"]}).textdp.privatize(columns=["b"], mechanism=mech)
     with pytest.raises(ValueError, match="epsilon"):
         pd.Series(["x"]).textdp.privatize("mvc")
+
+
+def test_budget_allocation_as_in_privatize():
+    texts = ["The food was great, but the waiter was rude.", "Cold soup.", "A quiet street."]
+    kw = dict(allocation="position", epsilon_document=25.0, epsilon_floor=1.0, seed=4)
+    out = pd.Series([texts[0], None, *texts[1:]], dtype=object).textdp.privatize(**kw)
+    api = textdp.privatize(texts, **kw)
+    assert out.dropna().tolist() == api.texts and out[1] is None
+    assert out.attrs["textdp_report"]["allocation"] == api.report["allocation"]
+    with pytest.raises(ValueError, match="epsilon_document"):
+        pd.Series(texts).textdp.privatize(allocation="position", epsilon=3)

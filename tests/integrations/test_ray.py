@@ -217,6 +217,27 @@ def test_cli_jsonl_parquet_and_directory(runtime, tmp_path, capsys):
     assert got == textdp.privatize(TEXTS, epsilon=10, seed=9).texts
 
 
+def test_allocation_on_ray_equals_the_local_run(runtime, tmp_path):
+    """Budget allocation runs on the pool (the Allocation travels to the actors, its tallies
+    come home with each batch): the same texts and allocation section as the local run."""
+    kw = dict(allocation="position", epsilon_document=40.0, epsilon_floor=1.0)
+    local = textdp.privatize(TEXTS, seed=6, **kw)
+    out, report = tray.privatize(_dataset(TEXTS), seed=6, workers=2, batch_size=32, **kw)
+    assert list(tray.texts_of(out)) == local.texts
+    assert report["allocation"] == local.report["allocation"]
+    assert report["guarantee"] == local.report["guarantee"]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS), encoding="utf-8")
+    args = ["privatize", src, "--seed", "6", "--allocation", "position", "--epsilon-document",
+            "40", "--epsilon-floor", "1"]
+    assert main([*map(str, args), "-o", str(tmp_path / "local.jsonl")]) == 0
+    assert main([*map(str, args), "-o", str(tmp_path / "ray.jsonl"), "--engine", "ray",
+                 "--workers", "2", "--batch-size", "50", "--report", str(tmp_path / "r.json")]) == 0
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    ray_report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert ray_report["allocation"] == local.report["allocation"]
+
+
 def test_cli_bad_input_is_one_line_and_leaves_nothing(runtime, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "the food"}\n{"text": "the food"\n', encoding="utf-8")

@@ -128,7 +128,8 @@ class _Windows:
         self.options = {"oov": runner.oov.value, "mask_token": runner.mask_token,
                         "keep_stopwords": runner.keep_stopwords,
                         "unchanged_warning": runner.unchanged_warning,
-                        "batch_chars": runner.batch_chars, "identifiers": identifiers}
+                        "batch_chars": runner.batch_chars, "identifiers": identifiers,
+                        "allocation": runner.allocation}
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
         import numpy as np

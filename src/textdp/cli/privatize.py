@@ -281,8 +281,6 @@ def _run(a: dict[str, Any]) -> None:
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
     epsilon, allocated = allocation_options(a["epsilon"], a["allocation"], a["epsilon_document"],
                                             a["epsilon_floor"], a["epsilon_ceiling"])
-    if allocated is not None and pairs is not None:
-        raise CLIError("--allocation runs on the local engine only (not yet with --engine ray)")
 
     # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(a["mechanism"], {k: a[k] for k in ("method", "n_lists", "beta",

@@ -45,7 +45,8 @@ __all__ = ["privatize", "COUNTERS_COLUMN"]
 COUNTERS_COLUMN = "__textdp_counters__"
 
 _PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
-                       "identifiers", "identifier_labels", "identifier_patterns", "deny_list")
+                       "identifiers", "identifier_labels", "identifier_patterns", "deny_list",
+                       "allocation")
 
 
 def _datasets() -> Any:
@@ -167,9 +168,11 @@ def privatize(ds: Any, column: str = "text", mechanism: Any = "mvc",
         **kwargs: the options of :func:`textdp.privatize` (``oov``, ``mask_token``, …,
             ``vocabulary``) and the mechanism's parameters.
     """
+    from textdp.allocation import allocation_params
     from textdp.ledger import as_ledger
 
     book = as_ledger(ledger, ledger_policy, budget)
+    kwargs, epsilon = allocation_params(kwargs, epsilon, mechanism)
     if book is None:
         return _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size, kwargs)
     _check_column(ds, column)

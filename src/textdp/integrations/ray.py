@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
+from textdp.allocation import allocation_params
 from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
 
 __all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
@@ -66,7 +67,8 @@ ROW = "__textdp_row"
 STATS = "__textdp_stats"
 #: Keywords of :class:`textdp.Privatizer` (the rest of ``**params`` go to the mechanism).
 PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
-                      "identifiers", "identifier_labels", "identifier_patterns", "deny_list")
+                      "identifiers", "identifier_labels", "identifier_patterns", "deny_list",
+                      "allocation")
 DEFAULT_BATCH_SIZE = 1024
 #: Unseeded inputs with fewer blocks than this many per worker (and rows for them) are re-cut.
 TASKS_PER_WORKER = 4
@@ -465,6 +467,7 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
     from textdp.ledger import as_ledger
 
     book = as_ledger(ledger, ledger_policy, budget)
+    params, epsilon = allocation_params(params, epsilon, mechanism)  # the Allocation: an option
     args = (dataset, column, mechanism, epsilon, seed, workers, vocabulary, batch_size, threads,
             params)
     if book is None:
