@@ -52,6 +52,8 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         ledger, ledger_policy, budget: a privacy ledger (a path) that records every transform,
             as in :func:`textdp.privatize`; ``refuse`` raises before a transform that would
             exceed ``budget`` for its input (docs/accounting.md).
+        allocation, epsilon_document, epsilon_floor, epsilon_ceiling: budget allocation over
+            each document's words (docs/allocation.md), with ``epsilon=None``.
 
     Every ``transform`` is a new release spending ε on its texts (module docstring).
     ``report_`` holds the last transform's privacy report.
@@ -61,7 +63,13 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
                  oov: str = "mask", mask_token: str = "[MASK]", keep_stopwords: bool = False,
                  identifiers: bool = True, mechanism_params: dict[str, Any] | None = None,
                  vocabulary: Any = None, ledger: Any = None, ledger_policy: str = "warn",
-                 budget: float | None = None) -> None:
+                 budget: float | None = None, allocation: str | None = None,
+                 epsilon_document: float | None = None, epsilon_floor: float | None = None,
+                 epsilon_ceiling: float | None = None) -> None:
+        self.allocation = allocation
+        self.epsilon_document = epsilon_document
+        self.epsilon_floor = epsilon_floor
+        self.epsilon_ceiling = epsilon_ceiling
         self.mechanism = mechanism
         self.epsilon = epsilon
         self.seed = seed
@@ -83,13 +91,20 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         tags.non_deterministic = self.seed is None
         return tags
 
-    def _built(self) -> Any:
-        key = (self.mechanism, self.epsilon, repr(self.mechanism_params), id(self.vocabulary))
+    def _built(self) -> tuple[Any, Any]:
+        """(the mechanism, the resolved allocation or None), rebuilt when a parameter changed."""
+        from textdp.allocation import resolve_allocation
+
+        budget = (self.allocation, self.epsilon_document, self.epsilon_floor, self.epsilon_ceiling)
+        key = (self.mechanism, self.epsilon, repr(self.mechanism_params), id(self.vocabulary),
+               budget)
         cached = getattr(self, "_mechanism_cache", None)
         if cached is None or cached[0] != key:
-            mech = build_mechanism(self.mechanism, self.epsilon, self.vocabulary,
+            allocation, epsilon = resolve_allocation(budget[0], self.epsilon, *budget[1:],
+                                                     self.mechanism)
+            mech = build_mechanism(self.mechanism, epsilon, self.vocabulary,
                                    dict(self.mechanism_params or {}))
-            cached = (key, mech)
+            cached = (key, (mech, allocation))
             self._mechanism_cache = cached
         return cached[1]
 
@@ -103,10 +118,12 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         if isinstance(X, str):
             raise TypeError("X must be an iterable of strings, not a single string")
         texts = X.tolist() if isinstance(X, np.ndarray) else list(X)
-        result = _privatize(texts, self._built(), seed=self.seed, oov=self.oov,
+        mech, allocation = self._built()
+        result = _privatize(texts, mech, seed=self.seed, oov=self.oov,
                             mask_token=self.mask_token, keep_stopwords=self.keep_stopwords,
                             identifiers=self.identifiers, ledger=self.ledger,
-                            ledger_policy=self.ledger_policy, budget=self.budget)
+                            ledger_policy=self.ledger_policy, budget=self.budget,
+                            allocation=allocation)
         self.report_ = result.report
         return result.texts
 

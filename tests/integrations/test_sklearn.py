@@ -60,6 +60,17 @@ def test_seeded_text_privatizer_is_reproducible_flagged_and_equals_privatize():
         TextPrivatizer(epsilon=-1).fit(TEXTS)
 
 
+def test_text_privatizer_with_budget_allocation_equals_privatize():
+    kw = dict(allocation="position", epsilon_document=30.0, epsilon_floor=1.0, seed=3)
+    t = TextPrivatizer(epsilon=None, **kw)
+    api = textdp.privatize(TEXTS, **kw)
+    assert t.fit_transform(TEXTS) == api.texts
+    assert t.report_["allocation"] == api.report["allocation"]
+    assert clone(t).get_params()["epsilon_document"] == 30.0
+    with pytest.raises(ValueError, match="epsilon_document instead"):
+        TextPrivatizer(allocation="position", epsilon_document=30.0).fit(TEXTS)
+
+
 def test_privemb_fit_learns_only_the_shape():
     X = np.arange(40.0).reshape(5, 8) / 10
     t = PrivEmbTransformer(epsilon=2.0, delta=1e-5, beta=0.5, seed=1)
