@@ -9,11 +9,6 @@ pytest.importorskip("matplotlib")
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _checkout_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO))
-
-
 def test_the_experiment_audits_every_built_in_mechanism():
     from experiments import _harness, audit
     from textdp.mechanisms import available

@@ -16,11 +16,6 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
 
 
-@pytest.fixture(autouse=True)
-def _checkout_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO))
-
-
 def test_deepcandidate_page_from_the_committed_results_is_the_committed_page(tmp_path):
     from experiments import deepcandidate
 

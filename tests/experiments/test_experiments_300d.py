@@ -14,11 +14,6 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
 
 
-@pytest.fixture(autouse=True)
-def _checkout_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO))
-
-
 def _vocab(n: int, dim: int, seed: int = 0):
     from experiments import _harness
     from textdp.vocab import Vocabulary

@@ -14,11 +14,6 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
 
 
-@pytest.fixture(autouse=True)
-def _checkout_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO))
-
-
 @pytest.mark.parametrize("name, figures", [("mvc300", {"fig2_300d.png", "fig3_50d_300d.png"}),
                                            ("diffractor", {"table2.png"})])
 def test_page_from_the_committed_results_is_the_committed_page(name, figures, tmp_path):

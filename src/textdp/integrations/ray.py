@@ -532,16 +532,10 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
     from textdp.mechanisms.embedding.release import CHUNK_ROWS
     from textdp.privacy.report import embedding_report
 
-    require_ray()
     t0 = time.perf_counter()
-    workers = check_workers(workers)
-    seed = _random_check_seed(seed)
-    with preserve_order():
-        indexed, n = prepare(dataset, batch_size, indexed=seed is not None, workers=workers)
-        kwargs = {"column": column, "mechanism": mechanism, "n_rows": n, "seed": seed}
-        check_no_generator(mechanism)
-        out, stats = _map_and_collect(indexed, n, _VectorWorker, kwargs, workers=workers,
-                                      batch_size=batch_size, threads=threads)
+    out, stats, n, seed, workers = _release(
+        dataset, _VectorWorker, lambda n: {"column": column, "mechanism": mechanism, "n_rows": n},
+        seed=seed, workers=workers, batch_size=batch_size, threads=threads)
     dim_in = stats[0]["dim_in"] if stats else 0
     report = embedding_report(mechanism, vectors_in=n, vectors_out=n, dim_in=dim_in,
                               dim_out=stats[0]["dim_out"] if stats else 0, seed=seed,
@@ -564,21 +558,32 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
     """
     from textdp.privacy.report import document_report
 
-    require_ray()
     t0 = time.perf_counter()
-    workers = check_workers(workers)
-    seed = _random_check_seed(seed)
-    with preserve_order():
-        indexed, n = prepare(dataset, batch_size, indexed=seed is not None, workers=workers)
-        kwargs = {"column": column, "output_column": output_column, "mechanism": mechanism,
-                  "seed": seed}
-        check_no_generator(mechanism)
-        out, stats = _map_and_collect(indexed, n, _DocumentWorker, kwargs, workers=workers,
-                                      batch_size=batch_size, threads=threads)
+    out, stats, n, seed, workers = _release(
+        dataset, _DocumentWorker,
+        lambda n: {"column": column, "output_column": output_column, "mechanism": mechanism},
+        seed=seed, workers=workers, batch_size=batch_size, threads=threads)
     counts = [k for s in stats for k in s["sentence_counts"]]
     report = document_report(mechanism, sentence_counts=counts, seed=seed,
                              seconds=sum(s["seconds"] for s in stats))
     return out, engine_report(report, workers, time.perf_counter() - t0, n, "documents")
+
+
+def _release(dataset: Any, worker: type, kwargs_for: Any, *, seed: Any, workers: int | None,
+             batch_size: int, threads: int) -> tuple[Any, list[dict[str, Any]], int, Any, int]:
+    """What :func:`release_vectors` and :func:`release_documents` share: check, prepare the rows,
+    run ``worker`` (constructed with ``kwargs_for(rows)`` and the seed) on the pool. Returns (the
+    output without the tallies, the tallies, the rows, the checked seed, the workers)."""
+    require_ray()
+    workers = check_workers(workers)
+    seed = _random_check_seed(seed)
+    with preserve_order():
+        indexed, n = prepare(dataset, batch_size, indexed=seed is not None, workers=workers)
+        kwargs = {**kwargs_for(n), "seed": seed}
+        check_no_generator(kwargs["mechanism"])
+        out, stats = _map_and_collect(indexed, n, worker, kwargs, workers=workers,
+                                      batch_size=batch_size, threads=threads)
+    return out, stats, n, seed, workers
 
 
 def _map_and_collect(indexed: Any, n: int, worker: type, kwargs: dict[str, Any],
