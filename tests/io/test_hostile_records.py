@@ -162,3 +162,47 @@ def test_parquet_invalid_utf8_rows_are_skipped_and_listed(tmp_path):
     out = pq.read_table(tmp_path / "o.parquet")
     assert out.column("id").to_pylist() == [0, 2, 3, 5]
     assert out.column("text").to_pylist() == ["ROW 0", "ROW 2", "ROW 3", "ROW 5"]
+
+
+# ------------------------------------------------------------------ directories: one file set
+def test_directory_inputs_are_the_files_the_local_engine_reads(tmp_path):
+    from textdp.io import check_input, directory_inputs
+
+    names = ["a.jsonl", "b.ndjson", "c.JSONL", "d.pq", "e.Parquet", "f.txt.gz", "g.csv.zst",
+             "h.TSV", "i.NDJSON.GZ"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"x\n")
+    (tmp_path / ".hidden").write_bytes(b"not an input\n")
+    files = directory_inputs(tmp_path)
+    assert [f.name for f in files] == sorted(names)
+    for f in files:  # each one a file the local engine accepts
+        check_input(f)
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("README.md", "unsupported file type"),
+    ("data.jsonl.bz2", "unsupported file type"),
+    ("sub.jsonl/", "is a directory"),
+    ("empty.jsonl", "empty file"),
+    ("x.parquet.gz", "compressed inside"),
+])
+def test_directory_inputs_refuse_naming_what_they_cannot_read(tmp_path, name, problem):
+    from textdp.io import directory_inputs
+
+    (tmp_path / "a.jsonl").write_bytes(b'{"text": "a"}\n')
+    if name.endswith("/"):
+        (tmp_path / name).mkdir()
+    else:
+        (tmp_path / name).write_bytes(b"" if name.startswith("empty") else b"x\n")
+    with pytest.raises(FileError, match=problem) as info:
+        directory_inputs(tmp_path)
+    assert info.value.path == str(tmp_path / name.rstrip("/"))
+    assert "input directory must hold input files only" in str(info.value)
+
+
+def test_a_directory_without_inputs_is_refused(tmp_path):
+    from textdp.io import directory_inputs
+
+    (tmp_path / ".hidden.jsonl").write_bytes(b'{"text": "a"}\n')
+    with pytest.raises(FileError, match="has no file to read"):
+        directory_inputs(tmp_path)
