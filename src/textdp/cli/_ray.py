@@ -146,9 +146,12 @@ class RayLogs:
         self._warnings = warnings.catch_warnings()
         self._warnings.__enter__()
         self._showwarning, warnings.showwarning = warnings.showwarning, self._warning
-        self._sink = tempfile.TemporaryFile()  # until Ray's log directory is known
         sys.stderr.flush()
-        self._saved_fd = os.dup(2)
+        try:
+            self._saved_fd = os.dup(2)
+        except OSError:  # no descriptor 2 (closed by the caller): nothing to keep clean
+            return self
+        self._sink = tempfile.TemporaryFile()  # until Ray's log directory is known
         os.dup2(self._sink.fileno(), 2)
         if _fileno(sys.stderr) == 2:  # textdp's lines: to the original descriptor
             self._stderr = sys.stderr
@@ -158,7 +161,7 @@ class RayLogs:
 
     def started(self, ray: Any) -> None:
         """Ray is up: its loggers exist, and its log directory is known."""
-        if self.verbose or self._sink is None:
+        if self.verbose:
             return
         for name in ("ray", "ray.data"):
             for handler in logging.getLogger(name).handlers:
@@ -166,6 +169,8 @@ class RayLogs:
                         not isinstance(handler, logging.FileHandler):
                     handler.addFilter(self._record)
                     self._filtered.append(handler)
+        if self._sink is None:
+            return
         try:
             directory = Path(ray._private.worker._global_node.get_logs_dir_path())
         except Exception:  # noqa: BLE001 - a private API: the temporary directory instead
@@ -206,11 +211,13 @@ class RayLogs:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self.verbose or self._saved_fd is None:
+        if self.verbose:
             return
         for handler in self._filtered:
             handler.removeFilter(self._record)
         self._warnings.__exit__(exc_type, exc, tb)  # restores warnings.showwarning
+        if self._saved_fd is None:
+            return
         if self._stderr is not None:
             sys.stderr.flush()
             sys.stderr.close()  # the wrapper only: the descriptor is restored below
@@ -218,7 +225,7 @@ class RayLogs:
         os.dup2(self._saved_fd, 2)
         os.close(self._saved_fd)
         self._saved_fd = None
-        if self._sink is not None:  # (a spool still: Ray never started; --verbose shows why)
+        if self._sink is not None:  # the log file, or the spool if Ray never started
             self._sink.close()
 
 
