@@ -217,6 +217,75 @@ def test_cli_jsonl_parquet_and_directory(runtime, tmp_path, capsys):
     assert got == textdp.privatize(TEXTS, epsilon=10, seed=9).texts
 
 
+def test_cli_directory_reads_exactly_what_the_local_engine_reads(runtime, tmp_path, capsys):
+    """Issue 21: .ndjson, .pq, upper-case extensions and compressed files are all read (the old
+    rule read 5 of 23 records, silently); a file that is not an input is refused, naming it."""
+    import gzip
+
+    import zstandard
+
+    d, out = tmp_path / "dir", tmp_path / "out"
+    d.mkdir()
+    bounds = {"a.jsonl": (0, 3), "b.ndjson": (3, 7), "c.JSONL": (7, 10), "d.pq": (10, 14),
+              "e.txt.gz": (14, 17), "f.jsonl.zst": (17, 20), "g.Parquet": (20, 23)}
+
+    def jsonl(a, b):
+        return "".join(json.dumps({"text": t}) + "\n" for t in TEXTS[a:b]).encode()
+
+    for name, (a, b) in bounds.items():
+        if name.lower().endswith(("pq", "parquet")):
+            pq.write_table(pa.table({"text": TEXTS[a:b]}), d / name)
+        elif name.endswith(".gz"):
+            (d / name).write_bytes(gzip.compress("".join(t + "\n" for t in TEXTS[a:b]).encode()))
+        elif name.endswith(".zst"):
+            (d / name).write_bytes(zstandard.ZstdCompressor().compress(jsonl(a, b)))
+        else:
+            (d / name).write_bytes(jsonl(a, b))
+    (d / ".hidden").write_text("not an input", encoding="utf-8")
+    assert _cli([d, "-o", out, "--engine", "ray", "--workers", "2", "--report",
+                 tmp_path / "r.json"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(bounds)
+    assert json.loads((tmp_path / "r.json").read_text())["io"]["records_out"] == 23
+
+    def texts(name):
+        path = out / name
+        if name.lower().endswith(("pq", "parquet")):
+            return pq.read_table(path).column("text").to_pylist()
+        if name.endswith(".gz"):
+            return gzip.decompress(path.read_bytes()).decode().splitlines()
+        data = path.read_bytes()
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(data) \
+            if name.endswith(".zst") else data
+        return [json.loads(x)["text"] for x in data.decode().splitlines()]
+
+    assert [t for name in sorted(bounds) for t in texts(name)] == \
+        textdp.privatize(TEXTS[:23], epsilon=10, seed=9).texts  # one corpus, in name order
+    (d / "notes.md").write_text("not an input", encoding="utf-8")
+    capsys.readouterr()
+    assert _cli([d, "-o", tmp_path / "out2", "--engine", "ray", "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"textdp: error: {d / 'notes.md'}: unsupported file type")
+    assert not (tmp_path / "out2").exists()
+
+
+def test_cli_lone_surrogate_as_the_local_engine(runtime, tmp_path):
+    """Issue 21: a lone surrogate (legal as a JSON escape, not UTF-8) crashed the Ray engine,
+    whose Arrow string columns refuse it; it now travels as bytes and the output is the local
+    engine's, byte for byte (--oov keep releases it, still escaped)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"text": "the food \\ud800 was great"}\n{"text": "the \\udfff room"}\n'
+                   + "".join(json.dumps({"text": t}) + "\n" for t in TEXTS[:20]),
+                   encoding="utf-8")
+    for oov in ("keep", "mask"):
+        args = [src, "--oov", oov]
+        assert _cli([*args, "-o", tmp_path / f"local-{oov}.jsonl"]) == 0
+        assert _cli([*args, "-o", tmp_path / f"ray-{oov}.jsonl", "--engine", "ray",
+                     "--workers", "2", "--batch-size", "8"]) == 0
+        ray_out = (tmp_path / f"ray-{oov}.jsonl").read_bytes()
+        assert ray_out == (tmp_path / f"local-{oov}.jsonl").read_bytes()
+    assert b"\\ud800" in (tmp_path / "ray-keep.jsonl").read_bytes()
+
+
 def test_allocation_on_ray_equals_the_local_run(runtime, tmp_path):
     """Budget allocation runs on the pool (the Allocation travels to the actors, its tallies
     come home with each batch): the same texts and allocation section as the local run."""
@@ -295,6 +364,17 @@ def test_cli_ray_address_joins_a_running_cluster(runtime, tmp_path):
     got = [json.loads(x)["text"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert got == textdp.privatize(TEXTS[:40], epsilon=10, seed=2).texts
     assert "Traceback" not in proc.stderr
+    # Issue 21: stderr carries textdp's lines only; Ray's own (its core worker's C++ log, its
+    # loggers' "Dataset job will hang" warnings, Python warnings) go to Ray's log directory ...
+    assert proc.stderr and all(x.startswith("textdp: ") for x in proc.stderr.splitlines()), \
+        proc.stderr[-2000:]
+    # ... unless --verbose (which shows that there are lines to keep out).
+    proc = subprocess.run(
+        [*proc.args[:-1], address, "--verbose", "-o", str(tmp_path / "verbose.jsonl")],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert any(not x.startswith("textdp: ") for x in proc.stderr.splitlines())
+    assert (tmp_path / "verbose.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
 
 
 def test_without_ray_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):

@@ -12,16 +12,21 @@ job runs on that cluster (``ray start --head`` on its head node).
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
+import tempfile
 import time
+import warnings
 from pathlib import Path
-from typing import Annotated, Any
+from types import TracebackType
+from typing import Annotated, Any, BinaryIO, TextIO
 
 import typer
 
 from textdp.cli._common import CLIError, one_line, progress_bar
-from textdp.io import FORMATS, AtomicFiles, FileError, check_input, map_text_file
-from textdp.io.streams import is_stdio, strip_compression
+from textdp.io import AtomicFiles, FileError, directory_inputs, map_text_file
+from textdp.io.streams import is_stdio
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
@@ -35,6 +40,10 @@ AddressOption = Annotated[str | None, typer.Option(
     "--ray-address", metavar="ADDR", show_default=False,
     help="--engine ray: run on this Ray cluster (e.g. 10.0.0.1:6379 or auto) instead of a "
          "local Ray runtime started for the run.")]
+VerboseOption = Annotated[bool, typer.Option(
+    "--verbose",
+    help="--engine ray: let Ray's own log lines through to stderr (by default they go to Ray's "
+         "log directory, and stderr carries textdp's lines only).")]
 
 #: Records privatised per Ray job: a window of --batch-size × workers × this many.
 WINDOW_BATCHES = 64
@@ -61,13 +70,7 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
     if is_stdio(input) or not input.is_dir():
         check_paths(input, output, report, format)
         return [(input, output)]
-    files = sorted(p for p in input.iterdir() if p.is_file() and not p.name.startswith(".")
-                   and Path(strip_compression(p)).suffix.lstrip(".") in FORMATS)
-    if not files:
-        raise FileError(input, None, "has no file with a supported extension "
-                                     f"({', '.join(FORMATS)})")
-    for f in files:
-        check_input(f, format)
+    files = directory_inputs(input, format)  # the files the local engine reads, or an error
     if output.exists() and not output.is_dir():
         raise FileError(output, None, "is a file; the output of a directory is a directory")
     if output.absolute() == input.absolute():
@@ -80,40 +83,162 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
     return [(f, output / f.name) for f in files]
 
 
-def start(workers: int | None, address: str | None) -> tuple[Any, bool]:
-    """The ``ray`` module, connected; and whether this run started (and must stop) it."""
+def start(workers: int | None, address: str | None, logs: RayLogs | None = None
+          ) -> tuple[Any, bool]:
+    """The ``ray`` module, connected; and whether this run started (and must stop) it.
+    ``logs``: where Ray's own lines go (told Ray's log directory once it is known)."""
     from textdp.integrations.ray import require_ray
 
     try:
         ray = require_ray()
     except ImportError as exc:
         raise CLIError(one_line(exc)) from None
-    _quiet()
-    if ray.is_initialized():  # a caller's runtime (Python, tests): used as it is
-        return ray, False
+    from ray.data import DataContext
+
+    context = DataContext.get_current()  # no bars from Ray Data: the command draws its own
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    verbose = logs is None or logs.verbose
+    level = "INFO" if verbose else "ERROR"  # INFO: Ray's default
+    own = not ray.is_initialized()  # else a caller's runtime (Python, tests): used as it is
     try:
-        if address is not None:
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-        else:
+        if own and address is not None:
+            ray.init(address=address, log_to_driver=verbose, logging_level=level)
+        elif own:
             ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
-                     object_store_memory=OBJECT_STORE_BYTES, log_to_driver=False,
-                     logging_level="ERROR")
+                     object_store_memory=OBJECT_STORE_BYTES, log_to_driver=verbose,
+                     logging_level=level)
     except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line here
         where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
         raise CLIError(f"cannot start {where}: {one_line(exc)}") from None
-    return ray, True
+    if logs is not None:
+        logs.started(ray)
+    return ray, own
 
 
-def _quiet() -> None:
-    """No progress bars or execution logs from Ray Data: the command prints its own lines."""
-    import logging
+class RayLogs:
+    """Context: Ray's own lines kept off this command's stderr, unless ``verbose``.
 
-    from ray.data import DataContext
+    Ray writes to the driver's stderr from three places, and each is rerouted into a file in Ray's
+    log directory (``textdp-driver-PID.log`` beside ``ray-data.log``; before Ray has started,
+    a spool that is copied there): its Python loggers (``ray``, ``ray.data``: the "Dataset job will
+    hang" and "Progress bars disabled" warnings), Python warnings raised in Ray's modules, and
+    the C++ core worker of the driver process, which writes to file descriptor 2 itself (a
+    ``core_worker.cc`` line on every actor pool). For the last, descriptor 2 is pointed at that
+    file while Ray runs, and ``sys.stderr`` — where textdp's own lines and progress bar go —
+    at a copy of the original descriptor. Everything is restored on exit.
+    """
 
-    context = DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    def __init__(self, *, verbose: bool = False) -> None:
+        self.verbose = verbose
+        #: The file that received Ray's lines (None: verbose, or nothing written yet).
+        self.path: Path | None = None
+        self._saved_fd: int | None = None
+        self._sink: BinaryIO | None = None
+        self._stderr: TextIO | None = None
+        self._showwarning: Any = None
+        self._filtered: list[logging.Handler] = []
+        self._warnings: Any = None
+
+    def __enter__(self) -> RayLogs:
+        if self.verbose:
+            return self
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        self._showwarning, warnings.showwarning = warnings.showwarning, self._warning
+        sys.stderr.flush()
+        try:
+            self._saved_fd = os.dup(2)
+        except OSError:  # no descriptor 2 (closed by the caller): nothing to keep clean
+            return self
+        self._sink = tempfile.TemporaryFile()  # until Ray's log directory is known
+        os.dup2(self._sink.fileno(), 2)
+        if _fileno(sys.stderr) == 2:  # textdp's lines: to the original descriptor
+            self._stderr = sys.stderr
+            sys.stderr = open(self._saved_fd, "w", encoding=sys.stderr.encoding,  # noqa: SIM115
+                              errors=sys.stderr.errors, buffering=1, closefd=False)
+        return self
+
+    def started(self, ray: Any) -> None:
+        """Ray is up: its loggers exist, and its log directory is known."""
+        if self.verbose:
+            return
+        for name in ("ray", "ray.data"):
+            for handler in logging.getLogger(name).handlers:
+                if isinstance(handler, logging.StreamHandler) and \
+                        not isinstance(handler, logging.FileHandler):
+                    handler.addFilter(self._record)
+                    self._filtered.append(handler)
+        if self._sink is None:
+            return
+        try:
+            directory = Path(ray._private.worker._global_node.get_logs_dir_path())
+        except Exception:  # noqa: BLE001 - a private API: the temporary directory instead
+            directory = Path(tempfile.gettempdir())
+        self._move(directory / f"textdp-driver-{os.getpid()}.log")
+
+    def _move(self, path: Path) -> None:
+        """Ray's lines so far, and every later one, into ``path`` (appended)."""
+        try:
+            sink = open(path, "ab")  # noqa: SIM115 - kept open while Ray runs
+        except OSError:
+            return
+        assert self._sink is not None
+        self._sink.seek(0)
+        sink.write(self._sink.read())
+        sink.flush()
+        os.dup2(sink.fileno(), 2)
+        self._sink.close()
+        self._sink, self.path = sink, path
+
+    def _record(self, record: logging.LogRecord) -> bool:
+        """A filter on Ray's console handlers: the record goes to the file, not to stderr."""
+        self._write(f"{record.levelname} {record.name}: {record.getMessage()}\n")
+        return False
+
+    def _warning(self, message: Any, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+        if f"{os.sep}ray{os.sep}" in filename:
+            self._write(warnings.formatwarning(message, category, filename, lineno, line))
+        else:
+            self._showwarning(message, category, filename, lineno, file, line)
+
+    def _write(self, text: str) -> None:
+        try:
+            os.write(2, text.encode("utf-8", "backslashreplace"))
+        except OSError:
+            pass
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.verbose:
+            return
+        for handler in self._filtered:
+            handler.removeFilter(self._record)
+        self._warnings.__exit__(exc_type, exc, tb)  # restores warnings.showwarning
+        if self._saved_fd is None:
+            return
+        if self._stderr is not None:
+            sys.stderr.flush()
+            sys.stderr.close()  # the wrapper only: the descriptor is restored below
+            sys.stderr = self._stderr
+        os.dup2(self._saved_fd, 2)
+        os.close(self._saved_fd)
+        self._saved_fd = None
+        if self._sink is not None:  # the log file, or the spool if Ray never started
+            self._sink.close()
+
+
+def _fileno(stream: Any) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _see(logs: RayLogs) -> str:
+    """Where Ray's own lines went, for an error message."""
+    return "" if logs.path is None else f" (Ray's own messages: {logs.path})"
 
 
 class _Windows:
@@ -136,12 +261,13 @@ class _Windows:
         import pyarrow as pa
         import ray.data
 
-        from textdp.integrations.ray import ROW, preserve_order, run_text, texts_of
+        from textdp.integrations.ray import ROW, encode_texts, preserve_order, run_text, texts_of
 
         first = self.offset + start
         self.documents = max(self.documents, start + len(texts))
         step = self.batch_size
-        tables = [pa.table({"text": pa.array(texts[a:a + step], pa.large_string()),
+        # Bytes, not an Arrow string column: a text may hold a lone surrogate (not UTF-8).
+        tables = [pa.table({"text": pa.array(encode_texts(texts[a:a + step]), pa.large_binary()),
                             ROW: np.arange(first + a, first + min(len(texts), a + step))})
                   for a in range(0, len(texts), step)]
         if not tables:
@@ -158,16 +284,25 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
 
     ``args``: the command's arguments (``mechanism``, ``epsilon``, ``params``, ``vocabulary``,
     ``options``, ``format``, ``report``, ``output``, ``batch_size``, ``workers``,
-    ``ray_address``) and the driver's mechanism ``mech``.
+    ``ray_address``, ``verbose``) and the driver's mechanism ``mech``. Ray's own log lines stay
+    off stderr unless ``verbose`` (:class:`RayLogs`); textdp's lines are printed once Ray is done.
     """
     from textdp.cli.privatize import say_outcome
-    from textdp.integrations.ray import engine_report
 
     t0 = time.perf_counter()
+    with RayLogs(verbose=args.get("verbose", False)) as logs:
+        result = _run(pairs, runner, args, logs, t0)
+    say_outcome(result["io"], args["output"], args["report"], result)
+
+
+def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs: RayLogs,
+         t0: float) -> dict[str, Any]:
+    from textdp.integrations.ray import engine_report
+
     workers, batch_size, report = args["workers"], args["batch_size"], args["report"]
     spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
             "vocabulary": None if args["vocabulary"] is None else args["mech"].vocabulary}
-    ray, own = start(workers, args["ray_address"])
+    ray, own = start(workers, args["ray_address"], logs)
     created = _make_parent(pairs[-1][1])  # the output directory of a directory
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -193,12 +328,12 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
         if created:
             _remove_empty(pairs[-1][1].parent)
         if isinstance(exc, Exception) and type(exc).__module__.startswith("ray"):
-            raise CLIError(f"Ray: {one_line(exc)}") from None
+            raise CLIError(f"Ray: {one_line(exc)}{_see(logs)}") from None
         raise
     finally:
         if own:
             ray.shutdown()
-    say_outcome(result["io"], args["output"], report, result)
+    return result
 
 
 def _make_parent(path: Path) -> bool:

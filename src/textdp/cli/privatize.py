@@ -37,7 +37,7 @@ from textdp.cli._prompt import (
     TemperatureOption,
     dispatch,
 )
-from textdp.cli._ray import AddressOption, EngineOption, WorkersOption
+from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
@@ -262,6 +262,7 @@ def privatize(
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
     engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
+    verbose: VerboseOption = False,
     allocation: AllocationOption = None, epsilon_document: EpsilonDocumentOption = None,
     epsilon_floor: EpsilonFloorOption = None, epsilon_ceiling: EpsilonCeilingOption = None,
 ) -> None:

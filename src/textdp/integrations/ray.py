@@ -152,6 +152,11 @@ class _TextWorker(_Worker):
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         texts = list(batch[self.column])
+        # A binary column holds UTF-8 with lone surrogates let through (see encode_texts): the
+        # output is returned the same way.
+        binary = bool(texts) and isinstance(texts[0], bytes)
+        if binary:
+            texts = decode_texts(texts)
         before = self.privatizer.counters()
         out: list[str] = []
         rows = self.rows(batch)
@@ -160,7 +165,7 @@ class _TextWorker(_Worker):
                 out += self.privatizer.run(texts[a:b], start=int(rows[a]))
         else:  # unseeded: a secure generator, the position draws nothing
             out = self.privatizer.run(texts)
-        batch[self.column] = np.array(out, dtype=object)
+        batch[self.column] = np.array(encode_texts(out) if binary else out, dtype=object)
         stats = subtract_counters(self.privatizer.counters(), before)
         stats["peak_rss"] = peak_rss()
         return self.with_stats(batch, len(out), stats)
@@ -604,6 +609,23 @@ def _random_check_seed(seed: Any) -> int | None:
 
 
 def texts_of(ds: Any, column: str = "text") -> Iterable[str]:
-    """The strings of ``column``, in order (the ledger's fingerprint; tests and examples)."""
+    """The strings of ``column``, in order (the ledger's fingerprint; tests and examples); a
+    binary column is decoded as :func:`encode_texts` wrote it."""
     for batch in ds.iter_batches(batch_format="numpy"):
-        yield from batch[column].tolist()
+        values = batch[column].tolist()
+        yield from decode_texts(values) if values and isinstance(values[0], bytes) else values
+
+
+def encode_texts(texts: Iterable[str]) -> list[bytes]:
+    """Texts as UTF-8 bytes for a binary Arrow column, lone surrogates included.
+
+    A Python string may hold a lone surrogate (JSON's ``"\\ud800"`` decodes to one, and the local
+    engine privatises and writes it back as that escape), but an Arrow string column is strict
+    UTF-8 and refuses it; the command line's Ray engine therefore ships texts as bytes encoded
+    with ``surrogatepass``, which :func:`decode_texts` reverses exactly."""
+    return [t.encode("utf-8", "surrogatepass") for t in texts]
+
+
+def decode_texts(values: Iterable[bytes]) -> list[str]:
+    """The inverse of :func:`encode_texts`."""
+    return [v.decode("utf-8", "surrogatepass") for v in values]

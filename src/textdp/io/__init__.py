@@ -106,6 +106,32 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     return fmt
 
 
+def directory_inputs(directory: str | os.PathLike, format: str | None = None) -> list[Path]:
+    """The files of ``directory`` as inputs, in name order: exactly the files
+    :func:`check_input` accepts (the local engine's rules: .txt, .jsonl / .ndjson, .csv, .tsv,
+    .parquet / .pq in any case, under .gz / .zst; any name with ``format``).
+
+    Names starting with a dot are hidden files, not inputs. Every other entry must be an input:
+    one that is not (another extension, a subdirectory, an empty file) is an error naming it,
+    so that no file is silently left out of a corpus.
+
+    Raises:
+        FileError: an entry that is not an input file, or no input file at all.
+    """
+    directory = Path(directory)
+    files = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    for f in files:
+        try:
+            check_input(f, format)
+        except FileError as exc:
+            raise FileError(f, None, f"{exc.problem} (an input directory must hold input "
+                                     "files only; names starting with '.' are ignored)") from None
+    if not files:
+        raise FileError(directory, None, "has no file to read (supported extensions: "
+                                         f"{', '.join(_EXTENSIONS)})")
+    return files
+
+
 def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None = None,
                  format: str | None = None) -> str:
     """Check, without writing, that ``path`` can receive the output of ``input_path``.

@@ -1,14 +1,16 @@
 """JSON Lines: one JSON object per line, the documents in string fields.
 
 Guarantees: every object line in gives one line out in which only the text fields' string values
-are replaced — every other byte of the line (other fields, numbers as written such as ``2.50`` or
-``1E400``, key order, escapes, whitespace, the line ending) is copied from the input, so nothing is
-re-serialised; blank lines are passed through where they were (they are not documents). A text
-field is a key of the object or a dotted path into nested objects (``meta.text``; write ``\\.``
-for a dot inside a key). Errors name the line: invalid UTF-8, malformed or truncated JSON
-(``NaN`` and ``Infinity`` included: they are not JSON), a value that is not an object, a missing
-text field, a text field that is not a string (null: see ``ReadOptions.null``), a text field
-that appears twice in one object.
+are replaced — every other byte of the line (other fields, numbers as written such as ``2.50``,
+``1E400`` or an integer of 5000 digits, key order, escapes, whitespace, other duplicate keys, the
+line ending) is copied from the input, so nothing is re-serialised; blank lines are passed
+through where they were (they are not documents). A text field is a key of the object or a dotted
+path into nested objects (``meta.text``; write ``\\.`` for a dot inside a key). Errors name the
+line: invalid UTF-8, malformed or truncated JSON (``NaN`` and ``Infinity`` included: they are not
+JSON), a value that is not an object, a missing text field, a text field that is not a string
+(null: see ``ReadOptions.null``), a text field (or an object on a dotted text field's path) that
+appears twice in one object — whatever the copies hold, since a parser keeps one copy and the
+other would be released verbatim. Other duplicate keys are legal JSON and pass through as written.
 
 Speed: a line is validated by a C JSON parser (orjson when installed, else the standard
 library's), and for a single top-level text field the value's byte span is found with byte
@@ -71,7 +73,10 @@ def _no_constants(name: str) -> Any:
 
 # The standard library's decoder, refusing NaN / Infinity (they are not JSON and must never be
 # written); its scan_once is the C scanner: (value, end) for the value starting at an index.
-_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+# Integers are not converted to int: int() refuses more than sys.get_int_max_str_digits() digits
+# (4300), yet a 5000-digit integer is valid JSON; outside the text fields only a value's type
+# matters (its bytes are copied), and float() takes any number of digits (a big one is inf).
+_DECODER = json.JSONDecoder(parse_constant=_no_constants, parse_int=float)
 _scan_value = _DECODER.scan_once
 
 
@@ -219,19 +224,19 @@ _STRING_TOKEN = re.compile(rb'"((?:[^"\\]++|\\.)*+)"([ \t\n\r]*+:[ \t\n\r]*+)?')
 
 def _span_by_tokens(raw: bytes, key: str) -> int:
     """:func:`_fast_span` for any line and key: every key token of ``raw`` is decoded and compared
-    with ``key`` (escapes such as ``\\u0074`` included); exactly one with a string value must
-    match."""
+    with ``key`` (escapes such as ``\\u0074`` included); exactly one may match, and its value must
+    be a string."""
     plain = key.encode("utf-8")
     at = -1
     for m in _STRING_TOKEN.finditer(raw):
-        if m.group(2) is None or raw[m.end():m.end() + 1] != b'"':
-            continue  # a value, or a key whose value is not a string (not the top-level one)
+        if m.group(2) is None:
+            continue  # a value
         body = m.group(1)
         if body == plain or (b"\\" in body and scanstring(body.decode("utf-8") + '"', 0)[0] == key):
-            if at >= 0:
-                return -1
-            at = m.end()
-    return at
+            if at != -1:
+                return -1  # a nested key of that name, or a duplicate: the exact path decides
+            at = m.end() if raw[m.end():m.end() + 1] == b'"' else -2
+    return max(at, -1)
 
 
 def _escaped_key(raw: bytes) -> bool:
@@ -258,8 +263,10 @@ def _fast_span(raw: bytes, quoted_key: bytes, key: str | None = None) -> int:
     string token, and one followed by ``:`` is a key. Without ``\\u`` escapes in keys, a key
     equal to ``key`` can only be spelled ``"key"`` (the fast path takes only keys of letters,
     digits, ``_``, ``-`` and spaces). So if exactly one such key token exists, it is the top-level
-    one (nested keys and duplicates would be further tokens). Key tokens with a value other than
-    a string are not counted: the top-level key's value is known to be a string.
+    one (nested keys and duplicates would be further tokens). Key tokens are counted whatever
+    their value: ``{"text": ["secret"], "text": "hi"}`` is decoded by the validating parser as
+    ``{"text": "hi"}`` (the last copy wins), and releasing the first copy verbatim would leak it;
+    such a line goes to the exact path, which refuses a duplicate on the text path.
     """
     if key is not None or (b"\\" in raw and b"\\u" in raw and _escaped_key(raw)):
         return _span_by_tokens(raw, key if key is not None else quoted_key[1:-1].decode())
@@ -273,14 +280,13 @@ def _fast_span(raw: bytes, quoted_key: bytes, key: str | None = None) -> int:
         return -1 if m is None else m.end() - 1
     at = -1
     while i >= 0:
-        if i == 0 or raw[i - 1] != _BACKSLASH:
+        if (i == 0 or raw[i - 1] != _BACKSLASH) and _COLON.match(raw, i + n) is not None:
+            if at != -1:  # a second key token of that name
+                return -1
             m = _COLON_QUOTE.match(raw, i + n)
-            if m is not None:  # a key with a string value; keys with other values cannot be
-                if at >= 0:    # the top-level one, whose value is a string
-                    return -1
-                at = m.end() - 1
+            at = -2 if m is None else m.end() - 1  # -2: a key whose value is not a string
         i = raw.find(quoted_key, i + n)
-    return at
+    return max(at, -1)
 
 
 def _encode(text: str) -> bytes:

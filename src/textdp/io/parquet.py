@@ -4,7 +4,9 @@ Guarantees: every row in gives one row out with every other column unchanged (sa
 and schema metadata); the file is read with ``iter_batches``, so memory holds one batch, never the
 whole table; the output keeps the input's compression codec where pyarrow can write it. A text
 column must be a string column; a null in it is an error naming the row (it is not a document,
-and silently passing it through would hide missing data) unless ``null="pass"``. A dictionary-encoded text
+and silently passing it through would hide missing data) unless ``null="pass"``. A text value that is not
+valid UTF-8 (Parquet writers do not all check) is an error naming the row and the column; under
+``on_error="skip"`` such rows, like null ones, are left out and listed. A dictionary-encoded text
 column is written back as a plain string column.
 """
 
@@ -30,6 +32,28 @@ _CODECS = {"UNCOMPRESSED": "NONE", "SNAPPY": "SNAPPY", "GZIP": "GZIP", "BROTLI":
 
 def _is_string(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+class _Invalid:
+    """A text value that is not valid UTF-8: why, in words."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _decoded(column: pa.Array) -> list[Any]:
+    """``column.to_pylist()`` with an :class:`_Invalid` for each value that is not UTF-8."""
+    out: list[Any] = []
+    for r in range(len(column)):
+        try:
+            out.append(column[r].as_py())
+        except UnicodeDecodeError as exc:
+            bad = exc.object[exc.start:exc.start + 1].hex()
+            out.append(_Invalid(f"invalid UTF-8 (byte 0x{bad} at byte {exc.start + 1} of the "
+                                "value)"))
+    return out
 
 
 class ParquetReader(RecordReader):
@@ -98,10 +122,13 @@ class ParquetReader(RecordReader):
             first_row, rows_seen = rows_seen, rows_seen + record_batch.num_rows
             columns = [record_batch.column(i) for i in self.text_indices]
             nulls = any(c.null_count for c in columns)
-            if nulls:
-                record_batch, values = self._nulls(record_batch, first_row)
-            else:
+            try:
                 values = [c.to_pylist() for c in columns]
+                checked = nulls
+            except UnicodeDecodeError:  # Parquet does not validate UTF-8; to_pylist does
+                values, checked = [_decoded(c) for c in columns], True
+            if checked:
+                record_batch, values = self._check_rows(record_batch, values, first_row)
             texts = values[0] if len(values) == 1 else [v for row in zip(*values, strict=True) for v in row]
             if nulls:
                 texts = [t for t in texts if t is not None]
@@ -111,22 +138,32 @@ class ParquetReader(RecordReader):
             self.documents_read += len(texts)
             yield batch
 
-    def _nulls(self, record_batch: pa.RecordBatch, first_row: int
-               ) -> tuple[pa.RecordBatch, list[list[str | None]]]:
-        """Rows with a null text: passed through (``null="pass"``), else rejected (an error, or
-        left out under ``on_error="skip"``)."""
-        values = [record_batch.column(i).to_pylist() for i in self.text_indices]
-        if self.options.null == "pass":
-            self.null_texts += sum(v is None for column in values for v in column)
-            return record_batch, values
+    def _check_rows(self, record_batch: pa.RecordBatch, values: list[list[Any]], first_row: int
+                    ) -> tuple[pa.RecordBatch, list[list[str | None]]]:
+        """Rows with a text that is not valid UTF-8 (a :class:`_Invalid` in ``values``) are
+        rejected (an error naming the row and column, or left out under ``on_error="skip"``);
+        rows with a null text are passed through (``null="pass"``), else rejected too."""
         keep = [True] * record_batch.num_rows
-        for name, column in zip(self.text_fields, values, strict=True):
-            for r, v in enumerate(column):
-                if v is None and keep[r]:
-                    self.reject(first_row + r + 1, f"column {name!r} is null", unit="row")
-                    keep[r] = False
-        kept = record_batch.filter(pa.array(keep))
-        return kept, [[v for v, k in zip(column, keep, strict=True) if k] for column in values]
+        passing = self.options.null == "pass"
+        for r, row in enumerate(zip(*values, strict=True)):
+            for name, v in zip(self.text_fields, row, strict=True):
+                if type(v) is _Invalid:
+                    problem = f"column {name!r}: {v.problem}"
+                elif v is None and not passing:
+                    problem = f"column {name!r} is null"
+                else:
+                    continue
+                self.reject(first_row + r + 1, problem, unit="row")
+                keep[r] = False
+                break
+        if all(keep):
+            kept, values = record_batch, values
+        else:
+            kept = record_batch.filter(pa.array(keep))
+            values = [[v for v, k in zip(column, keep, strict=True) if k] for column in values]
+        if passing:
+            self.null_texts += sum(v is None for column in values for v in column)
+        return kept, values
 
     def writer(self, path: str | os.PathLike, *, compression: str | None = None
                ) -> ParquetWriter:
