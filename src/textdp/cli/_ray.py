@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, progress_bar
-from textdp.io import FORMATS, AtomicFiles, FileError, check_input, map_text_file
+from textdp.io import FORMATS, FileError, check_input, map_text_file
 from textdp.io.streams import is_stdio, strip_compression
 
 EngineOption = Annotated[str, typer.Option(
@@ -173,7 +173,7 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         windows = _Windows(runner, spec, workers, batch_size)
         summaries = []
-        with AtomicFiles() as files:
+        with args["book"].files() as files:
             for src, dst in pairs:
                 windows.documents = 0
                 summaries.append(map_text_file(

@@ -41,7 +41,6 @@ from textdp.cli._ray import AddressOption, EngineOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
-    AtomicFiles,
     FileError,
     ReadOptions,
     check_input,
@@ -303,8 +302,9 @@ def _run(a: dict[str, Any]) -> None:
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all (then --ledger).
     with book.check(mech, lambda: fingerprint_file(input, options=options, format=format),
-                    seed=a["seed"]), AtomicFiles() as files:
-        io_summary = map_text_file(input, output, runner.run, options=options, format=format,
+                    seed=a["seed"]), book.files() as files:
+        io_summary = map_text_file(input, output, book.watch(runner.run), options=options,
+                                   format=format,
                                    batch_size=a["batch_size"], progress=progress_bar("privatize"),
                                    files=files)
         result = book.attach(runner.report())
