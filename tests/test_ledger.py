@@ -154,6 +154,9 @@ _BAD = {
     "unknown type": lambda: _line(type="maybe"),
     "id does not match": lambda: _line(eps=1.0).replace(b'"epsilon": 1.0', b'"epsilon": 0.5'),
     "not an object": lambda: b"[1, 2]",
+    "not UTF-8": lambda: b"\xff\xfe{}",
+    "nested too deeply": lambda: b"[" * 100_000,
+    "a 5000-digit ε": lambda: _line(eps=1.0).replace(b'"epsilon": 1.0', b'"epsilon": 1' + b"0" * 5000),
 }
 
 

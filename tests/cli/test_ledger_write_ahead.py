@@ -141,8 +141,9 @@ def test_a_really_closed_pipe(tmp_path, corpus):
 
 # --- signals at every step -------------------------------------------------------------------------
 
-def _sigterm(*_: object) -> None:
-    signal.raise_signal(signal.SIGTERM)
+@pytest.fixture(params=[signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def signum(request) -> int:
+    return request.param
 
 
 @pytest.mark.parametrize("step, output, counted", [
@@ -152,9 +153,14 @@ def _sigterm(*_: object) -> None:
     ("commit", True, ["pending"]),        # the output renamed into place, then the signal
     ("completion", True, ["pending"]),    # the completion is rolled back
 ])
-def test_sigterm_at_every_step(capsys, tmp_path, corpus, monkeypatch, step, output, counted):
+def test_a_signal_at_every_step(capsys, tmp_path, corpus, monkeypatch, signum, step, output,
+                                counted):
     """Exit 130 at every step, and a visible output is always counted. Before: a signal after
     the output's rename or during the append left the output with no ledger line."""
+
+    def _sigterm() -> None:  # the signal, delivered to this process at this step
+        signal.raise_signal(signum)
+
     L, out = tmp_path / "l.jsonl", tmp_path / "o.txt"
     real_flock, real_append, real_replace = fcntl.flock, ledger_module._append, os.replace
     appends = []
