@@ -150,7 +150,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
                     seed=seed, space=f"sentence splitter {splitter_name()}"):
         out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
 
-        # 4. Output and report together, or neither (then the --ledger line).
+        # 4. Output and report together, or neither (then the --ledger completion).
         result = book.attach(document_report(
             mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
             encoder=encoder_name(sentences), sentence_splitter=splitter_name()))

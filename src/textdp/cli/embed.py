@@ -273,7 +273,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
     with book.check(mech, *embed_input(input, X, encoder, text_field), seed=seed):
         W, audit = _release(mech, X, seed, audit_pairs)
 
-        # 4. Output and report, together or not at all (then the --ledger line).
+        # 4. Output and report, together or not at all (then the --ledger completion).
         result = embedding_report(
             mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
             dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
