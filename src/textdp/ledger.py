@@ -1,4 +1,4 @@
-"""A privacy ledger across releases: an append-only JSON-lines file, one line per release.
+"""A privacy ledger across releases: an append-only JSON-lines file, written ahead of each release.
 
 Every release of textdp states its guarantee for that release alone; releasing the same input
 again spends privacy again. A :class:`Ledger` records each release (input fingerprint,
@@ -13,20 +13,25 @@ One small API for every front (CLI, Python API, integrations)::
     ledger = Ledger("releases.jsonl", policy="refuse", budget=20)
     with ledger.release(mechanism=mech, input_fingerprint=fp, records=n, seed=None) as rel:
         output = ...                        # rel.section / rel.warnings go into the report
-    # appended here, only if the block succeeded
+    # completed here if the block succeeded, voided if it raised
 
-File format and safety (docs/accounting.md):
+Write-ahead protocol (docs/accounting.md, "The ledger file"):
 
-* each line is one JSON object (``schema`` ``textdp.ledger/1``) ending in ``\\n``;
-* an append is ONE ``write`` of the whole line on a descriptor opened ``O_APPEND``, followed by
-  ``os.fsync``, under an exclusive ``fcntl.flock`` (POSIX: Linux, macOS; not Windows; advisory,
-  so only textdp's own writers are serialised, and flock over NFS is as reliable as the mount);
-* a last line without ``\\n`` or not valid JSON (an append killed midway, a crash) is *torn*: it
-  is reported (report warning, ``textdp ledger show``) and kept as it is, never dropped or
-  overwritten; the next append starts on a new line, so it never glues onto it. An invalid line
-  elsewhere is reported as corrupt and not counted;
-* under ``policy="refuse"`` the ledger stays locked from the budget check to the append, so two
-  concurrent releases cannot both pass the budget (the second waits for the first).
+1. entering the block takes the exclusive lock (every policy), reads and validates the whole
+   file, applies the policy and appends a ``pending`` line (one write, fsync), then unlocks;
+2. the block makes the output visible (the CLI's atomic rename, a function's return);
+3. leaving the block appends a ``complete`` line naming the pending one, or a ``void`` line when
+   the block raised before anything became visible (see :meth:`Release.exposed`).
+
+A pending line counts against the budget exactly as a complete one does, so a crash, a signal or
+a failed write at any point leaves the ledger counting every release that may be visible; the
+worst case is a release counted that did not happen. The lock is not held while the output is
+produced: the pending line is already what every later reader counts, so a concurrent ``refuse``
+run sees it whether the release is still running, finished or crashed.
+
+Reading fails closed: every line is validated in full (schema, types, ranges, the id against the
+line's content, completions against their pending line); a line that cannot be validated is
+reported with its number, and under ``refuse`` a ledger with such a line refuses every release.
 
 The ledger lives above the core: it opens files. The core's release functions take a built
 :class:`Ledger` (``ledger=``) and only call :meth:`Ledger.release`.
@@ -34,11 +39,14 @@ The ledger lives above the core: it opens files. The core's release functions ta
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import re
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,91 +60,256 @@ try:  # POSIX only: the ledger's exclusive lock
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["POLICIES", "SCHEMA", "Contents", "Ledger", "LedgerError", "LedgerRefused", "Release",
-           "as_ledger", "iter_inputs", "parse"]
+__all__ = ["POLICIES", "SCHEMA", "SCHEMAS", "Contents", "Ledger", "LedgerError", "LedgerRefused",
+           "LedgerWarning", "Release", "as_ledger", "iter_inputs", "parse"]
 
-SCHEMA = "textdp.ledger/1"
+SCHEMA = "textdp.ledger/2"
+#: Every schema the reader validates: ``/1`` lines (written after the output, by textdp before
+#: the write-ahead protocol) are complete releases and count as they always did.
+SCHEMAS = ("textdp.ledger/1", SCHEMA)
 POLICIES = ("warn", "refuse")
+#: How long :meth:`Ledger.read` waits for a writer's lock (held for one read and one append)
+#: before reading without it.
+READ_LOCK_WAIT = 5.0
+
+_HEX16 = re.compile(r"[0-9a-f]{16}\Z")
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 
 
 class LedgerError(ValueError):
-    """The ledger cannot be used (a directory, no lock support, a bad policy or budget)."""
+    """The ledger cannot be used (a directory, no lock support, a bad policy or budget, a pending
+    line that cannot be written)."""
 
 
 class LedgerRefused(LedgerError):
-    """``policy="refuse"``: the release would exceed the budget; nothing was released or recorded."""
+    """``policy="refuse"``: the release would exceed the budget, or the ledger holds a line that
+    cannot be validated; nothing was released or recorded."""
+
+
+class LedgerWarning(UserWarning):
+    """A release's completion or void line could not be written (its pending line still counts)."""
 
 
 @dataclass
 class Contents:
-    """What a ledger file holds: valid entries (with their line numbers), and what is wrong."""
+    """What a ledger file holds, validated line by line.
+
+    ``entries`` are the releases that count: ``pending`` (no completion yet: running, crashed or
+    cut short) and ``complete`` ones, each with ``_line`` (its line number) and ``_state``.
+    """
 
     entries: list[dict[str, Any]] = field(default_factory=list)
-    #: The last line when it has no trailing newline or is not a valid entry: ``{line, bytes,
-    #: counted, why}``; None when the file ends cleanly.
+    #: Releases whose void line says nothing was released: listed, not counted.
+    voided: list[dict[str, Any]] = field(default_factory=list)
+    #: Lines that cannot be validated, ``{line, why}``, in file order (a torn last line included).
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    #: The last line when the file does not end in a newline: ``{line, bytes, counted, why}``.
     torn: dict[str, Any] | None = None
-    #: Invalid lines before the last: ``{line, why}`` (e.g. an earlier torn line).
-    corrupt: list[dict[str, Any]] = field(default_factory=list)
-    #: Set when the file was read without its shared lock (a release holds it).
+    #: Set when the file was read without its shared lock (a writer held it too long).
     note: str | None = None
 
+    @property
+    def pending(self) -> list[dict[str, Any]]:
+        return [e for e in self.entries if e["_state"] == "pending"]
+
     def problems(self, path: str | os.PathLike) -> list[str]:
-        """The torn last line and corrupt lines, as warnings naming the file and line."""
-        out = []
-        if self.torn is not None:
-            t = self.torn
-            out.append(f"ledger {os.fspath(path)}: the last line (line {t['line']}, {t['bytes']} "
-                       f"bytes) is torn ({t['why']}: an append was interrupted); kept as it is, "
-                       + ("counted (it is a whole entry)" if t["counted"] else "not counted")
-                       + "; the next append starts on a new line")
-        out += [f"ledger {os.fspath(path)}: line {c['line']} is not a valid entry ({c['why']}); "
-                "kept as it is, not counted" for c in self.corrupt[:10]]
-        if len(self.corrupt) > 10:
-            out.append(f"ledger {os.fspath(path)}: {len(self.corrupt) - 10} more invalid lines "
+        """The invalid lines (at most 10 listed) and a torn last line, as warnings."""
+        name = os.fspath(path)
+        out = [f"ledger {name}: line {c['line']} cannot be validated ({c['why']}); not counted"
+               for c in self.invalid[:10]]
+        if len(self.invalid) > 10:
+            out.append(f"ledger {name}: {len(self.invalid) - 10} more lines cannot be validated "
                        "(not counted); is this a textdp ledger?")
+        if self.torn is not None and self.torn["counted"]:
+            out.append(f"ledger {name}: the last line (line {self.torn['line']}) lacks its "
+                       "newline; it is a whole entry and counted")
         return out
+
+    def refusal(self, path: str | os.PathLike) -> str | None:
+        """Why a ``refuse`` policy cannot trust this ledger (one line), or None."""
+        if not self.invalid:
+            return None
+        first, name = self.invalid[0], os.fspath(path)
+        more = f" (and {len(self.invalid) - 1} more)" if len(self.invalid) > 1 else ""
+        return (f"ledger {name}: line {first['line']} cannot be validated ({first['why']}){more}; "
+                "under the refuse policy such a ledger refuses every release (fail closed): "
+                f"'textdp ledger show {name}' lists the invalid lines; repair or remove them (a "
+                "removed line no longer counts); nothing was released or recorded")
 
     def of_input(self, fingerprint: str) -> list[dict[str, Any]]:
         return [e for e in self.entries if e["input"]["fingerprint"] == fingerprint]
 
 
-def _check_entry(line: bytes) -> tuple[dict[str, Any] | None, str]:
+# --- validation ----------------------------------------------------------------------------------
+
+class _Invalid(ValueError):
+    """Why a line cannot be validated (a short phrase)."""
+
+
+def _digest(entry: dict[str, Any]) -> str:
+    """A release line's id: 16 hex digits of the sha256 of the rest of the line."""
+    rest = {k: v for k, v in entry.items() if k != "id"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "") -> Any:
+    if key not in obj:
+        raise _Invalid(f"missing field {where}{key}")
+    value = obj[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in (
+            kind if isinstance(kind, tuple) else (kind,))):
+        raise _Invalid(f"{where}{key} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _epsilon(value: Any) -> float:
+    """ε of a line: a number > 0, or ∞ (written as "inf": no bound; it exceeds any budget)."""
+    if value in ("inf", "Infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Invalid(f"guarantee.epsilon is not a number ({str(value)[:20]!r})")
+    try:
+        eps = float(value)
+    except OverflowError:
+        return math.inf  # an integer too large for a float: unbounded, the safe side
+    if math.isnan(eps) or not eps > 0:
+        raise _Invalid(f"guarantee.epsilon = {value!r}: ε must be > 0 (or inf)")
+    return eps
+
+
+def _delta(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Invalid(f"guarantee.delta is not a number ({str(value)[:20]!r})")
+    try:
+        delta = float(value)
+    except OverflowError:
+        delta = math.inf
+    if not 0 <= delta <= 1:  # NaN and ±∞ fail too
+        raise _Invalid(f"guarantee.delta = {value!r}: δ must be in [0, 1]")
+    return delta
+
+
+def _check_release(entry: dict[str, Any]) -> None:
+    """A release line (``/1``, or a ``/2`` pending line), validated in full."""
+    rid = _get(entry, "id", str)
+    if not _HEX16.match(rid):
+        raise _Invalid(f"id {rid[:20]!r} is not 16 hex digits")
+    _get(entry, "time", str)
+    _get(entry, "textdp_version", str)
+    _get(entry, "space", str)
+    _get(entry, "seeded", bool)
+    _get(entry, "pid", int)
+    source = _get(entry, "input", dict)
+    if not _HEX64.match(_get(source, "fingerprint", str, "input.")):
+        raise _Invalid("input.fingerprint is not a sha256 (64 hex digits)")
+    _get(source, "encoding", str, "input.")
+    if _get(source, "records", int, "input.") < 0:
+        raise _Invalid("input.records is negative")
+    mechanism = _get(entry, "mechanism", dict)
+    _get(mechanism, "name", str, "mechanism.")
+    _get(mechanism, "parameters", dict, "mechanism.")
+    guarantee = _get(entry, "guarantee", dict)
+    _get(guarantee, "notion", str, "guarantee.")
+    _epsilon(_get(guarantee, "epsilon", (int, float, str), "guarantee."))
+    _delta(_get(guarantee, "delta", (int, float), "guarantee."))
+    if guarantee.get("metric") is not None:
+        _get(guarantee, "metric", str, "guarantee.")
+    if "verified" in guarantee:
+        _get(guarantee, "verified", bool, "guarantee.")
+    if entry["schema"] == SCHEMA:
+        if _get(entry, "policy", str) not in POLICIES:
+            raise _Invalid(f"policy {entry['policy'][:20]!r} is not warn or refuse")
+        if entry.get("budget") is not None:
+            _get(entry, "budget", (int, float))
+    if _digest(entry) != rid:
+        raise _Invalid(f"id {rid} does not match the line's content (edited?)")
+
+
+def _check_line(line: bytes) -> dict[str, Any]:
+    """One line, parsed and validated; raises :class:`_Invalid`."""
     try:
         entry = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return None, f"not JSON: {str(exc)[:60]}"
-    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA:
-        return None, f"not a {SCHEMA} entry"
-    if not isinstance(entry.get("input"), dict) or not isinstance(entry.get("guarantee"), dict) \
-            or "fingerprint" not in entry["input"] or "id" not in entry:
-        return None, "an entry without id, input fingerprint or guarantee"
-    return entry, ""
+    except (UnicodeDecodeError, ValueError) as exc:  # RecursionError is no ValueError: below
+        raise _Invalid(f"not JSON: {str(exc)[:60]}") from None
+    except RecursionError:
+        raise _Invalid("not JSON: nested too deeply") from None
+    if not isinstance(entry, dict):
+        raise _Invalid("not a JSON object")
+    schema = entry.get("schema")
+    if schema not in SCHEMAS:
+        raise _Invalid(f"unknown schema {str(schema)[:40]!r} (this textdp reads "
+                       f"{' and '.join(SCHEMAS)}; a newer textdp wrote it?)")
+    kind = "complete" if schema == SCHEMAS[0] else _get(entry, "type", str)
+    if kind == "pending" or schema == SCHEMAS[0]:
+        _check_release(entry)
+    elif kind in ("complete", "void"):
+        if not _HEX16.match(_get(entry, "release", str)):
+            raise _Invalid("release is not 16 hex digits")
+        _get(entry, "time", str)
+        if kind == "complete":
+            if _get(entry, "records", int) < 0:
+                raise _Invalid("records is negative")
+            _get(entry, "fingerprint", str)
+        else:
+            _get(entry, "why", str)
+    else:
+        raise _Invalid(f"unknown line type {kind[:20]!r}")
+    return entry
 
 
 def parse(data: bytes) -> Contents:
-    """The entries of a ledger's bytes, with its torn last line and corrupt lines reported."""
+    """The releases of a ledger's bytes, every line validated; see :class:`Contents`."""
     contents = Contents()
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
+    if tail:
+        lines.append(tail)
+    releases: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(lines, start=1):
+        last_torn = bool(tail) and number == len(lines)
         if not line.strip():
             continue
-        entry, why = _check_entry(line)
-        if entry is None:
-            contents.corrupt.append({"line": number, "why": why})
-        else:
-            contents.entries.append({**entry, "_line": number})
-    if contents.corrupt and not tail and contents.corrupt[-1]["line"] == len(lines):
-        last = contents.corrupt.pop()  # a last line that ends in \n but is not an entry
-        contents.torn = {"line": last["line"], "bytes": len(lines[-1]), "counted": False,
-                         "why": last["why"]}
-    if tail:
-        entry, why = _check_entry(tail)
-        contents.torn = {"line": len(lines) + 1, "bytes": len(tail), "counted": entry is not None,
-                         "why": "no trailing newline" + (f", {why}" if why else "")}
-        if entry is not None:
-            contents.entries.append({**entry, "_line": len(lines) + 1})
+        try:
+            entry = _check_line(line)
+            _place(entry, number, releases)
+        except _Invalid as exc:
+            why = str(exc)
+            if last_torn:
+                why = (f"torn: no trailing newline ({why}); an append was cut short (a killed "
+                       "process, a crash)")
+            contents.invalid.append({"line": number, "why": why})
+        if last_torn:
+            contents.torn = {"line": number, "bytes": len(line),
+                             "counted": not contents.invalid
+                             or contents.invalid[-1]["line"] != number,
+                             "why": "no trailing newline"}
+    for entry in releases.values():
+        (contents.voided if entry["_state"] == "void" else contents.entries).append(entry)
     return contents
+
+
+def _place(entry: dict[str, Any], number: int, releases: dict[str, dict[str, Any]]) -> None:
+    """Record a valid line: a release (pending, or complete for ``/1``) or the closing line of an
+    earlier pending release (matched by id; raises :class:`_Invalid` when it does not match)."""
+    kind = "complete" if entry["schema"] == SCHEMAS[0] else entry["type"]
+    if entry["schema"] == SCHEMAS[0] or kind == "pending":  # a release line
+        if entry["id"] in releases:
+            raise _Invalid(f"release {entry['id']} appears twice (first on line "
+                           f"{releases[entry['id']]['_line']})")
+        releases[entry["id"]] = {**entry, "_line": number,
+                                 "_state": "complete" if kind == "complete" else "pending"}
+        return
+    target = releases.get(entry["release"])
+    if target is None:
+        raise _Invalid(f"{kind} line of release {entry['release']}, which no earlier line holds")
+    if target["_state"] != "pending":
+        raise _Invalid(f"{kind} line of release {entry['release']}, which is already "
+                       f"{target['_state']} (line {target['_closed']})")
+    if kind == "complete" and (entry["fingerprint"], entry["records"]) != (
+            target["input"]["fingerprint"], target["input"]["records"]):
+        raise _Invalid(f"complete line of release {entry['release']} names other records than "
+                       f"its pending line {target['_line']}")
+    target["_state"], target["_closed"] = kind, number
 
 
 def _read_fd(fd: int) -> bytes:
@@ -168,14 +341,26 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
+def _encode(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry, ensure_ascii=False, sort_keys=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
+
+
+def _now() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+
+
 class Ledger:
     """An append-only privacy ledger at ``path`` (created on the first release).
 
     Args:
         path: the JSON-lines file.
-        policy: ``"warn"`` (default: earlier releases and an exceeded budget are warned about)
-            or ``"refuse"`` (a release whose cumulative ε for its input would exceed ``budget``
-            raises :class:`LedgerRefused` before anything is released; needs ``budget``).
+        policy: ``"warn"`` (default: earlier releases, an exceeded budget and invalid lines are
+            warned about) or ``"refuse"`` (a release whose cumulative ε for its input would
+            exceed ``budget``, or any release while the ledger holds a line that cannot be
+            validated, raises :class:`LedgerRefused` before anything is released; needs
+            ``budget``).
         budget: ε budget per input, compared with every composition group's cumulative ε (in
             that group's units: per unit of the metric for metric DP). A release without a
             composable guarantee makes the total unbounded, which exceeds any budget.
@@ -203,18 +388,28 @@ class Ledger:
         self.budget = budget
 
     def read(self) -> Contents:
-        """The entries, under a shared lock; when a release holds the lock (``refuse``), the
-        file is read without it and :attr:`Contents.note` says so."""
+        """The validated contents, under a shared lock. Writers hold the lock only to read and
+        append one line; if it stays held for :data:`READ_LOCK_WAIT` seconds (a stopped
+        process), the file is read without it and :attr:`Contents.note` says so."""
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             raise LedgerError(f"ledger {self.path}: no such file") from None
+        except OSError as exc:
+            raise LedgerError(f"ledger {self.path}: {exc.strerror or exc}") from None
         try:
             note = None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                note = "read while a release holds the ledger's lock: its line is not there yet"
+            deadline = time.monotonic() + READ_LOCK_WAIT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        note = ("read while another process holds the ledger's lock: a line it "
+                                "is appending may be missing or cut short")
+                        break
+                    time.sleep(0.05)
             contents = parse(_read_fd(fd))
             contents.note = note
             return contents
@@ -223,13 +418,14 @@ class Ledger:
 
     def release(self, *, mechanism: Any, input_fingerprint: str, records: int,
                 seed: int | None, input_kind: str = "texts", space: str | None = None) -> Release:
-        """A :class:`Release` context: checks on entry, appends on a successful exit.
+        """A :class:`Release` context: entering checks and writes the pending line, leaving
+        completes it (or voids it when the block raised).
 
         Args:
             mechanism: the built mechanism (its ``name``, ``parameters``, ``guarantee``; a word
                 mechanism's vocabulary fingerprint is its ``space``).
             input_fingerprint: :mod:`textdp.privacy.fingerprint` of the released values.
-            records: how many values were released.
+            records: how many values are released.
             seed: the run's seed (a seeded run is flagged: reproducible, not for production).
             input_kind: ``texts``, ``vectors`` or ``documents`` (the fingerprint's encoding).
             space: what else fixes the metric (vocabulary, encoder, sentence splitter); default:
@@ -238,19 +434,20 @@ class Ledger:
         if space is None:
             vocabulary = getattr(mechanism, "vocabulary", None)
             space = f"vocabulary sha256 {vocabulary.fingerprint}" if vocabulary is not None else ""
-        entry = _entry(mechanism, input_fingerprint, records, seed, input_kind, space)
+        entry = _entry(mechanism, input_fingerprint, records, seed, input_kind, space,
+                       self.policy, self.budget)
         return Release(self, entry)
 
 
 def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
-           space: str) -> dict[str, Any]:
-    """A ledger line's content; its id is the sha256 of the rest (16 hex digits)."""
+           space: str, policy: str, budget: float | None) -> dict[str, Any]:
+    """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
     from textdp import __version__
 
-    now = time.time()
     entry = {
         "schema": SCHEMA,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z",
+        "type": "pending",
+        "time": _now(),
         "textdp_version": __version__,
         "input": {"fingerprint": fingerprint, "encoding": f"{ENCODING} {input_kind}",
                   "records": int(records)},
@@ -260,21 +457,29 @@ def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, inp
                                            "numerics")}),
         "space": space,
         "seeded": seed is not None,
+        "policy": policy,
+        "budget": budget,
         "pid": os.getpid(),
     }
-    digest = hashlib.sha256(json.dumps(entry, sort_keys=True).encode("utf-8")).hexdigest()
-    return {"schema": SCHEMA, "id": digest[:16], **{k: v for k, v in entry.items()
-                                                     if k != "schema"}}
+    return {"schema": SCHEMA, "id": _digest(entry), **{k: v for k, v in entry.items()
+                                                       if k != "schema"}}
 
 
 class Release:
-    """One release guarded by a ledger: entering checks it, a successful exit records it.
+    """One release guarded by a ledger, written ahead (see the module docstring).
 
-    After entering: :attr:`earlier` (the earlier entries of the same input), :attr:`composition`
-    (cumulative, this release included), :attr:`section` (the report's ``ledger``) and
-    :attr:`warnings` (for the report's ``warnings``). Entering raises :class:`LedgerRefused`
-    under ``refuse`` when the budget would be exceeded. Leaving the block with an exception
-    records nothing; :meth:`commit` records explicitly (once).
+    Entering takes the lock, reads and validates the ledger, applies the policy (raising
+    :class:`LedgerRefused` under ``refuse``), appends the pending line and unlocks; a pending line
+    that cannot be written raises :class:`LedgerError` (nothing released). After entering:
+    :attr:`earlier` (the earlier counted releases of the same input, pending ones included),
+    :attr:`composition` (cumulative, this release included), :attr:`section` (the report's
+    ``ledger``) and :attr:`warnings`.
+
+    Leaving the block normally appends the ``complete`` line; leaving it with an exception appends
+    a ``void`` line, unless :meth:`exposed` was called (then the pending line stays and counts).
+    A completion or void line that cannot be written leaves the pending line, which still counts:
+    :meth:`complete` and :meth:`void` return that as a one-line message, and the context manager
+    issues it as a :class:`LedgerWarning`.
     """
 
     def __init__(self, ledger: Ledger, entry: dict[str, Any]) -> None:
@@ -284,25 +489,39 @@ class Release:
         self.composition: Composition | None = None
         self.contents = Contents()
         self.warnings: list[str] = []
+        #: ``None`` before entering, then ``pending``, ``complete`` or ``void``.
+        self.state: str | None = None
         self._fd: int | None = None
+        self._exposed = False
 
     @property
     def id(self) -> str:
         return self.entry["id"]
 
     def __enter__(self) -> Release:
+        if self._fd is not None or self.state is not None:
+            raise LedgerError("a release is entered once")
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         try:
             self._fd = os.open(self.ledger.path, flags, 0o600)
         except OSError as exc:
             raise LedgerError(f"ledger {self.ledger.path}: {exc.strerror or exc}") from None
-        refuse = self.ledger.policy == "refuse"
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX if refuse else fcntl.LOCK_SH)
+            # Every policy takes the exclusive lock: a warn run's pending line must be in the
+            # file before a concurrent refuse run reads it.
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
             self.contents = parse(_read_fd(self._fd))
-            if not refuse:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
             self._check()
+            try:
+                _append(self._fd, _encode(self.entry))
+            except OSError as exc:
+                raise LedgerError(
+                    f"ledger {self.ledger.path}: the release could not be recorded before it "
+                    f"happens ({exc.strerror or exc}); refused, nothing was released") from None
+            self.state = "pending"
+            # The pending line is what every later reader counts: no need to hold the lock
+            # while the release runs (a refuse run started now counts this one).
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
         except BaseException:
             self._close()
             raise
@@ -310,19 +529,24 @@ class Release:
 
     def _check(self) -> None:
         fingerprint = self.entry["input"]["fingerprint"]
+        refuse = self.ledger.policy == "refuse"
+        if refuse and self.contents.invalid:
+            raise LedgerRefused(self.contents.refusal(self.ledger.path))
         self.earlier = self.contents.of_input(fingerprint)
         self.composition = compose(_spends([*self.earlier, self.entry]))
         self.warnings = self.contents.problems(self.ledger.path)
         if self.earlier:
             names = ", ".join(f"{e['id']} ({e['time']}, {e['mechanism']['name']} "
-                              f"ε = {e['guarantee'].get('epsilon')})" for e in self.earlier)
+                              f"ε = {e['guarantee'].get('epsilon')}"
+                              + (", pending" if e["_state"] == "pending" else "") + ")"
+                              for e in self.earlier)
             self.warnings.append(
                 f"this input (sha256 {fingerprint[:16]}…) was released {len(self.earlier)} "
                 f"time(s) before according to ledger {self.ledger.path}: {names}; cumulative "
                 f"with this release: {self.composition.summary()}")
         budget = self.ledger.budget
         reasons = self.composition.over_budget(budget) if budget is not None else []
-        if reasons and self.ledger.policy == "refuse":
+        if reasons and refuse:
             raise LedgerRefused(f"ledger {self.ledger.path}: refused, the budget ε = {budget:g} "
                                 f"for this input would be exceeded: {'; '.join(reasons)}; nothing "
                                 "was released or recorded")
@@ -339,12 +563,13 @@ class Release:
                 "input_encoding": self.entry["input"]["encoding"],
                 "earlier_releases": len(self.earlier),
                 "earlier": [{"id": e["id"], "time": e["time"], "mechanism": e["mechanism"]["name"],
-                             "notion": e["guarantee"].get("notion"),
+                             "state": e["_state"], "notion": e["guarantee"].get("notion"),
                              "epsilon": e["guarantee"].get("epsilon"),
                              "delta": e["guarantee"].get("delta")} for e in self.earlier],
                 "cumulative": self.composition.to_dict() if self.composition else None,
-                "torn_last_line": self.contents.torn, "corrupt_lines": self.contents.corrupt,
-                "recorded": "appended after the output is committed"}
+                "torn_last_line": self.contents.torn, "invalid_lines": self.contents.invalid,
+                "recorded": "write-ahead: a pending line before the output, completed after it "
+                            "is committed"}
 
     def attach(self, report: dict[str, Any]) -> dict[str, Any]:
         """Add :attr:`section` as ``report["ledger"]`` and :attr:`warnings` to its warnings."""
@@ -352,22 +577,46 @@ class Release:
         report.setdefault("warnings", []).extend(self.warnings)
         return report
 
-    def commit(self) -> dict[str, Any]:
-        """Append this release's line (once); returns the entry."""
-        if self._fd is None:
-            raise LedgerError("the release was not checked (enter it first) or was already recorded")
+    def exposed(self) -> None:
+        """Say that the output may be visible from now on (a rename began, bytes went to a
+        pipe): a later failure leaves the pending line (counted) instead of voiding it."""
+        self._exposed = True
+
+    def complete(self) -> str | None:
+        """Append the ``complete`` line (the release happened). Returns None, or a one-line
+        message when it could not be written (the pending line stays and counts)."""
+        return self._close_with({"type": "complete", "release": self.id, "time": _now(),
+                                 "records": self.entry["input"]["records"],
+                                 "fingerprint": self.entry["input"]["fingerprint"],
+                                 "pid": os.getpid()})
+
+    def void(self, why: str) -> str | None:
+        """Append a ``void`` line: nothing of this release became visible, it no longer counts.
+        After :meth:`exposed` it appends nothing (the pending line stays). Returns None, or a
+        one-line message when the pending line stays."""
+        if self._exposed:
+            state = self.state
+            self._close()
+            return (None if state != "pending" else
+                    f"ledger {self.ledger.path}: release {self.id} failed after its output may "
+                    "have become visible; its pending line stays and counts against the budget")
+        return self._close_with({"type": "void", "release": self.id, "time": _now(),
+                                 "why": why[:200], "pid": os.getpid()})
+
+    def _close_with(self, line: dict[str, Any]) -> str | None:
+        if self.state != "pending" or self._fd is None:
+            raise LedgerError("the release was not entered, or was already completed or voided")
         try:
-            if self.ledger.policy != "refuse":
-                fcntl.flock(self._fd, fcntl.LOCK_EX)
-            _append(self._fd, json.dumps(self.entry, ensure_ascii=False, sort_keys=False,
-                                         separators=(",", ":"), allow_nan=False).encode("utf-8"))
-        except OSError as exc:  # e.g. a full disk: the release happened, say it is not recorded
-            raise LedgerError(f"ledger {self.ledger.path}: the release {self.id} succeeded but its "
-                              f"line could not be appended ({exc.strerror or exc}): it is NOT "
-                              "recorded") from None
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            _append(self._fd, _encode({"schema": SCHEMA, **line}))
+            self.state = line["type"]
+        except OSError as exc:
+            return (f"ledger {self.ledger.path}: the {line['type']} line of release {self.id} "
+                    f"could not be written ({exc.strerror or exc}); its pending line stays and "
+                    "counts against the budget")
         finally:
             self._close()
-        return self.entry
+        return None
 
     def _close(self) -> None:
         if self._fd is not None:
@@ -375,32 +624,50 @@ class Release:
             self._fd = None
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None and self._fd is not None:
-            self.commit()
-        else:
+        if self.state != "pending" or self._fd is None:
             self._close()
+            return
+        if exc_type is None:
+            message = self.complete()
+        else:
+            message = self.void(f"{exc_type.__name__}: {exc}" if exc is not None
+                                else exc_type.__name__)
+        if message:
+            warnings.warn(message, LedgerWarning, stacklevel=2)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):  # a short write (disk full): finish it or raise
+        n = os.write(fd, data[written:])
+        if n <= 0:
+            raise OSError("short write to the ledger")
+        written += n
 
 
 def _append(fd: int, line: bytes) -> None:
     """One whole line in one write (O_APPEND: at the end), then fsync; the caller holds LOCK_EX.
 
     A file that does not end in ``\\n`` (a torn last line) gets one first, in the same write, so
-    the new line never glues onto the torn one.
+    the new line never glues onto it. A write or fsync that fails (a full disk, a signal) is rolled
+    back: the file is cut to its length before this append. Under the exclusive lock the bytes
+    after that length are this append's own, so no other line is touched; without the rollback a
+    cut-short line would stay, invalid, and make a ``refuse`` ledger refuse.
     """
     size = os.fstat(fd).st_size
     prefix = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
-    data = prefix + line + b"\n"
-    written = os.write(fd, data)
-    while written < len(data):  # a short write (disk full): finish it or raise
-        n = os.write(fd, data[written:])
-        if n <= 0:
-            raise OSError("short write to the ledger")
-        written += n
-    os.fsync(fd)
+    try:
+        _write_all(fd, prefix + line + b"\n")
+        os.fsync(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        raise
 
 
 def iter_inputs(contents: Contents) -> Iterator[tuple[str, list[dict[str, Any]], Composition]]:
-    """Per input fingerprint (first-seen order): its entries and their cumulative guarantee."""
+    """Per input fingerprint (first-seen order): its counted releases and their cumulative
+    guarantee."""
     by_input: dict[str, list[dict[str, Any]]] = {}
     for e in contents.entries:
         by_input.setdefault(e["input"]["fingerprint"], []).append(e)

@@ -52,4 +52,4 @@ def test_smoke_real_default_model_offline(tmp_path, monkeypatch, capsys):
     # The ledger recorded it (issue 15): pure ε-DP per document composes by adding ε's.
     assert r["ledger"]["earlier_releases"] == 0
     assert r["ledger"]["cumulative"]["groups"][0]["family"] == "pure ε-DP per document"
-    assert len((tmp_path / "ledger.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    assert len((tmp_path / "ledger.jsonl").read_text(encoding="utf-8").splitlines()) == 2

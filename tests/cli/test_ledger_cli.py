@@ -71,15 +71,21 @@ def test_a_torn_line_is_reported_by_show_and_the_next_release(capsys, tmp_path, 
                "--ledger", L)[0] == 0
     L.write_bytes(L.read_bytes() + b'{"schema": "textdp.led')   # an interrupted append
     code, out, err = run(capsys, "ledger", "show", L)
-    assert code == 0 and "1 release(s)" in out and "line 2" in err and "torn" in err
+    assert code == 0 and "1 release(s)" in out and "invalid line 3" in out
+    assert "line 3 cannot be validated (torn" in err
     code, _, err = run(capsys, "privatize", corpus, "-o", tmp_path / "o2.txt", "--epsilon", 8,
                        "--ledger", L, "--report", tmp_path / "r.json")
     assert code == 0 and "torn" in err
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
-    assert report["ledger"]["torn_last_line"]["line"] == 2
+    assert report["ledger"]["torn_last_line"]["line"] == 3
     assert any("torn" in w for w in report["warnings"])
     contents = Ledger(L).read()
-    assert len(contents.entries) == 2 and contents.torn is None and contents.corrupt[0]["line"] == 2
+    assert len(contents.entries) == 2 and contents.torn is None
+    assert [c["line"] for c in contents.invalid] == [3]
+    code, _, err = run(capsys, "privatize", corpus, "-o", tmp_path / "o3.txt", "--epsilon", 1,
+                       "--ledger", L, "--ledger-policy", "refuse", "--budget", 100)
+    assert code == 2 and f"ledger {L}: line 3 cannot be validated" in err   # fail closed
+    assert not (tmp_path / "o3.txt").exists()
 
 
 def test_cli_and_python_api_share_the_fingerprint(capsys, tmp_path, corpus):

@@ -12,13 +12,16 @@ import pytest
 pd = pytest.importorskip("pandas")
 datasets = pytest.importorskip("datasets")
 
-from textdp.ledger import LedgerRefused  # noqa: E402
+from textdp.ledger import Ledger, LedgerRefused  # noqa: E402
 
 TEXTS = ["the food was great", "terrible service and cold soup", "a quiet evening"]
 
 
 def _lines(path):
-    return [json.loads(x) for x in path.read_text().splitlines()]
+    """The release (pending) lines; each is followed by its complete line."""
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [x["type"] for x in lines] == ["pending", "complete"] * (len(lines) // 2)
+    return lines[::2]
 
 
 def test_every_front_records_the_same_input_under_one_fingerprint(tmp_path):
@@ -62,3 +65,31 @@ def test_refuse_releases_nothing_through_datasets_and_sklearn(tmp_path):
     with pytest.raises(LedgerRefused):
         est.transform(X)
     assert len(_lines(book)) == 2
+
+
+def test_the_python_api_writes_ahead_and_voids_a_failed_release(tmp_path, monkeypatch):
+    """The fronts get the write-ahead protocol through ``with ledger.release(...)``: the pending
+    line is in the ledger while the texts are privatised, a failure voids it."""
+    import textdp
+    import textdp.pipeline as pipeline
+
+    book, seen = tmp_path / "ledger.jsonl", []
+    real = pipeline.Privatizer.run
+
+    def run(self, *args, **kwargs):
+        seen.append([e["_state"] for e in Ledger(book).read().entries])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline.Privatizer, "run", run)
+    textdp.privatize(TEXTS, "mvc", 10, ledger=book)
+    assert seen[0] == ["pending"] and [e["_state"] for e in Ledger(book).read().entries] == [
+        "complete"]
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("the model crashed")
+
+    monkeypatch.setattr(pipeline.Privatizer, "run", broken)
+    with pytest.raises(RuntimeError):
+        textdp.privatize(TEXTS, "mvc", 10, ledger=book)
+    contents = Ledger(book).read()
+    assert len(contents.entries) == 1 and len(contents.voided) == 1

@@ -252,4 +252,5 @@ def test_paraphrase_records_its_release_in_a_ledger(tiny, tmp_path):
     with pytest.raises(LedgerRefused):
         paraphrase(texts, model=tiny, ledger=book, ledger_policy="refuse", budget=1.5 * eps, **kw)
     lines = book.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["guarantee"]["epsilon"] == pytest.approx(eps)
+    assert len(lines) == 2 and json.loads(lines[0])["guarantee"]["epsilon"] == pytest.approx(eps)
+    assert json.loads(lines[1])["type"] == "complete"  # pending line, then its completion

@@ -10,6 +10,7 @@ and so are Typer's own usage errors (a missing option, a value of the wrong type
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -22,7 +23,7 @@ try:  # recent typer vendors click; older versions use click itself
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException
 
-from textdp.cli._common import PROG, CLIError, one_line
+from textdp.cli._common import PROG, CLIError, PipeClosed, one_line
 from textdp.io import FileError
 from textdp.io.atomic import sigterm_as_interrupt
 
@@ -97,6 +98,17 @@ def _error(message: object) -> int:
     return 2
 
 
+def _pipe_closed(message: object) -> int:
+    """Exit status 141 (see :class:`PipeClosed`); standard output is pointed at /dev/null so that
+    the interpreter's final flush does not fail on the closed pipe once more."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
+    return 141
+
+
 def _log_to_stderr() -> None:
     """Progress the library reports on the ``textdp`` logger (INFO: e.g. 1-Diffractor building
     its word lists the first time) goes to stderr as ``textdp: …`` lines."""
@@ -117,8 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
     file), 3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
-    SIGTERM; temporary files removed), 1 for an internal error (a bug: one line too; the
-    environment variable TEXTDP_TRACEBACK=1 shows its traceback).
+    SIGTERM; temporary files removed), 141 when standard output was closed before all the output
+    was written (``… | head``; a ledger keeps such a release counted), 1 for an internal error
+    (a bug: one line too; the environment variable TEXTDP_TRACEBACK=1 shows its traceback).
     """
     command = typer.main.get_command(app)
     _log_to_stderr()
@@ -126,6 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
             status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
                                   standalone_mode=False)
+    except PipeClosed as exc:
+        return _pipe_closed(exc)
+    except BrokenPipeError:
+        return _pipe_closed("standard output was closed before all the output was written")
     except (CLIError, FileError) as exc:
         return _error(exc)
     except OSError as exc:  # permission denied, disk full, …: the user's environment, not a bug

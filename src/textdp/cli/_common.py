@@ -12,13 +12,19 @@ import typer
 
 from textdp.io import FileError
 
-__all__ = ["CLIError", "say", "warn", "progress_bar"]
+__all__ = ["CLIError", "PipeClosed", "say", "warn", "progress_bar"]
 
 PROG = "textdp"
 
 
 class CLIError(Exception):
     """A user error: printed as ``textdp: error: <message>`` on one line, exit code 2."""
+
+
+class PipeClosed(CLIError):
+    """Standard output was closed by its reader before all the output was written (``… | head``):
+    one line, exit code 141 (128 + SIGPIPE, the status a shell shows for a process that a closed
+    pipe ends), so that ``set -o pipefail`` sees that the output was cut short."""
 
 
 def one_line(message: object) -> str:

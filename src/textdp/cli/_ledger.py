@@ -2,27 +2,31 @@
 ``--budget``) and the step that checks a release against the ledger and records it.
 
 A command builds :class:`CommandLedger` with the paths, before reading anything (bad options fail
-first), and wraps its release and its atomic output in :meth:`CommandLedger.check`::
+first), and wraps its release and its atomic output in :meth:`CommandLedger.check`, taking its
+output group from :meth:`CommandLedger.files`::
 
-    with book.check(mech, fingerprint, seed=seed), AtomicFiles() as files:
+    with book.check(mech, fingerprint, seed=seed), book.files() as files:
         ...                                  # book.attach(report) before writing the report
 
-``check`` computes the input's fingerprint (a first pass over a text file), reads the ledger and
-applies the policy before any output; the line is appended after ``AtomicFiles`` committed the
-output. Standard input cannot be fingerprinted before the output streams, so ``--ledger`` refuses
-it (docs/accounting.md).
+``check`` computes the input's fingerprint (a first pass over a text file), reads the ledger,
+applies the policy and writes the pending line before any output (write-ahead, see
+:mod:`textdp.ledger`). Committing the group first checks that the input released is the input
+fingerprinted (else exit 2, "INPUT changed while it was read", and the pending line is voided),
+then marks the release exposed; after the block the release is completed. A failure before the
+commit voids it; a failure during or after the commit (a closed pipe, a signal) leaves the pending
+line, which counts. Standard input cannot be fingerprinted before the output streams, so
+``--ledger`` refuses it (docs/accounting.md).
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from textdp.cli._common import CLIError, option
-from textdp.io import FileError, ReadOptions, open_records
+from textdp.cli._common import CLIError, PipeClosed, one_line, option, warn
+from textdp.io import AtomicFiles, FileError, ReadOptions, open_records
 from textdp.io.streams import is_stdio
 
 __all__ = ["BudgetOpt", "CommandLedger", "LedgerOpt", "LedgerPolicyOpt", "embed_input",
@@ -31,13 +35,14 @@ __all__ = ["BudgetOpt", "CommandLedger", "LedgerOpt", "LedgerPolicyOpt", "embed_
 LedgerOpt = Annotated[Path | None, option(
     "--ledger", metavar="PATH",
     help="Privacy ledger (JSON lines): the release is checked against the earlier releases of "
-         "the same input recorded there (the report gains 'ledger') and appended once the output "
-         "is written. INPUT must be a file (not standard input).")]
+         "the same input recorded there (the report gains 'ledger'), recorded as pending before "
+         "any output and completed once the output is written. INPUT must be a file (not "
+         "standard input).")]
 LedgerPolicyOpt = Annotated[str, option(
     "--ledger-policy", metavar="warn|refuse",
     help="warn: earlier releases and an exceeded --budget are warned about; refuse: a release "
-         "whose cumulative ε for this input would exceed --budget fails with status 2 before "
-         "any output.")]
+         "whose cumulative ε for this input would exceed --budget, or any release while the ledger "
+         "holds a line that cannot be validated, fails with status 2 before any output.")]
 BudgetOpt = Annotated[float | None, option(
     "--budget", metavar="EPS",
     help="ε budget per input for --ledger (metric DP: per unit of the metric; compared with "
@@ -79,6 +84,26 @@ def embed_input(input: Path, X: Any, encoder: Any, text_field: str,
         f"the input vectors themselves (R^{X.shape[1]})"
 
 
+class _LedgerFiles(AtomicFiles):
+    """The command's output group: its commit first asks the ledger (input unchanged, release
+    exposed from here on)."""
+
+    def __init__(self, book: CommandLedger) -> None:
+        super().__init__()
+        self._book = book
+        self.committing = False
+
+    def commit(self) -> None:
+        if not self._done:
+            try:
+                self._book.before_commit()
+            except BaseException:
+                self.abort()
+                raise
+            self.committing = True
+        super().commit()
+
+
 class CommandLedger:
     """``--ledger`` / ``--ledger-policy`` / ``--budget`` of one command (no-op without --ledger)."""
 
@@ -87,6 +112,11 @@ class CommandLedger:
         from textdp.ledger import LedgerError, as_ledger
 
         self.release: Any = None
+        self.input = input
+        self._fingerprint: Callable[[], tuple[str, int]] | None = None
+        self._expected: tuple[str, int] | None = None
+        self._hash: Any = None
+        self._groups: list[_LedgerFiles] = []
         if path is None and budget is not None:
             raise CLIError("--budget needs --ledger PATH")
         if path is not None and is_stdio(input):
@@ -108,13 +138,16 @@ class CommandLedger:
     def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
               input_kind: str = "texts", space: str | None = None, *,
               seed: int | None) -> Iterator[CommandLedger]:
-        """Check before the block (exit 2 when refused), append after it succeeded."""
+        """Check and write the pending line before the block (exit 2 when refused or when the
+        pending line cannot be written); complete it after the block, void it when the block
+        failed before its output group committed, keep it (counted) when it failed later."""
         if self.book is None:
             yield self
             return
         from textdp.ledger import LedgerError
 
         fp, count = fingerprint()
+        self._fingerprint, self._expected = fingerprint, (fp, count)
         guard = self.book.release(mechanism=mechanism, input_fingerprint=fp, records=count,
                                   seed=seed, input_kind=input_kind, space=space)
         try:
@@ -123,13 +156,63 @@ class CommandLedger:
             raise CLIError(str(exc)) from None
         try:
             yield self
-        except BaseException:
-            guard.__exit__(*sys.exc_info())
+        except BaseException as exc:
+            self._failed(guard, exc)
             raise
-        try:
-            guard.__exit__(None, None, None)
-        except LedgerError as exc:
-            raise CLIError(str(exc)) from None
+        message = guard.complete()
+        if message:
+            warn(message)
+
+    def _failed(self, guard: Any, exc: BaseException) -> None:
+        """Close a release whose block raised: void it, unless its output may be visible."""
+        if any(g.committing for g in self._groups):
+            guard.exposed()
+        message = guard.void(f"{type(exc).__name__}: {one_line(exc)}")
+        if isinstance(exc, BrokenPipeError) and guard.state == "pending":
+            raise PipeClosed(f"standard output was closed before all the output was written; "
+                             f"ledger {self.book.path}: release {guard.id} stays pending and "
+                             "counts against the budget") from None
+        if message:
+            warn(message)
+
+    def files(self) -> AtomicFiles:
+        """The command's output group (an :class:`AtomicFiles`): with a ledger, committing it
+        first checks that the input did not change since it was fingerprinted, and from then on
+        a failure keeps the release counted."""
+        group = _LedgerFiles(self)
+        self._groups.append(group)
+        return group
+
+    def watch(self, transform: Callable[[list[str], int], Any]) -> Callable[[list[str], int], Any]:
+        """``transform(texts, start)`` of :func:`textdp.io.map_text_file`, hashing the texts it is
+        given: the release pass's own fingerprint, compared with the first pass's at commit
+        (without it, the commit reads the input once more to compare)."""
+        if self.book is None:
+            return transform
+        from textdp.privacy.fingerprint import InputHash
+
+        self._hash = digest = InputHash("texts")
+
+        def watched(texts: list[str], start: int) -> Any:
+            digest.texts(texts)
+            return transform(texts, start)
+
+        return watched
+
+    def before_commit(self) -> None:
+        """Refuse (exit 2) when the records released are not those fingerprinted before the
+        release (an input that grew or changed while it was read); the caller aborts its output
+        and the pending line is voided."""
+        if self.release is None or self._expected is None or self._fingerprint is None:
+            return
+        if self._hash is not None:
+            seen = (self._hash.hexdigest(), self._hash.count)
+        else:
+            seen = self._fingerprint()
+        if seen != self._expected:
+            raise CLIError(f"{self.input}: INPUT changed while it was read ({self._expected[1]} "
+                           f"records fingerprinted, {seen[1]} released, or other content); "
+                           "nothing was released (the ledger's pending line is voided)")
 
     def attach(self, report: dict[str, Any]) -> dict[str, Any]:
         """The report with its ``ledger`` section and warnings (unchanged without --ledger)."""

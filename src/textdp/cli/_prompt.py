@@ -94,7 +94,7 @@ def _quiet_transformers() -> None:
 def _run(o: dict[str, Any]) -> None:
     from textdp.cli._ledger import CommandLedger, fingerprint_file
     from textdp.cli.privatize import DEFAULT_BATCH_SIZE, check_paths, read_options, say_outcome
-    from textdp.io import AtomicFiles, map_text_file
+    from textdp.io import map_text_file
 
     options = read_options(o["text_field"], o["delimiter"], o["on_error"], o["null"])
     check_paths(o["input"], o["output"], o["report"], o["format"])
@@ -115,8 +115,8 @@ def _run(o: dict[str, Any]) -> None:
     with book.check(mechanism, lambda: fingerprint_file(o["input"], options=options,
                                                         format=o["format"]),
                     seed=o["seed"], space="any two documents"), \
-            AtomicFiles() as files:
-        io_summary = map_text_file(o["input"], o["output"], runner.run, options=options,
+            book.files() as files:
+        io_summary = map_text_file(o["input"], o["output"], book.watch(runner.run), options=options,
                                    format=o["format"], batch_size=batch,
                                    progress=progress_bar("dp_prompt"), files=files)
         result = book.attach(runner.report())

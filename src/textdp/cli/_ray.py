@@ -25,7 +25,7 @@ from typing import Annotated, Any, BinaryIO, TextIO
 import typer
 
 from textdp.cli._common import CLIError, one_line, progress_bar
-from textdp.io import AtomicFiles, FileError, directory_inputs, map_text_file
+from textdp.io import FileError, directory_inputs, map_text_file
 from textdp.io.streams import is_stdio
 
 EngineOption = Annotated[str, typer.Option(
@@ -308,7 +308,7 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         windows = _Windows(runner, spec, workers, batch_size)
         summaries = []
-        with AtomicFiles() as files:
+        with args["book"].files() as files:
             for src, dst in pairs:
                 windows.documents = 0
                 summaries.append(map_text_file(

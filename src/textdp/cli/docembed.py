@@ -13,7 +13,7 @@ from textdp.cli._common import CLIError, check_new_file, one_line, option, say, 
 from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sentence_encoder
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
-from textdp.io import AtomicFiles, FileError, check_input
+from textdp.io import FileError, check_input
 
 HELP = """Embed every document of INPUT privately (ε-SentDP) and write an (N, d) array to OUTPUT.npy.
 
@@ -150,13 +150,13 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
                     seed=seed, space=f"sentence splitter {splitter_name()}"):
         out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
 
-        # 4. Output and report together, or neither (then the --ledger line).
+        # 4. Output and report together, or neither (then the --ledger completion).
         result = book.attach(document_report(
             mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
             encoder=encoder_name(sentences), sentence_splitter=splitter_name()))
         result["io"] = {"input": str(input), "output": str(output), "records_in": len(counts),
                         "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
-        with AtomicFiles() as files:
+        with book.files() as files:
             with open(files.path_for(output), "wb") as f:
                 np.save(f, out)
             if report is not None:

@@ -15,7 +15,7 @@ from textdp.cli._common import CLIError, check_new_file, one_line, option, progr
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, embed_input
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import AtomicFiles, FileError
+from textdp.io import FileError
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
 
@@ -273,7 +273,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
     with book.check(mech, *embed_input(input, X, encoder, text_field), seed=seed):
         W, audit = _release(mech, X, seed, audit_pairs)
 
-        # 4. Output and report, together or not at all (then the --ledger line).
+        # 4. Output and report, together or not at all (then the --ledger completion).
         result = embedding_report(
             mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
             dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
@@ -282,7 +282,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
         result["io"] = {"input": os.fspath(input), "output": os.fspath(output),
                         "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
         book.attach(result)
-        with AtomicFiles() as files:
+        with book.files() as files:
             write_vectors(files.path_for(output), W, vector_field, suffix=output.suffix)
             if report is not None:
                 files.write_json(report, json_ready(result))

@@ -24,8 +24,12 @@ time, mechanism, notion, ε, δ, records, seeded or not), then the total under s
 composition: metric DP ε's add for the same metric and vocabulary, (ε, δ) add for
 PrivEmb/LaplaceVector, SentDP ε's add; different metrics are listed side by side, never
 summed; utility-optimised and unverified releases are stated as not composable
-(docs/accounting.md). A torn last line (an interrupted append) or a corrupt line is reported
-as a warning on stderr and kept in the file. --json prints the same as one JSON document.
+(docs/accounting.md). Pending releases (recorded before their output, not yet completed:
+running, crashed or cut short) count like complete ones; voided releases (failed before any
+output) are listed and not counted. Lines that cannot be validated (a torn last line, an
+unknown schema, a wrong type, ε or δ out of range, an id that does not match) are listed with
+their line numbers and not counted; under --ledger-policy refuse such a ledger refuses every
+release until they are repaired or removed. --json prints the same as one JSON document.
 Reading never modifies the ledger.
 """
 
@@ -40,10 +44,13 @@ def _document(path: Path, contents: Any) -> dict[str, Any]:
     inputs = [{"fingerprint": fp, "encoding": entries[0]["input"].get("encoding"),
                "releases": [e["id"] for e in entries], "cumulative": composition.to_dict()}
               for fp, entries, composition in iter_inputs(contents)]
-    releases = [{**{k: v for k, v in e.items() if k != "_line"}, "line": e["_line"]}
-                for e in contents.entries]
-    return {"path": os.fspath(path), "releases": releases, "inputs": inputs,
-            "torn_last_line": contents.torn, "corrupt_lines": contents.corrupt,
+    def plain(e: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: v for k, v in e.items() if not k.startswith("_")}, "line": e["_line"],
+                "state": e["_state"]}
+
+    return {"path": os.fspath(path), "releases": [plain(e) for e in contents.entries],
+            "inputs": inputs, "voided": [plain(e) for e in contents.voided],
+            "invalid_lines": contents.invalid, "torn_last_line": contents.torn,
             "warnings": contents.problems(path) + ([contents.note] if contents.note else [])}
 
 
@@ -61,8 +68,14 @@ def _text(doc: dict[str, Any]) -> list[str]:
             g = r["guarantee"]
             lines.append(f"  {rid}  {r['time']}  {r['mechanism']['name']}  {g.get('notion')}  "
                          f"ε = {_eps(g.get('epsilon'))}  δ = {_eps(g.get('delta'))}"
+                         + ("  pending (counted)" if r["state"] == "pending" else "")
                          + ("  seeded (not for production)" if r.get("seeded") else ""))
         lines.append(f"  total: {item['cumulative']['summary']}")
+    for r in doc["voided"]:
+        lines.append(f"voided (not counted): {r['id']}  {r['time']}  {r['mechanism']['name']}  "
+                     f"line {r['line']}")
+    for bad in doc["invalid_lines"]:
+        lines.append(f"invalid line {bad['line']} (not counted): {bad['why']}")
     return lines
 
 

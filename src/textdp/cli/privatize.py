@@ -41,7 +41,6 @@ from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersO
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import (
     FORMATS,
-    AtomicFiles,
     FileError,
     ReadOptions,
     check_input,
@@ -302,12 +301,13 @@ def _run(a: dict[str, Any]) -> None:
             return _ray.run(pairs, runner, {**a, "epsilon": epsilon, "params": params,
                                             "mech": mech, "options": options, "book": book})
 
-    # 3. Stream; OUTPUT and the report appear together at the end, or not at all (then --ledger).
+    # 3. Stream; OUTPUT and the report appear together at the end, or not at all (--ledger:
+    # recorded as pending before, completed after).
     with book.check(mech, lambda: fingerprint_file(input, options=options, format=format),
-                    seed=a["seed"]), AtomicFiles() as files:
-        io_summary = map_text_file(input, output, runner.run, options=options, format=format,
-                                   batch_size=a["batch_size"], progress=progress_bar("privatize"),
-                                   files=files)
+                    seed=a["seed"]), book.files() as files:
+        io_summary = map_text_file(input, output, book.watch(runner.run), options=options,
+                                   format=format, batch_size=a["batch_size"],
+                                   progress=progress_bar("privatize"), files=files)
         result = book.attach(runner.report())
         result["io"] = io_summary
         if report is not None:
