@@ -156,3 +156,199 @@ def test_custext_privacy_loss_is_at_least_the_exact_loss_and_at_most_epsilon(_no
             assert c <= mech.epsilon
         checked += len(exact)
     assert checked > 2000
+
+
+# --- the audit: Clopper–Pearson bounds, their α split, Bonferroni over pairs × directions ------
+
+def _tail_at_least(n: int, k: int, p: float) -> mpmath.mpf:
+    """Pr[Bin(n, p) ≥ k] at 60 digits, summed upward from k (k above the mean: a short tail)."""
+    p = mpmath.mpf(p)
+    q = 1 - p
+    term = mpmath.binomial(n, k) * p**k * q**(n - k)
+    total, j = term, k
+    while j < n and term > total * mpmath.mpf(10) ** -50:
+        term = term * (n - j) / (j + 1) * p / q
+        j += 1
+        total += term
+    return total
+
+
+def _tail_at_most(n: int, k: int, p: float) -> mpmath.mpf:
+    """Pr[Bin(n, p) ≤ k] at 60 digits (the same sum mirrored: failures at least n − k)."""
+    return _tail_at_least(n, n - k, 1 - mpmath.mpf(p)) if p < 1 else mpmath.mpf(0)
+
+
+def _binomial_settings(count: int, seed: int):
+    rng = np.random.default_rng(seed)
+    n = (10.0 ** rng.uniform(0.3, 5, count)).astype(int)
+    k = rng.integers(0, n + 1)
+    alpha = 10.0 ** rng.uniform(-10, -0.5, count)
+    return zip(n.tolist(), k.tolist(), alpha.tolist(), strict=True)
+
+
+def test_clopper_pearson_bounds_hold_at_their_level_exactly():
+    from textdp.audit._stats import cp_lower, cp_upper
+
+    over = []
+    for n, k, alpha in _binomial_settings(250, seed=4):
+        lo, hi = float(cp_lower(k, n, alpha)), float(cp_upper(k, n, alpha))
+        # The lower bound p_lo is conservative iff Pr[Bin(n, p_lo) ≥ k] ≤ α (k > 0), the upper
+        # one iff Pr[Bin(n, p_hi) ≤ k] ≤ α (k < n); both within 1e-4 of α: not vacuous (a
+        # float p near 1 cannot come closer).
+        for side, tail in (("lower", _tail_at_least(n, k, lo) if k > 0 else None),
+                           ("upper", _tail_at_most(n, k, hi) if k < n else None)):
+            if tail is not None and not alpha * (1 - 1e-4) < tail <= alpha:
+                over.append((side, n, k, alpha, float(tail / alpha)))
+        assert (lo == 0) == (k == 0) and (hi == 1) == (k == n)
+    assert not over, f"{len(over)} bounds off their level, e.g. {over[:3]}"
+
+
+def test_log_ratio_bound_splits_alpha_between_its_two_bounds_and_rounds_down():
+    from textdp.audit._stats import cp_lower, cp_upper, log_ratio_bound
+
+    # k_a = n and k_b = 0 have closed forms: p_lo = (α/2)^(1/n), p_hi = 1 − (α/2)^(1/n), each
+    # bound at α/2 so that both hold together with probability ≥ 1 − α.
+    for n, _, alpha in _binomial_settings(400, seed=5):
+        root = (mpmath.mpf(alpha) / 2) ** (mpmath.mpf(1) / n)
+        exact = mpmath.log(root / (1 - root))
+        got = float(log_ratio_bound(n, 0, n, alpha))
+        assert exact - abs(exact) * 1e-6 - 1e-12 <= got <= exact, (n, alpha, got, exact)
+    # General counts, with δ: never above ln((p_lo − δ)/p_hi) of the two α/2 bounds.
+    rng = np.random.default_rng(6)
+    for n, k, alpha in _binomial_settings(2000, seed=7):
+        k_b = int(rng.integers(0, n + 1))
+        delta = float(rng.choice([0.0, 10.0 ** rng.uniform(-9, -1)]))
+        lo, hi = float(cp_lower(k, n, alpha / 2)), float(cp_upper(k_b, n, alpha / 2))
+        got = float(log_ratio_bound(k, k_b, n, alpha, delta))
+        if F(lo) <= F(delta):
+            assert got == -math.inf
+        else:
+            assert mpmath.mpf(got) <= mpmath.log((mpmath.mpf(lo) - mpmath.mpf(delta))
+                                                 / mpmath.mpf(hi)), (n, k, k_b, alpha, delta)
+
+
+def test_audit_splits_alpha_over_pairs_and_directions(monkeypatch):
+    from textdp.audit import audit, core
+    from textdp.audit._stats import log_ratio_bound
+    from textdp.mechanisms.word.mvc import MVC
+
+    levels = []
+    certify = core.certify
+
+    def recording(event, c_a, c_b, n, alpha, delta=0.0):
+        levels.append(alpha)
+        return certify(event, c_a, c_b, n, alpha, delta)
+
+    monkeypatch.setattr(core, "certify", recording)
+    rng = np.random.default_rng(8)
+    vocab = Vocabulary([f"w{i}" for i in range(12)], rng.standard_normal((12, 3)), name="toy")
+    alpha, pairs = 0.01, 3
+    result = audit(MVC(vocab, epsilon=1.0), "closest", draws=400, alpha=alpha, seed=1,
+                   n_pairs=pairs)
+    assert len(result.pairs) == pairs
+    # Bonferroni: 2 directions per pair, each certified at α/(2·pairs); together ≤ α.
+    assert result.alpha_per_test == alpha / (2 * pairs)
+    assert levels == [alpha / (2 * pairs)] * (2 * pairs)
+    assert F(sum(levels, 0.0)) <= F(alpha) * (1 + Fraction(1, 10**12))
+    # Each reported bound is the one at that level for its own second-half counts.
+    for pair in result.pairs:
+        for d in pair.directions:
+            assert d.lower_bound == float(log_ratio_bound(d.k_source, d.k_target, 200,
+                                                          result.alpha_per_test, pair.delta))
+
+
+# --- budget allocation: Σ_i ε_i ≤ ε_doc exactly, and the data-dependent rule's worst case ------
+
+ALLOCATION_WORDS = ("the of and food good bad rude waiter pizza service cold great table dinner "
+                    "menu chef salad soup bread wine kitchen cheese tomato onion").split()
+
+
+def _allocation_settings(count: int, seed: int):
+    """Random (rule, ε_doc, floor, ceiling, document lengths); a third of them on the boundary
+    ε_doc = fl(n·ceiling) or fl(n·floor) of one length n, where a float comparison decides."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        rule = str(rng.choice(["uniform", "position", "frequency"]))
+        lengths = rng.integers(1, 40, int(rng.integers(1, 6)))
+        floor = float(random_floats(rng, 1, -3, 0)[0]) if rng.random() < 0.6 else None
+        ceiling = float(random_floats(rng, 1, -1, 1)[0]) if rng.random() < 0.6 else None
+        if floor is not None and ceiling is not None and floor > ceiling:
+            floor, ceiling = ceiling, floor
+        budget = float(random_floats(rng, 1, -1, 2)[0])
+        pick = rng.random()
+        n = float(rng.choice(lengths))
+        if pick < 0.15 and ceiling is not None:
+            budget = n * ceiling
+        elif pick < 0.3 and floor is not None:
+            budget = n * floor
+        yield rule, max(budget, 1e-6), floor, ceiling, lengths
+
+
+def test_allocated_epsilons_sum_to_at_most_the_document_budget_exactly(_no_group_cache):
+    from textdp.allocation import Allocation, Allocator
+    from textdp.mechanisms import create
+
+    rng = np.random.default_rng(9)
+    vocab = Vocabulary(ALLOCATION_WORDS, rng.standard_normal((len(ALLOCATION_WORDS), 4)),
+                       name="toy-words")
+    mechanisms = {"public": create("mvc", vocab, epsilon=1.0),
+                  "frequency": create("custext", vocab, epsilon=1.0, k=6, cache=False)}
+    over, documents = [], 0
+    for rule, budget, floor, ceiling, lengths in _allocation_settings(800, seed=10):
+        mech = mechanisms["frequency" if rule == "frequency" else "public"]
+        allocator = Allocator(Allocation(rule, budget, floor, ceiling), mech)
+        docs = np.repeat(np.arange(lengths.size), lengths)
+        ids = rng.integers(0, len(vocab), docs.size)
+        levels = allocator.levels(ids, docs, lengths.size)
+        for d in range(lengths.size):
+            total = sum(map(F, levels[docs == d].tolist()), Fraction(0))
+            if total > F(budget):
+                over.append((rule, budget, floor, ceiling, int(lengths[d])))
+            documents += 1
+        assert ceiling is None or levels.max() <= ceiling
+    assert documents > 1500
+    assert not over, f"{len(over)} documents spend more than ε_doc, e.g. {over[:3]}"
+
+
+def _exact_worst_case(allocator, n: int) -> mpmath.mpf:
+    """The frequency rule's worst case at length n from the exact laws of the levels it gives:
+    max over words a, b of one group and outputs y of |ln p_a(y) − ln p_b(y)| at 60 digits."""
+    a = allocator.allocation
+    groups = allocator.mechanism.groups
+    mapped = np.flatnonzero(groups.group_of >= 0)
+    share = a.epsilon_document / n
+    eps = np.minimum(min(share, a.ceiling or np.inf),
+                     np.maximum(a.floor or 0.0, share * allocator._omega[mapped]))
+    levels = dict(zip(mapped.tolist(), allocator.round_down(eps).tolist(), strict=True))
+    worst = mpmath.mpf(0)
+    for g in range(groups.members.shape[0]):
+        members = groups.members[g][groups.members[g] >= 0].tolist()
+        laws = [_exact_log_law(groups.utility[x][~np.isnan(groups.utility[x])], levels[x])
+                for x in members]
+        for column in zip(*laws, strict=True):
+            worst = max(worst, max(column) - min(column))
+    return worst
+
+
+def test_frequency_worst_case_is_at_least_the_exact_worst_case(_no_group_cache):
+    from textdp.allocation import Allocation, Allocator
+    from textdp.mechanisms import create
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for case in range(12):
+        vocab = Vocabulary(ALLOCATION_WORDS, rng.standard_normal((len(ALLOCATION_WORDS), 4)),
+                           name=f"toy-words-{case}")
+        mech = create("custext", vocab, epsilon=1.0, k=int(rng.integers(2, 9)), cache=False)
+        budget = float(random_floats(rng, 1, -6, 2)[0])
+        floor = budget / 100 if rng.random() < 0.5 else None
+        allocator = Allocator(Allocation("frequency", budget, floor, None), mech)
+        for n in rng.integers(1, 60, 5).tolist():
+            worst = allocator.worst_case_per_word(n)
+            assert mpmath.mpf(worst) >= _exact_worst_case(allocator, n), (case, budget, n)
+            checked += 1
+        allocator.lengths.update(rng.integers(1, 60, 20).tolist())
+        section = allocator.describe()
+        assert all(F(section["worst_case_per_document"]) >= n * F(allocator.worst_case_per_word(n))
+                   for n in allocator.lengths)
+    assert checked == 60
