@@ -178,9 +178,10 @@ def _tail_at_most(n: int, k: int, p: float) -> mpmath.mpf:
     return _tail_at_least(n, n - k, 1 - mpmath.mpf(p)) if p < 1 else mpmath.mpf(0)
 
 
-def _binomial_settings(count: int, seed: int):
+def _binomial_settings(count: int, seed: int, top: float = 5.0):
+    """Random (n, k, α): n up to 10^top draws, α from 1e-10 to 0.3."""
     rng = np.random.default_rng(seed)
-    n = (10.0 ** rng.uniform(0.3, 5, count)).astype(int)
+    n = (10.0 ** rng.uniform(0.3, top, count)).astype(int)
     k = rng.integers(0, n + 1)
     alpha = 10.0 ** rng.uniform(-10, -0.5, count)
     return zip(n.tolist(), k.tolist(), alpha.tolist(), strict=True)
@@ -190,7 +191,7 @@ def test_clopper_pearson_bounds_hold_at_their_level_exactly():
     from textdp.audit._stats import cp_lower, cp_upper
 
     over = []
-    for n, k, alpha in _binomial_settings(250, seed=4):
+    for n, k, alpha in _binomial_settings(300, seed=4, top=4.5):
         lo, hi = float(cp_lower(k, n, alpha)), float(cp_upper(k, n, alpha))
         # The lower bound p_lo is conservative iff Pr[Bin(n, p_lo) ≥ k] ≤ α (k > 0), the upper
         # one iff Pr[Bin(n, p_hi) ≤ k] ≤ α (k < n); both within 1e-4 of α: not vacuous (a
@@ -352,3 +353,179 @@ def test_frequency_worst_case_is_at_least_the_exact_worst_case(_no_group_cache):
         assert all(F(section["worst_case_per_document"]) >= n * F(allocator.worst_case_per_word(n))
                    for n in allocator.lengths)
     assert checked == 60
+
+
+# --- the word mechanisms' privacy maps and privacy_loss ----------------------------------------
+
+def _exact_inverse(matrix: np.ndarray) -> list[list[Fraction]]:
+    """The exact inverse of a float matrix (Gauss–Jordan over the rationals)."""
+    n = matrix.shape[0]
+    rows = [[F(x) for x in row] + [Fraction(int(i == j)) for j in range(n)]
+            for i, row in enumerate(matrix.tolist())]
+    for col in range(n):
+        pivot = next(r for r in range(col, n) if rows[r][col] != 0)
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        inv = 1 / rows[col][col]
+        rows[col] = [x * inv for x in rows[col]]
+        for r in range(n):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col], strict=True)]
+    return [row[n:] for row in rows]
+
+
+def _exact_squared_distance(mech, a: int, b: int, inverse=None) -> Fraction:
+    """d(a, b)² of the guarantee's metric, exactly, from the float vectors (and for Mahalanobis
+    the exact inverse of the float square root Σ_λ^{1/2} the sampler multiplies by)."""
+    if mech.name == "diffractor":
+        return F(mech.distance(a, b)) ** 2  # integer list positions: exact
+    v = mech.vocabulary.vectors
+    diff = [F(x) - F(y) for x, y in zip(v[a].tolist(), v[b].tolist(), strict=True)]
+    if inverse is not None:
+        diff = [sum((m * x for m, x in zip(row, diff, strict=True)), Fraction(0))
+                for row in inverse]
+    return sum((x * x for x in diff), Fraction(0))
+
+
+def _word_mechanisms(seed: int):
+    from textdp.mechanisms import available, create
+    from textdp.mechanisms.word.gumbel import smallest_feasible_epsilon
+
+    rng = np.random.default_rng(seed)
+    for name in sorted(set(available()) - {"custext", "custext_plus"}):
+        for case in range(4):
+            n, d = 16, int(rng.integers(2, 7))
+            scale = float(10.0 ** rng.uniform(-2, 2))
+            vectors = rng.standard_normal((n, d)) * scale
+            vocab = Vocabulary([f"w{i}" for i in range(n)], vectors, name=f"toy-{name}-{case}")
+            epsilon = float(10.0 ** rng.uniform(-3, 1.5))
+            params: dict = {}
+            if name == "gumbel":
+                x = vocab.vectors.astype(np.float64)
+                gaps = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))[np.triu_indices(n, 1)]
+                epsilon = max(epsilon, 1.5 * smallest_feasible_epsilon(n, float(gaps.min())))
+            if name == "vickrey":
+                params["exclude_input"] = False
+            if name == "diffractor":
+                params["cache"] = False
+            if name == "santext_plus":
+                params.update(p=float(rng.uniform(0.01, 1.0)), frequencies=np.arange(n, 0, -1.0))
+            yield create(name, vocab, epsilon=epsilon, **params)
+
+
+def test_word_mechanisms_privacy_loss_is_at_least_epsilon_times_the_exact_distance(
+        _no_group_cache):
+    below, checked = [], 0
+    for mech in _word_mechanisms(seed=12):
+        inverse = (_exact_inverse(mech.sqrt_covariance) if mech.name == "mahalanobis" else None)
+        n = len(mech.vocabulary)
+        a, b = np.triu_indices(n, 1)
+        losses = mech.privacy_loss(a, b).tolist()
+        extra = {}
+        if mech.name == "santext_plus":  # + ln(1/p) where exactly one word is sensitive
+            mixed = mech.sensitive[a] != mech.sensitive[b]
+            extra = {i: -mpmath.log(mpmath.mpf(mech.parameters["p"])) for i in np.flatnonzero(mixed)}
+        eps = F(mech.epsilon)
+        for i, (x, y, loss) in enumerate(zip(a.tolist(), b.tolist(), losses, strict=True)):
+            square = _exact_squared_distance(mech, x, y, inverse)
+            if i in extra:
+                root = mpmath.sqrt(mpmath.mpf(square.numerator) / square.denominator)
+                ok = mpmath.mpf(loss) - extra[i] >= mpmath.mpf(mech.epsilon) * root
+            else:
+                ok = F(loss) >= 0 and (F(loss) / eps) ** 2 >= square
+            if not ok:
+                below.append((mech.name, mech.epsilon, x, y))
+            checked += 1
+    assert checked > 3500
+    assert not below, f"{len(below)} losses below ε·d, e.g. {below[:3]}"
+
+
+def test_privacy_maps_round_the_exact_product_up():
+    from textdp.mechanisms.document import DeepCandidate, Truncation
+    from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
+    from textdp.mechanisms.word.mvc import MVC
+
+    rng = np.random.default_rng(13)
+    vocab = Vocabulary([f"w{i}" for i in range(4)], rng.standard_normal((4, 3)), name="toy")
+    for epsilon in random_floats(rng, 30, -3, 2).tolist():
+        mechanisms = [MVC(vocab, epsilon=epsilon), LaplaceVector(epsilon=epsilon),
+                      PrivEmb(epsilon=epsilon, delta=1e-6, beta=0.9, dim=20),
+                      DeepCandidate(rng.standard_normal((5, 3)), epsilon=epsilon, n_projections=3),
+                      Truncation(np.zeros(3), np.ones(3), epsilon=epsilon),
+                      DPPrompt(epsilon=epsilon)]
+        d = np.concatenate([random_floats(rng, 100, -4, 4), rng.integers(0, 50, 20)])
+        for mech in mechanisms:
+            budget = mech.privacy_map(d)
+            per_unit = F(mech.privacy_map(1.0).epsilon)
+            assert per_unit >= F(epsilon) or isinstance(mech, DPPrompt)
+            for x, e in zip(d.tolist(), np.broadcast_to(budget.epsilon, d.shape).tolist(),
+                            strict=True):
+                assert is_smallest_float_at_least(e, per_unit * F(x)), (type(mech).__name__, x)
+
+
+# --- PrivEmb's δ and noise scale, Truncation's noise scales ------------------------------------
+
+def test_gordon_delta_is_at_least_its_exact_value():
+    from textdp.mechanisms.embedding.privemb import gordon_delta
+
+    rng = np.random.default_rng(14)
+    below = []
+    for _ in range(3000):
+        m = int(10 ** rng.uniform(0, 4))
+        beta = float(10 ** rng.uniform(-2, 0.5))
+        omega = float(beta * math.sqrt(m) * rng.uniform(0, 1.2))
+        t = mpmath.mpf(beta) * mpmath.sqrt(m) - mpmath.mpf(omega)
+        exact = mpmath.mpf(1) if t <= 0 else mpmath.exp(-t * t / 2)
+        got = gordon_delta(m, beta, omega)
+        if not exact <= got <= 1 or got > exact * (1 + 1e-9) + 1e-300:
+            below.append((m, beta, omega, got, float(exact)))
+    assert not below, f"{len(below)} δ off the exact value, e.g. {below[:3]}"
+
+
+def test_noise_scales_are_at_least_their_exact_values():
+    from textdp.mechanisms.document import Truncation
+    from textdp.mechanisms.embedding import LaplaceVector
+
+    rng = np.random.default_rng(15)
+    over, loose = [], []
+    for case in range(100):
+        d = int(rng.integers(1, 300))
+        lower = rng.standard_normal(d) * 10.0 ** rng.uniform(-3, 3)
+        upper = lower + random_floats(rng, d, -4, 2)
+        epsilon = float(random_floats(rng, 1, -3, 2)[0])
+        allocation = "l1" if case % 2 else "per_dimension"
+        t = Truncation(lower, upper, epsilon=epsilon, allocation=allocation)
+        widths = [F(h) - F(x) for h, x in zip(upper.tolist(), lower.tolist(), strict=True)]
+        assert F(t.parameters["l1_width"]) >= sum(widths, Fraction(0))
+        for k in rng.integers(1, 40, 3).tolist():
+            scales = t.noise_scale(k)
+            # The privacy loss of one substituted sentence: Σ_j (w_j/k)/scale_j ≤ ε, exactly.
+            loss = sum((w / k / F(s) for w, s in zip(widths, scales.tolist(), strict=True)),
+                       Fraction(0))
+            if loss > F(epsilon):
+                over.append((case, d, allocation, k))
+            elif allocation == "l1" and not is_smallest_float_at_least(
+                    float(scales[0]), sum(widths, Fraction(0)) / (k * F(epsilon))):
+                loose.append((case, d, k))
+        lv = LaplaceVector(epsilon=epsilon)
+        assert F(lv.noise_scale) >= F(lv.sensitivity) / F(epsilon)
+    assert not over, f"{len(over)} scales below the sensitivity's, e.g. {over[:3]}"
+    assert not loose, f"{len(loose)} scales rounded up by more than one float, e.g. {loose[:3]}"
+
+
+# --- composition: sums of recorded budgets ----------------------------------------------------
+
+def test_composed_budgets_are_the_smallest_floats_at_least_the_exact_sums():
+    from textdp.privacy import Notion
+    from textdp.privacy.composition import Spend, compose
+
+    rng = np.random.default_rng(16)
+    for _ in range(1500):
+        count = int(rng.integers(1, 12))
+        eps = random_floats(rng, count, -4, 2).tolist()
+        deltas = (random_floats(rng, count, -12, -3) * rng.integers(0, 2, count)).tolist()
+        spends = [Spend(f"r{i}", str(Notion.APPROXIMATE_LIPSCHITZ), e, d, "euclidean", "enc")
+                  for i, (e, d) in enumerate(zip(eps, deltas, strict=True))]
+        (group,) = compose(spends).groups
+        assert is_smallest_float_at_least(group.epsilon, sum(map(F, eps), Fraction(0)))
+        assert is_smallest_float_at_least(group.delta, sum(map(F, deltas), Fraction(0)))
