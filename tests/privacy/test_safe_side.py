@@ -24,7 +24,11 @@ from textdp.mechanisms.word.custext import CusText
 from textdp.privacy import round_down, round_up, round_up_sum
 from textdp.vocab import Vocabulary
 
-mpmath.mp.dps = 60
+
+@pytest.fixture(autouse=True)
+def _sixty_digits():
+    with mpmath.workdps(60):
+        yield
 
 
 def F(x: float) -> Fraction:
@@ -529,3 +533,15 @@ def test_composed_budgets_are_the_smallest_floats_at_least_the_exact_sums():
         (group,) = compose(spends).groups
         assert is_smallest_float_at_least(group.epsilon, sum(map(F, eps), Fraction(0)))
         assert is_smallest_float_at_least(group.delta, sum(map(F, deltas), Fraction(0)))
+
+
+def test_spectral_norm_upper_bound_is_at_least_the_exact_largest_singular_value():
+    from textdp.mechanisms.embedding import spectral_norm_upper
+
+    rng = np.random.default_rng(17)
+    for _ in range(25):
+        m, d = int(rng.integers(1, 12)), int(rng.integers(1, 8))
+        phi = rng.standard_normal((m, d)) * 10.0 ** rng.uniform(-3, 3)
+        with mpmath.workdps(40):
+            exact = max(mpmath.svd_r(mpmath.matrix(phi.tolist()), compute_uv=False))
+        assert mpmath.mpf(spectral_norm_upper(phi)) >= exact, (m, d)
