@@ -34,7 +34,7 @@ import numpy as np
 from textdp.mechanisms import WordMechanism, create
 from textdp.mechanisms.base import MIN_EPSILON
 from textdp.mechanisms.word.custext import loss_upper_bound
-from textdp.privacy import round_up_product
+from textdp.privacy import format_up, round_up_product
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
 __all__ = ["Allocation", "Allocator", "RULES", "PUBLIC_RULES", "frequency_weights"]
@@ -307,7 +307,8 @@ class Allocator:
             f"two documents of n privatised words whose words pairwise share output sets: "
             f"ln-ratio ≤ Σ over the positions where they differ of L*(n), L*(n) = the exact worst "
             f"case over words of one group, outputs and the levels the rule gives at n; over this "
-            f"run's lengths L* ≤ {per_word:.6g} per word and n·L*(n) ≤ {per_doc:.6g} per document "
+            f"run's lengths L* ≤ {format_up(per_word)} per word and n·L*(n) ≤ {format_up(per_doc)} "
+            "per document "
             "(compare ε_doc = {:.6g} of a public rule); no protection across groups".format(
                 a.epsilon_document))
         return out
@@ -365,7 +366,7 @@ def amend_report(report: dict[str, Any], allocator: Allocator, counts: dict[str,
     if not a.public:
         g["per_word"] = (f"the per-word ε depends on the private word; worst case over every "
                          f"allocation the rule can produce: ln-ratio ≤ "
-                         f"{section['worst_case_per_word']:.6g} for words that share an output "
+                         f"{format_up(section['worst_case_per_word'])} for words that share an output "
                          "set; no protection across groups")
     report["mechanism"]["parameters"] = {**report["mechanism"]["parameters"], "epsilon": None,
                                          "allocation": a.rule,

@@ -545,3 +545,19 @@ def test_spectral_norm_upper_bound_is_at_least_the_exact_largest_singular_value(
         with mpmath.workdps(40):
             exact = max(mpmath.svd_r(mpmath.matrix(phi.tolist()), compute_uv=False))
         assert mpmath.mpf(spectral_norm_upper(phi)) >= exact, (m, d)
+
+
+def test_printed_epsilons_are_rounded_up():
+    from decimal import Decimal
+
+    from textdp.privacy import format_up
+
+    rng = np.random.default_rng(18)
+    for x in np.concatenate([random_floats(rng, 2000, -25, 25), [0.1 + 0.2, 9.9999999, 1e-320]]):
+        for digits in (3, 6):
+            text = format_up(float(x), digits)
+            assert Decimal(text) >= Decimal(float(x)), (x, text)
+            assert len(Decimal(text).normalize().as_tuple().digits) <= digits, (x, text)
+            assert Decimal(text) <= Decimal(float(x)) * (1 + Decimal(10) ** (1 - digits))
+    assert format_up(0.1 + 0.2) == "0.300001" and format_up(8.0) == "8"
+    assert format_up(math.inf) == "inf" and format_up(0.0) == "0" and format_up(1e-7) == "1e-07"

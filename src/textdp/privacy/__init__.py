@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from decimal import ROUND_CEILING, Decimal
 from enum import StrEnum
 from fractions import Fraction
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Budget", "Guarantee", "Notion", "Numerics", "SAME_LENGTH_CAVEAT", "check_distance",
-           "round_down", "round_up", "round_up_product", "round_up_sum"]
+           "format_up", "round_down", "round_up", "round_up_product", "round_up_sum"]
 
 SAME_LENGTH_CAVEAT = (
     "Word-by-word composition: two documents of the same number of privatised words "
@@ -127,6 +128,18 @@ def round_down(exact: Fraction | int) -> float:
 def round_up_sum(values: Iterable[float]) -> float:
     """The exact sum of finite floats, rounded up (:func:`round_up`)."""
     return round_up(sum((Fraction(float(v)) for v in values), Fraction(0)))
+
+
+def format_up(value: float, digits: int = 6) -> str:
+    """``value`` printed with ``digits`` significant digits (as ``:g`` does), rounded up: a
+    printed ε or δ is never below the number it stands for (``f"{0.1 + 0.2:g}"`` prints 0.3,
+    below 0.1 + 0.2)."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    exact = Decimal(value)  # the float's exact value
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    # A decimal of ≤ 15 significant digits survives the trip through the nearest float.
+    return f"{float(exact.quantize(step, rounding=ROUND_CEILING)):.{digits}g}"
 
 
 @dataclass(frozen=True, slots=True)
