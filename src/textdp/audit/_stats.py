@@ -19,7 +19,7 @@ __all__ = ["cp_lower", "cp_upper", "choose_event", "certify", "prefix_sizes"]
 #: The relative margin by which a computed bound is moved outwards: SciPy's inverse regularised
 #: beta is accurate to about 1e-13 relative in the tail probability it inverts; 2⁻⁴⁰ ≈ 9e-13 on p
 #: moves the tail by more than that (tests/privacy/test_safe_side.py holds every bound against
-#: the binomial tail summed at 50 digits).
+#: the binomial tail summed at 60 digits).
 _MARGIN = 2.0**-40
 
 
