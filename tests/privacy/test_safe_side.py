@@ -416,6 +416,8 @@ def _word_mechanisms(seed: int):
                 params["lam"] = float(rng.uniform(0.05, 0.99))
             if name == "santext_plus":
                 params.update(p=float(rng.uniform(0.01, 1.0)), frequencies=np.arange(n, 0, -1.0))
+                # Down to ε·d ≪ ln(1/p)·2⁻⁵³: the rounding of ln(1/p) is then all that matters.
+                epsilon = float(10.0 ** rng.uniform(-11, -6)) if case % 2 else epsilon
             yield create(name, vocab, epsilon=epsilon, **params)
 
 
