@@ -19,7 +19,8 @@
 
 Per-word ε is rounded *down* to a level of the grid 2^(j/8) ∪ {floor, ceiling} (so Σ stays
 ≤ ε_doc), one mechanism is built per level (cached), and each level's tokens are drawn in one
-vectorised batch.
+vectorised batch. Σ_i ε_i ≤ ε_doc holds in exact arithmetic, not only in floats: shares ε_doc/n
+are rounded down, and every comparison of a sum or product with ε_doc bounds its rounding.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import numpy as np
 
 from textdp.mechanisms import WordMechanism, create
 from textdp.mechanisms.base import MIN_EPSILON
+from textdp.mechanisms.word.custext import loss_upper_bound
+from textdp.privacy import format_up, round_up_product
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
 __all__ = ["Allocation", "Allocator", "RULES", "PUBLIC_RULES", "frequency_weights"]
@@ -176,18 +179,23 @@ class Allocator:
         n = np.bincount(docs, minlength=n_docs)
         starts = np.cumsum(n) - n
         n_tok = n[docs].astype(np.float64)
-        share = a.epsilon_document / np.maximum(n_tok, 1.0)
+        share = _share_down(a.epsilon_document, np.maximum(n_tok, 1.0))
         floor = 0.0 if a.floor is None else a.floor
         ceiling = np.inf if a.ceiling is None else a.ceiling
         if a.rule == "frequency":
             eps = np.minimum(np.minimum(share, ceiling),
                              np.maximum(floor, share * self._omega[ids]))
+        elif a.rule == "uniform":
+            # The water fill's answer for equal weights, exactly: ε_doc/n rounded down (so an
+            # exact share such as 8/4 = 2 stays on the grid), capped; below the floor only for
+            # documents too long for it.
+            eps = np.minimum(share, ceiling)
         else:
             position = np.arange(ids.size) - starts[docs]
             omega = (np.ones(ids.size) if a.rule == "uniform"
                      else 2.0 - position / np.maximum(n_tok - 1.0, 1.0))
             eps = _water_fill(omega, docs, n, a.epsilon_document, floor, ceiling)
-        short = (n * floor > a.epsilon_document) & (n > 0)
+        short = _exceeds(n, floor, a.epsilon_document) & (n > 0)
         self.below_floor += int(short.sum())
         self.lengths.update(np.unique(n[n > 0]).tolist())
         return eps
@@ -239,11 +247,13 @@ class Allocator:
     # --- the guarantee -----------------------------------------------------------------------
     def worst_case_per_word(self, n: int) -> float:
         """Frequency rule, documents of n privatised words: max over words a, b that share an
-        output set and outputs y of |ln Pr[M_{ε(n,a)}(a)=y] − ln Pr[M_{ε(n,b)}(b)=y]| (exact)."""
+        output set and outputs y of |ln Pr[M_{ε(n,a)}(a)=y] − ln Pr[M_{ε(n,b)}(b)=y]|, bounded
+        from above: computed from the float log-laws and raised past their rounding error
+        (:func:`textdp.mechanisms.word.custext.loss_upper_bound`), never below the exact value."""
         groups = self.mechanism.groups
         mapped = np.flatnonzero(groups.group_of >= 0)
         a = self.allocation
-        share = a.epsilon_document / n
+        share = float(_share_down(a.epsilon_document, float(n)))
         floor = 0.0 if a.floor is None else a.floor
         ceiling = np.inf if a.ceiling is None else a.ceiling
         eps = np.minimum(min(share, ceiling), np.maximum(floor, share * self._omega[mapped]))
@@ -261,7 +271,9 @@ class Allocator:
         with np.errstate(invalid="ignore"):
             spread = hi - lo
         spread = spread[np.isfinite(spread)]
-        return float(spread.max() * (1 + 1e-12)) if spread.size else 0.0
+        if not spread.size:
+            return 0.0
+        return float(loss_upper_bound(spread.max(), float(level.max()), groups.members.shape[1]))
 
     def describe(self) -> dict[str, Any]:
         """The report's ``allocation`` section."""
@@ -285,7 +297,7 @@ class Allocator:
             return out
         worst = {n: self.worst_case_per_word(n) for n in sorted(self.lengths)}
         per_word = max(worst.values(), default=0.0)
-        per_doc = max((n * w for n, w in worst.items()), default=0.0)
+        per_doc = max((round_up_product(float(n), w) for n, w in worst.items()), default=0.0)
         out["depends_on"] = ("the private words themselves (wordfreq Zipf frequency and stop-word "
                              "membership): data-dependent; the guarantee below is the worst case "
                              "over every allocation the rule can produce, never the realised one")
@@ -295,16 +307,30 @@ class Allocator:
             f"two documents of n privatised words whose words pairwise share output sets: "
             f"ln-ratio ≤ Σ over the positions where they differ of L*(n), L*(n) = the exact worst "
             f"case over words of one group, outputs and the levels the rule gives at n; over this "
-            f"run's lengths L* ≤ {per_word:.6g} per word and n·L*(n) ≤ {per_doc:.6g} per document "
+            f"run's lengths L* ≤ {format_up(per_word)} per word and n·L*(n) ≤ {format_up(per_doc)} "
+            "per document "
             "(compare ε_doc = {:.6g} of a public rule); no protection across groups".format(
                 a.epsilon_document))
         return out
 
 
+def _share_down(budget: float, n: np.ndarray | float) -> np.ndarray:
+    """budget/n rounded down (elementwise, n ≥ 1): n times it is at most ``budget`` exactly."""
+    share = budget / np.asarray(n, dtype=np.float64)
+    return np.where(_exceeds(n, share, budget), np.nextafter(share, 0.0), share)
+
+
+def _exceeds(n: np.ndarray | float, value: np.ndarray | float, budget: float) -> np.ndarray:
+    """Whether n·value > budget in exact arithmetic (elementwise)."""
+    return np.asarray(round_up_product(np.asarray(n, dtype=np.float64), value)) > budget
+
+
 def _water_fill(omega: np.ndarray, docs: np.ndarray, n: np.ndarray, budget: float, floor: float,
                 ceiling: float) -> np.ndarray:
     """ε_i = clip(λ_d·ω_i, floor, ceiling) with the largest λ_d such that Σ_i ε_i ≤ budget per
-    document d (bisection, vectorised over documents); ε_doc/n where n·floor > budget."""
+    document d (bisection, vectorised over documents); ε_doc/n (rounded down) where
+    n·floor > budget. Every "≤ budget" holds for the exact sum: a float sum of m terms ≥ 0 is
+    at most (m − 1)·2⁻⁵³ below it, so the test compares the float sum raised by 2(m + 1)·2⁻⁵³."""
     n_docs = n.size
     lo = np.zeros(n_docs)
     wmin = np.full(n_docs, np.inf)
@@ -313,14 +339,14 @@ def _water_fill(omega: np.ndarray, docs: np.ndarray, n: np.ndarray, budget: floa
     for _ in range(100):  # λ to float precision
         mid = 0.5 * (lo + hi)
         total = np.bincount(docs, np.clip(mid[docs] * omega, floor, ceiling), minlength=n_docs)
-        ok = total <= budget
+        ok = total + total * ((n + 1) * 2.0**-52) <= budget
         lo = np.where(ok, mid, lo)
         hi = np.where(ok, hi, mid)
     eps = np.clip(lo[docs] * omega, floor, ceiling)
-    all_ceiling = n * ceiling <= budget
+    all_ceiling = ~_exceeds(n, ceiling, budget)
     eps = np.where(all_ceiling[docs], ceiling, eps)
-    short = n * floor > budget
-    return np.where(short[docs], budget / np.maximum(n[docs], 1), eps)
+    short = _exceeds(n, floor, budget)
+    return np.where(short[docs], _share_down(budget, np.maximum(n[docs], 1)), eps)
 
 
 def amend_report(report: dict[str, Any], allocator: Allocator, counts: dict[str, int]) -> None:
@@ -340,7 +366,7 @@ def amend_report(report: dict[str, Any], allocator: Allocator, counts: dict[str,
     if not a.public:
         g["per_word"] = (f"the per-word ε depends on the private word; worst case over every "
                          f"allocation the rule can produce: ln-ratio ≤ "
-                         f"{section['worst_case_per_word']:.6g} for words that share an output "
+                         f"{format_up(section['worst_case_per_word'])} for words that share an output "
                          "set; no protection across groups")
     report["mechanism"]["parameters"] = {**report["mechanism"]["parameters"], "epsilon": None,
                                          "allocation": a.rule,

@@ -16,30 +16,47 @@ from scipy import special
 __all__ = ["cp_lower", "cp_upper", "choose_event", "certify", "prefix_sizes"]
 
 
+#: The relative margin by which a computed bound is moved outwards: SciPy's inverse regularised
+#: beta is accurate to about 1e-13 relative in the tail probability it inverts; 2⁻⁴⁰ ≈ 9e-13 on p
+#: moves the tail by more than that (tests/privacy/test_safe_side.py holds every bound against
+#: the binomial tail summed at 60 digits).
+_MARGIN = 2.0**-40
+
+
 def cp_lower(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     """One-sided lower Clopper–Pearson bound at level 1 − ``alpha`` for k successes in n trials:
-    Beta.ppf(α, k, n − k + 1), and 0 when k = 0 (vectorised over k)."""
+    Beta.ppf(α, k, n − k + 1), and 0 when k = 0 (vectorised over k). Rounded down: the returned
+    p satisfies Pr[Bin(n, p) ≥ k] ≤ α."""
     k = np.asarray(k, dtype=np.float64)
     safe = np.maximum(k, 1.0)
-    return np.where(k > 0, special.betaincinv(safe, n - safe + 1.0, alpha), 0.0)
+    p = special.betaincinv(safe, n - safe + 1.0, alpha)
+    return np.where(k > 0, np.nextafter(p * (1.0 - _MARGIN), 0.0), 0.0)
 
 
 def cp_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     """One-sided upper Clopper–Pearson bound at level 1 − ``alpha``: Beta.ppf(1 − α, k + 1, n − k),
-    and 1 when k = n (vectorised over k)."""
+    and 1 when k = n (vectorised over k). Computed as 1 − the lower bound on the failure rate
+    (1 − α in floats would lose the digits of a small α), rounded up: the returned p satisfies
+    Pr[Bin(n, p) ≤ k] ≤ α."""
     k = np.asarray(k, dtype=np.float64)
-    safe = np.minimum(k, n - 1.0)
-    return np.where(k < n, special.betaincinv(safe + 1.0, n - safe, 1.0 - alpha), 1.0)
+    return np.where(k < n, np.minimum(np.nextafter(1.0 - cp_lower(n - k, n, alpha), 2.0), 1.0),
+                    1.0)
 
 
 def log_ratio_bound(k_a: np.ndarray | int, k_b: np.ndarray | int, n: int, alpha: float,
                     delta: float = 0.0) -> np.ndarray:
     """L = ln((p_lo − δ)/p_hi), each bound at α/2 (so L holds with probability ≥ 1 − α);
-    −inf where p_lo ≤ δ."""
+    −inf where p_lo ≤ δ. Rounded down: the subtraction, the quotient and the logarithm each
+    round to nearest, so the result is lowered by a few ulps (never above the exact
+    ln((p_lo − δ)/p_hi) of the two bounds)."""
     lo = cp_lower(k_a, n, alpha / 2) - delta
     hi = cp_upper(k_b, n, alpha / 2)
-    with np.errstate(divide="ignore"):
-        return np.where(lo > 0, np.log(np.maximum(lo, 1e-300) / hi), -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo_down = np.nextafter(lo, -np.inf) if delta else lo
+        ratio = np.nextafter(np.maximum(lo_down, 1e-300) / hi, 0.0)
+        bound = np.log(ratio)
+        bound = np.nextafter(bound - np.abs(bound) * 2.0**-50, -np.inf)
+        return np.where(lo_down > 0, bound, -np.inf)
 
 
 def prefix_sizes(m: int, dense: int = 64, growth: float = 1.08) -> np.ndarray:

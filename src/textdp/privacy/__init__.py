@@ -8,14 +8,18 @@ shows: its notion, ε and δ come from the same code, its prose renders them.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from decimal import ROUND_CEILING, Decimal
 from enum import StrEnum
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 __all__ = ["Budget", "Guarantee", "Notion", "Numerics", "SAME_LENGTH_CAVEAT", "check_distance",
-           "round_up_product"]
+           "format_up", "round_down", "round_up", "round_up_product", "round_up_sum"]
 
 SAME_LENGTH_CAVEAT = (
     "Word-by-word composition: two documents of the same number of privatised words "
@@ -100,6 +104,42 @@ def round_up_product(a: float | np.ndarray, b: float | np.ndarray) -> float | np
         err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
         out = np.where(np.isfinite(p) & (err > 0), np.nextafter(p, np.inf), p)
     return float(out) if out.ndim == 0 else out
+
+
+def round_up(exact: Fraction | int) -> float:
+    """The smallest float64 ≥ ``exact`` (∞ beyond the largest float).
+
+    The rule every reported ε and δ follows: compute the exact value from the float inputs
+    (``Fraction(x)`` is the exact value of a float ``x``), then round it up, never to nearest:
+    ``float(Fraction)`` rounds to nearest, which is below the exact value about half the time.
+    """
+    try:
+        nearest = float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.nextafter(math.inf, 0.0)  # −max float
+    return math.nextafter(nearest, math.inf) if Fraction(nearest) < exact else nearest
+
+
+def round_down(exact: Fraction | int) -> float:
+    """The largest float64 ≤ ``exact`` (−∞ below the most negative float)."""
+    return -round_up(-exact)
+
+
+def round_up_sum(values: Iterable[float]) -> float:
+    """The exact sum of finite floats, rounded up (:func:`round_up`)."""
+    return round_up(sum((Fraction(float(v)) for v in values), Fraction(0)))
+
+
+def format_up(value: float, digits: int = 6) -> str:
+    """``value`` printed with ``digits`` significant digits (as ``:g`` does), rounded up: a
+    printed ε or δ is never below the number it stands for (``f"{0.1 + 0.2:g}"`` prints 0.3,
+    below 0.1 + 0.2)."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    exact = Decimal(value)  # the float's exact value
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    # A decimal of ≤ 15 significant digits survives the trip through the nearest float.
+    return f"{float(exact.quantize(step, rounding=ROUND_CEILING)):.{digits}g}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,10 +34,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
-from textdp.privacy import Notion
+from textdp.privacy import Notion, round_up_sum
 
 __all__ = ["Composition", "Group", "Spend", "compose", "family_of", "sum_up"]
 
@@ -75,9 +74,7 @@ def sum_up(values: Iterable[float]) -> float:
         raise ValueError("cannot compose a NaN budget")
     if any(math.isinf(v) for v in values):
         return math.inf
-    exact = sum((Fraction(v) for v in values), Fraction(0))
-    rounded = float(exact)
-    return math.nextafter(rounded, math.inf) if Fraction(rounded) < exact else rounded
+    return round_up_sum(values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ Mironov (CCS 2012); treat this as the experimental baseline it is.
 from __future__ import annotations
 
 import numbers
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,7 +36,7 @@ import numpy as np
 from textdp._checks import EPSILON, Parameter, check_parameters, check_rng
 from textdp.mechanisms.document.base import DocumentMechanism
 from textdp.mechanisms.document.candidates import fingerprint_array
-from textdp.privacy import Guarantee
+from textdp.privacy import Guarantee, round_up
 
 __all__ = ["Truncation", "ALLOCATIONS"]
 
@@ -79,15 +80,15 @@ class Truncation(DocumentMechanism):
         lo.setflags(write=False)
         hi.setflags(write=False)
         self._lower, self._upper = lo, hi
-        # Widths and their sum rounded up, so that no noise scale falls below its sensitivity.
-        widths = np.nextafter(hi - lo, np.inf)
-        self._l1_width = float(np.nextafter(np.sum(widths), np.inf))
-        if self._allocation == "l1":
-            unit = np.full(lo.size, self._l1_width)
-        else:
-            unit = np.nextafter(lo.size * widths, np.inf)
-        unit.setflags(write=False)
-        self._unit_scales = unit  # the scales for k·ε = 1
+        # The exact widths w_j = hi_j − lo_j and the numerators of the scales (Σ_j w_j, or d·w_j),
+        # kept exact: every scale is rounded up once, from exact arithmetic, so that none falls
+        # below its sensitivity (a float sum of d widths can round below the exact sum).
+        widths = [Fraction(h) - Fraction(x) for h, x in zip(hi.tolist(), lo.tolist(), strict=True)]
+        l1 = sum(widths, Fraction(0))
+        self._l1_width = round_up(l1)
+        self._exact_units = ([l1] * lo.size if self._allocation == "l1"
+                             else [lo.size * w for w in widths])
+        self._scales: dict[int, np.ndarray] = {}
 
     @classmethod
     def from_public(cls, public_embeddings: np.ndarray, *, epsilon: float,
@@ -165,7 +166,15 @@ class Truncation(DocumentMechanism):
         ``"l1"``: (Σ_j w_j)/(k·ε) on every coordinate; ``"per_dimension"``: d·w_j/(k·ε) on
         coordinate j (SentDP App. A.3). Rounded up, never down.
         """
-        return np.nextafter(self._unit_scales / (int(k) * self._epsilon), np.inf)
+        k = int(k)
+        scales = self._scales.get(k)
+        if scales is None:  # documents have few distinct sentence counts: computed once each
+            denominator = k * Fraction(self._epsilon)
+            scales = np.array([round_up(u / denominator) for u in self._exact_units])
+            scales.setflags(write=False)
+            if len(self._scales) < 1024:
+                self._scales[k] = scales
+        return scales
 
     def release(self, sentence_embeddings: np.ndarray,
                 rng: np.random.Generator | None = None) -> np.ndarray:

@@ -167,9 +167,18 @@ def gordon_delta(m: int, beta: float, gaussian_width: float) -> float:
     E sup_{u∈T}‖Gu‖ ≤ E‖g_m‖ + ω(T) ≤ √m + ω(T) (Sudakov–Fernique), and G ↦ sup_{u∈T}‖Gu‖ is
     1-Lipschitz in the Frobenius norm, so it exceeds its mean by t with probability ≤ exp(−t²/2).
     With Φ = G/√m and t = β√m − ω this is the event ‖Φu‖ > 1 + β. Returns 1 when β√m ≤ ω.
+
+    Rounded up (a δ never falls below its exact value): t is lowered past the rounding of √m,
+    the product and the difference (each ≤ one half-ulp of its operands' magnitude), t²/2 past
+    its two roundings, and exp(−t²/2) raised by two ulps past the libm exponential's (< 1 ulp).
     """
-    t = beta * math.sqrt(m) - gaussian_width
-    return 1.0 if t <= 0 else math.exp(-0.5 * t * t)
+    root = beta * math.sqrt(m)
+    t = root - gaussian_width
+    t = t - 4 * _EPS64 * (root + gaussian_width)  # |computed t − exact t| ≤ 3·2⁻⁵³·(β√m + ω)
+    if t <= 0:
+        return 1.0
+    half_square = 0.5 * t * t * (1 - 4 * _EPS64)  # below the exact t²/2 of the lowered t
+    return min(1.0, math.nextafter(math.nextafter(math.exp(-half_square), 2.0), 2.0))
 
 
 def projection_matrix(seed: int, m: int, dim: int) -> np.ndarray:

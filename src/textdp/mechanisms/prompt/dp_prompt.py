@@ -26,12 +26,13 @@ the core in :mod:`textdp.lm`.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
 
 from textdp._checks import Parameter, check_parameters, check_rng
-from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
+from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up, round_up_product
 
 __all__ = ["DEFAULT_CLIP", "DEFAULT_MAX_NEW_TOKENS", "DEFAULT_TEMPLATE", "DPPrompt",
            "clipped_log_probabilities", "sample_tokens"]
@@ -106,7 +107,10 @@ class DPPrompt:
         if "{document}" not in p["template"]:
             raise ValueError("dp_prompt: the template must contain the field {document}")
         self._n = p["max_new_tokens"]
-        self._sensitivity = p["clip_high"] - p["clip_low"]
+        # Δ = b_hi − b_lo exactly (a float difference can round below it), and the float Δ
+        # rounded up: the temperature an ε implies then never undershoots.
+        self._exact_sensitivity = Fraction(p["clip_high"]) - Fraction(p["clip_low"])
+        self._sensitivity = round_up(self._exact_sensitivity)
         if not np.isfinite(self._sensitivity):
             raise ValueError("dp_prompt: clip_high − clip_low must be finite")
         if p["temperature"] is not None:
@@ -131,7 +135,7 @@ class DPPrompt:
 
     @property
     def sensitivity(self) -> float:
-        """Δ = b_hi − b_lo: the range of every clipped logit."""
+        """Δ = b_hi − b_lo (rounded up): the range of every clipped logit."""
         return self._sensitivity
 
     @property
@@ -146,16 +150,21 @@ class DPPrompt:
     def template(self) -> str:
         return self._params["template"]
 
+    def _exact_epsilon_per_token(self) -> Fraction:
+        """2(b_hi − b_lo)/T in exact arithmetic, from the float parameters."""
+        return 2 * self._exact_sensitivity / Fraction(self._temperature)
+
     @property
     def epsilon_per_token(self) -> float:
-        """ε_token = 2Δ/T, rounded up (never below the exact value)."""
-        exact = 2.0 * self._sensitivity / self._temperature
-        return float(np.nextafter(exact, np.inf))
+        """ε_token = 2(b_hi − b_lo)/T computed exactly from the float parameters, rounded up:
+        the smallest float ≥ the exact value."""
+        return round_up(self._exact_epsilon_per_token())
 
     @property
     def epsilon(self) -> float:
-        """ε_doc = max_new_tokens · ε_token, rounded up."""
-        return float(round_up_product(self.epsilon_per_token, float(self._n)))
+        """ε_doc = max_new_tokens · ε_token computed exactly, rounded up (≥ the exact value, and
+        ≤ max_new_tokens times :attr:`epsilon_per_token`)."""
+        return round_up(self._n * self._exact_epsilon_per_token())
 
     @property
     def parameters(self) -> dict[str, Any]:

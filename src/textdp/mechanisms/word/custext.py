@@ -46,13 +46,37 @@ from textdp.privacy import Notion
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary, cache_dir
 
-__all__ = ["CusText", "CusTextPlus", "Groups", "build_groups"]
+__all__ = ["CusText", "CusTextPlus", "Groups", "build_groups", "log_law_error", "loss_upper_bound"]
 
 _REFERENCE = ("Chen, Mo, Wang, Chen, Nie, Wang, Cui, Findings of ACL 2023 (CusText, Algorithm 1 "
               "and the exponential mechanism over normalised similarity); SPEC §7")
 _TILE = 64
 #: Bumped whenever the grouping changes: cached groups of another version are rebuilt.
 ALGORITHM_VERSION = 1
+
+
+def log_law_error(epsilon: float, k: int) -> float:
+    """A bound on |computed − exact| of one entry of the float log-law ln Pr[M(x) = y] of a
+    CusText mechanism at ``epsilon`` with output sets of at most ``k`` words.
+
+    The exact law is the exponential mechanism of the stored float utilities u ∈ [0, 1],
+    ε·u/2 − ln Σ_z exp(ε·u_z/2), in real arithmetic. Its float evaluation (in units of
+    2⁻⁵³): the logit ε/2·u and the shift by the row's largest logit, ≤ 3ε/2; each of the k
+    exponentials (NumPy's exp: < 4 ulp) and their sum, ≤ 2ε + k + 4 relative in the sum; the
+    logarithm (< 4 ulp of ln k) and the last subtraction (≤ ε + ln k). The bound doubles their
+    total, so that it does not rest on a tight count.
+    """
+    return (6.0 * epsilon + 8.0 * k + 32.0) * 2.0**-53
+
+
+def loss_upper_bound(loss: np.ndarray, epsilon: float, k: int) -> np.ndarray:
+    """An upper bound on the exact max_y |ln Pr[M_a(x)=y] − ln Pr[M_b(x′)=y]| given ``loss``,
+    its value computed in floats from two log-laws of mechanisms at ε ≤ ``epsilon`` (each entry
+    off by at most :func:`log_law_error`), raised past both entries' error and the subtraction's
+    rounding, then by one ulp."""
+    with np.errstate(invalid="ignore"):
+        raised = loss * (1.0 + 2.0**-50) + 2.0 * log_law_error(epsilon, k)
+    return np.nextafter(raised, np.inf)
 
 
 class Groups:
@@ -305,8 +329,10 @@ class CusText(WordMechanism):
         return np.where(a == b, 0.0, np.where(same, 1.0, np.inf))
 
     def privacy_loss(self, a: Any, b: Any) -> np.ndarray:
-        """Exact max_y |ln Pr[M(a)=y] − ln Pr[M(b)=y]|, raised by 1e-12 relative: ≤ ε within a
-        group, ∞ across groups (disjoint output sets), 0 for a word and itself."""
+        """max_y |ln Pr[M(a)=y] − ln Pr[M(b)=y]| of the exact law, bounded from above: the value
+        computed from the float log-laws raised past their rounding error
+        (:func:`loss_upper_bound`), and never above ε (the exact loss is at most ε: Δu = 1).
+        ∞ across groups (disjoint output sets), 0 for a word and itself."""
         a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
         d = self.distance(a, b)
         loss = np.where(d == 0, 0.0, np.inf)
@@ -315,9 +341,10 @@ class CusText(WordMechanism):
             pa, pb = self._logp[a.ravel()[within]], self._logp[b.ravel()[within]]
             with np.errstate(invalid="ignore"):
                 diff = np.abs(pa - pb)
-            exact = np.nanmax(np.where(np.isfinite(pa), diff, np.nan), axis=1)
+            computed = np.nanmax(np.where(np.isfinite(pa), diff, np.nan), axis=1)
             flat = loss.ravel().copy()
-            flat[within] = exact * (1.0 + 1e-12) + 1e-300
+            k = self._groups.members.shape[1]
+            flat[within] = np.minimum(loss_upper_bound(computed, self.epsilon, k), self.epsilon)
             loss = flat.reshape(d.shape)
         return loss
 

@@ -78,6 +78,11 @@ class Mahalanobis(WordMechanism):
         self._inv_sqrt = (vecs / np.sqrt(values)) @ vecs.T
         # Rounding of x ↦ Σ_λ^{−1/2}x relative to ‖Σ_λ^{−1/2}x‖ grows with the condition number.
         self._inv_sqrt_cond = float(np.sqrt(values.max() / values.min()))
+        # The float inverse root is not the exact inverse of the float root S the sampler uses:
+        # its residual ‖I − S·S⁻¹‖ enters the distance's error bound (_distance_error).
+        dim = sigma.shape[0]
+        self._inverse_residual = float(np.linalg.norm(np.eye(dim) - self._sqrt @ self._inv_sqrt,
+                                                      2))
         self._sqrt32 = self._sqrt.astype(np.float32)
         self._nn = searcher(self.vocabulary, self._params)
 
@@ -97,8 +102,17 @@ class Mahalanobis(WordMechanism):
         return np.linalg.norm(diff @ self._inv_sqrt, axis=-1)
 
     def _distance_error(self) -> float:
-        # One more product (by Σ_λ^{−1/2}, whose rows have norm ≤ its largest singular value).
-        return (2 * self.vocabulary.dim + 3) * 2.0**-53 * self._inv_sqrt_cond
+        """A relative bound on how far :meth:`distance` may fall below ‖S⁻¹x‖, S the float root
+        the noise is drawn with and S⁻¹ its exact inverse.
+
+        With M the float inverse root, S⁻¹ − M = S⁻¹(I − S·M), so ‖S⁻¹x‖ ≤ ‖Mx‖ + κ·r·‖S⁻¹x‖,
+        κ the condition number of S and r = ‖I − S·M‖ (itself computed in floats, to within about
+        d·2⁻⁵³·κ); the float evaluation of ‖Mx‖ adds (2d + 3)·2⁻⁵³·κ. The bound doubles r and
+        takes 4d + 8 for the rounding terms: the earlier (2d + 3)·2⁻⁵³·κ alone was exceeded by
+        up to 1.4 times on random vocabularies (tests/privacy/test_safe_side.py)."""
+        kappa = self._inv_sqrt_cond
+        return kappa * (2.0 * self._inverse_residual
+                        + (4 * self.vocabulary.dim + 8) * 2.0**-53 * kappa)
 
     @property
     def metric(self) -> str:
