@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover
 from textdp.cli._common import PROG, CLIError, one_line
 from textdp.io import FileError
 from textdp.io.atomic import sigterm_as_interrupt
+from textdp.io.paths import release_fifos
 
 __all__ = ["app", "main", "CLIError"]
 
@@ -122,6 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     command = typer.main.get_command(app)
     _log_to_stderr()
+    try:
+        return _main(command, argv)
+    finally:  # a FIFO named as an output and not written (the run failed): its reader sees the end
+        release_fifos()
+
+
+def _main(command: typer.core.TyperGroup, argv: Sequence[str] | None) -> int:
     try:
         with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
             status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,

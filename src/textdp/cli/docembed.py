@@ -157,7 +157,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
         result["io"] = {"input": str(input), "output": str(output), "records_in": len(counts),
                         "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
         with AtomicFiles() as files:
-            with open(files.path_for(output), "wb") as f:
+            with files.writing(output) as tmp, open(tmp, "wb") as f:
                 np.save(f, out)
             if report is not None:
                 files.write_json(report, result)
