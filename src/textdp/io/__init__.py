@@ -89,21 +89,18 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     (``-``, standard input, needs ``format``).
 
     A FIFO or a character device (``<(cmd)``, ``/dev/stdin``) is read once, as it comes, like
-    standard input (its size is unknown until read: an empty one is refused when read, see
-    :func:`open_records`), except Parquet, which is read from its end and needs a regular file.
+    standard input (Parquet, read from its end, is read into memory first); its size is unknown
+    until read: an empty one is refused when read (:func:`textdp.io.streams.open_input`).
 
     Returns:
         the format name.
 
     Raises:
-        FileError: no such file, a directory, an empty (0-byte) file, a socket or block device, a
-            Parquet stream, or an unsupported extension.
+        FileError: no such file, a directory, an empty (0-byte) file, a socket or block device,
+            or an unsupported extension.
     """
     fmt = format_of(path, format)
     if is_stdio(path):
-        if fmt == "parquet":
-            raise FileError(display_name(path), None, "Parquet cannot be read from standard "
-                                                      "input (it is read from its end); give a file")
         return fmt
     if fmt == "parquet" and compression_of(path):
         raise FileError(path, None, "a Parquet file is compressed inside; drop the "
@@ -117,9 +114,6 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     if stat.S_ISDIR(st.st_mode):
         raise FileError(path, None, "is a directory, expected a file")
     if is_stream(path):
-        if fmt == "parquet":
-            raise FileError(path, None, "is a pipe or device; Parquet is read from its end and "
-                                        "needs a regular file (save it to a file first)")
         return fmt
     if not stat.S_ISREG(st.st_mode):
         raise FileError(path, None, "is a socket or block device, expected a file")

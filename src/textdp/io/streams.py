@@ -17,7 +17,7 @@ from typing import BinaryIO
 from textdp.io.errors import FileError
 
 __all__ = ["COMPRESSIONS", "STDIO", "compression_of", "display_name", "is_stdio", "open_input",
-           "open_output", "strip_compression"]
+           "open_output", "read_all", "strip_compression"]
 
 #: The path that means standard input (for an input) or standard output (for an output).
 STDIO = "-"
@@ -124,6 +124,13 @@ def open_input(path: str | os.PathLike, compression: str | None = None) -> Binar
         _need_zstd(path)
         inner = _ZstdFrames(raw)
     return io.BufferedReader(_Guarded(inner, name, compression), buffer_size=1 << 16)
+
+
+def read_all(path: str | os.PathLike) -> bytes:
+    """The whole content of standard input (``-``), a FIFO or a device, for a format read from its
+    end (Parquet); an empty one is refused, as by :func:`open_input`."""
+    with open_input(path) as stream:
+        return stream.read()
 
 
 def _not_empty(stream: io.BufferedReader, name: str) -> io.BufferedReader:
