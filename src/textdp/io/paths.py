@@ -77,9 +77,10 @@ def _kind_name(mode: int) -> str:
 
 
 def _stat(path: PathArg) -> os.stat_result | None:
-    """``os.stat`` (following links), or None where nothing exists (a dangling link included)."""
+    """``os.stat`` of the resolved path (links followed, ``x/`` is ``x`` as Path() and open() see
+    it), or None where nothing exists (a dangling link included)."""
     try:
-        return os.stat(path)
+        return os.stat(os.path.realpath(path))
     except (FileNotFoundError, NotADirectoryError):
         return None
 
@@ -143,12 +144,13 @@ def _identity(path: PathArg, written: bool) -> tuple | None:
         except (AttributeError, OSError, ValueError):  # replaced streams (tests), closed ones
             return None
         return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+    # The resolved path first: ``in.txt/`` is no file to os.stat, yet Path() and open() strip the
+    # slash and reach in.txt.
+    real = os.path.realpath(path)
     try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return ("path", os.path.realpath(path))
-    except OSError:  # no permission to look: the name is all there is
-        return ("path", os.path.realpath(path))
+        st = os.stat(real)
+    except OSError:  # not there yet (or no permission to look): the name is all there is
+        return ("path", real)
     return ("inode", st.st_dev, st.st_ino)
 
 
