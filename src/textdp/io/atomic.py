@@ -177,7 +177,8 @@ class AtomicFiles:
         # An existing target is checked (a device is not replaced); a missing directory is
         # mkstemp's FileNotFoundError below.
         kind = "stream" if stdout else output_kind(target) if os.path.exists(target) else "file"
-        real = target if stdout else Path(os.path.realpath(target))
+        # A stream is opened by the name given (/dev/stdout on a pipe resolves to no name).
+        real = target if stdout or kind == "stream" else Path(os.path.realpath(target))
         key: Path | str = _STDOUT if stdout else real
         if key in self._staged:
             raise ValueError(f"{target} is written twice")

@@ -48,7 +48,7 @@ def release_fifos(paths: Sequence[PathArg] | None = None) -> None:
     """Open and close, without blocking, the FIFOs ``paths`` (default: every FIFO output named so
     far and not written): a reader waiting on one sees the end of the stream (with no reader
     there is nothing to do). A failed command calls this, as a closed pipe ends for its reader."""
-    for path in list(_fifos) if paths is None else [os.path.realpath(p) for p in paths]:
+    for path in list(_fifos) if paths is None else [os.path.abspath(p) for p in paths]:
         _fifos.discard(path)
         try:
             if stat.S_ISFIFO(os.stat(path).st_mode):
@@ -59,7 +59,7 @@ def release_fifos(paths: Sequence[PathArg] | None = None) -> None:
 
 def written_fifo(path: PathArg) -> None:
     """``path`` has been written (and closed): no longer to be released."""
-    _fifos.discard(os.path.realpath(path))
+    _fifos.discard(os.path.abspath(path))
 
 
 def _kind_name(mode: int) -> str:
@@ -77,12 +77,15 @@ def _kind_name(mode: int) -> str:
 
 
 def _stat(path: PathArg) -> os.stat_result | None:
-    """``os.stat`` of the resolved path (links followed, ``x/`` is ``x`` as Path() and open() see
-    it), or None where nothing exists (a dangling link included)."""
-    try:
-        return os.stat(os.path.realpath(path))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+    """``os.stat`` (links followed), else that of the resolved path (``x/`` is ``x`` to Path() and
+    open()), or None where nothing exists (a dangling link included). The path itself comes first:
+    ``/dev/fd/N`` of a pipe resolves to no name."""
+    for one in (path, os.path.realpath(path)):
+        try:
+            return os.stat(one)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return None
 
 
 def is_stream(path: PathArg) -> bool:
@@ -122,7 +125,7 @@ def output_kind(path: PathArg, what: str = "output", *, stream: bool = True) -> 
         raise FileError(path, None, "is a directory, expected a file name")
     if stream and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
         if stat.S_ISFIFO(st.st_mode):
-            _fifos.add(os.path.realpath(path))
+            _fifos.add(os.path.abspath(path))  # not resolved: /dev/fd/N of a pipe has no name
         return "stream"
     why = "must be a regular file" if not stream else "cannot be written to"
     raise FileError(path, None, f"is {_kind_name(st.st_mode)}; the {what} {why}")
@@ -144,13 +147,12 @@ def _identity(path: PathArg, written: bool) -> tuple | None:
         except (AttributeError, OSError, ValueError):  # replaced streams (tests), closed ones
             return None
         return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
-    # The resolved path first: ``in.txt/`` is no file to os.stat, yet Path() and open() strip the
-    # slash and reach in.txt.
-    real = os.path.realpath(path)
     try:
-        st = os.stat(real)
-    except OSError:  # not there yet (or no permission to look): the name is all there is
-        return ("path", real)
+        st = _stat(path)
+    except OSError:  # no permission to look: the name is all there is
+        st = None
+    if st is None:  # not there yet
+        return ("path", os.path.realpath(path))
     return ("inode", st.st_dev, st.st_ino)
 
 
