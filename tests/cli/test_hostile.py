@@ -179,7 +179,26 @@ CASES = [
                                   "-m", "laplace-vector", "--ledger", "l.jsonl"],
          "the ledger would write into the input",
          setup=lambda r: (_vectors(r / "DIR" / "v.npy"), _symlink("l.jsonl", "v.npy")(r))),
+    # docembed and candidates build: their other inputs (candidates, recoder) too.
+    Case("docembed-report-is-input", ["docembed", "in.txt", "-o", "o.npy", "--epsilon", "1",
+                                      "--candidates", "c.npz", "--report", "../DIR/in.txt"],
+         "the report would overwrite the input", setup=lambda r: _touch(r / "DIR" / "c.npz")),
+    Case("docembed-output-is-candidates", ["docembed", "in.txt", "-o", "o.npy", "--epsilon", "1",
+                                           "--candidates", "c.npz"],
+         "the output would overwrite the candidates",
+         setup=lambda r: (_touch(r / "DIR" / "c.npz"), _hard_link_of("c.npz", "o.npy")(r))),
+    Case("candidates-output-is-recoder", ["candidates", "build", "in.txt", "-o", "c.npz",
+                                          "--recoder", "./c.npz"],
+         "the output would overwrite the recoder", setup=lambda r: _touch(r / "DIR" / "c.npz")),
 ]
+
+
+def _touch(path: Path) -> None:
+    path.write_bytes(b"not really an npz")
+
+
+def _hard_link_of(name: str, link: str) -> Callable[[Path], None]:
+    return lambda r: os.link(r / "DIR" / name, r / "DIR" / link)
 
 
 def _socket(path: Path) -> None:

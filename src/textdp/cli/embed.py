@@ -15,7 +15,7 @@ from textdp.cli._common import CLIError, check_new_file, one_line, option, progr
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, embed_input
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import AtomicFiles, FileError, is_stream
+from textdp.io import AtomicFiles, FileError, check_distinct, is_stream
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
 
@@ -256,6 +256,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read.
+    check_distinct({"input": input}, {"output": output, "report": report, "ledger": ledger})
     _check_paths(input, output, report, encode is not None)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     if seed is not None and seed < 0:
