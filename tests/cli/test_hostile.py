@@ -179,6 +179,9 @@ CASES = [
                                   "-m", "laplace-vector", "--ledger", "l.jsonl"],
          "the ledger would write into the input",
          setup=lambda r: (_vectors(r / "DIR" / "v.npy"), _symlink("l.jsonl", "v.npy")(r))),
+    Case("embed-fifo-input", ["embed", "v.npy", "-o", "w.npy", "--epsilon", "1",
+                              "-m", "laplace-vector"], "v.npy: is a pipe or device; embed reads",
+         setup=lambda r: os.mkfifo(r / "DIR" / "v.npy")),
     # docembed and candidates build: their other inputs (candidates, recoder) too.
     Case("docembed-report-is-input", ["docembed", "in.txt", "-o", "o.npy", "--epsilon", "1",
                                       "--candidates", "c.npz", "--report", "../DIR/in.txt"],
@@ -435,6 +438,29 @@ def test_empty_stream_is_refused_like_an_empty_file(root):
     r = cli("privatize", "-", "-o", "-", "--format", "jsonl", *BASE, stdin=b"", cwd=root / "DIR")
     assert r.returncode == 2 and r.stdout == b""
     assert _snapshot(root) == before
+
+
+def test_parquet_from_a_fifo_is_read(root, capsys):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"id": [1, 2], "text": ["the food was great", "bad service"]}), buf)
+    fifo = root / "DIR" / "in.parquet"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(buf.getvalue())
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    code, err = _run(["privatize", "in.parquet", "-o", "out.parquet", *BASE], root, capsys)
+    thread.join(timeout=30)
+    assert code == 0, err
+    assert pq.read_table(root / "DIR" / "out.parquet").column("id").to_pylist() == [1, 2]
 
 
 def test_a_fifo_input_with_a_ledger_is_refused(root):
