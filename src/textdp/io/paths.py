@@ -198,6 +198,9 @@ def check_distinct(reads: Mapping[str, PathArg | Sequence[PathArg] | None] | Non
                 name, at, also, shown = role, path, other_role, other_path
             else:
                 name, at, also, shown = other_role, other_path, role, path
+            if is_stdio(shown):
+                also_written = other_written if name == role else written
+                shown = "standard output" if also_written else "standard input"
             if not (written or other_written):
                 clash = f"the {name} is the {also} ({os.fspath(shown)} is the same file)"
             else:
