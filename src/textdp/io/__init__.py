@@ -219,7 +219,8 @@ def map_text_file(
         under the options, ``records_skipped`` / ``skipped`` and ``null_texts``.
 
     Raises:
-        FileError: the input or output path is unusable, or a record is malformed.
+        FileError: the input or output path is unusable, a record is malformed, or writing fails
+            (a full disk: the message names ``output_path``, not the temporary file).
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
