@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         release_fifos()
 
 
-def _main(command: typer.core.TyperGroup, argv: Sequence[str] | None) -> int:
+def _main(command: Any, argv: Sequence[str] | None) -> int:
     try:
         with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
             status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -134,13 +135,16 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
+@dataclass(frozen=True, slots=True)
 class _Staged:
-    """One target of a group: where it is staged and how it is committed."""
+    """One target of a group: the name given, the file written (a link's target, or the stream
+    itself), the temporary file, and ``"file"`` (renamed onto ``real``) or ``"stream"`` (copied
+    into it)."""
 
-    __slots__ = ("kind", "real", "target", "tmp")
-
-    def __init__(self, target: Path, real: Path, tmp: Path, kind: str) -> None:
-        self.target, self.real, self.tmp, self.kind = target, real, tmp, kind
+    target: Path
+    real: Path
+    tmp: Path
+    kind: str
 
 
 class AtomicFiles:
