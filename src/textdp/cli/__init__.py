@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover
 from textdp.cli._common import PROG, CLIError, PipeClosed, one_line
 from textdp.io import FileError
 from textdp.io.atomic import sigterm_as_interrupt
+from textdp.io.paths import release_fifos
 
 __all__ = ["app", "main", "CLIError"]
 
@@ -135,6 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     command = typer.main.get_command(app)
     _log_to_stderr()
+    try:
+        return _main(command, argv)
+    finally:  # a FIFO named as an output and not written (the run failed): its reader sees the end
+        release_fifos()
+
+
+def _main(command: Any, argv: Sequence[str] | None) -> int:
     try:
         with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
             status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,

@@ -3,14 +3,13 @@ mechanism options."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from textdp.io import FileError
+from textdp.io.paths import check_distinct, check_target
 
 __all__ = ["CLIError", "PipeClosed", "say", "warn", "progress_bar"]
 
@@ -100,14 +99,9 @@ def option(*flags: str, help: str, metavar: str | None = None, **kwargs: Any) ->
 
 
 def check_new_file(path: Path, what: str, *others: tuple[Path, str]) -> None:
-    """``path`` can be written: not a directory, its directory exists, and it is none of
-    ``others`` (``(path, name)`` pairs such as the input)."""
-    for other, name in others:
-        if path.absolute() == other.absolute() or (path.exists() and other.exists()
-                                                   and os.path.samefile(path, other)):
-            raise FileError(path, None, f"the {what} would overwrite the {name}")
-    if path.is_dir():
-        raise FileError(path, None, "is a directory, expected a file name")
-    if not path.absolute().parent.is_dir():
-        raise FileError(path, None, f"directory {str(path.parent)!r} does not exist")
+    """``path`` can be written (:func:`textdp.io.paths.output_kind`: not a directory, socket or
+    block device, its directory exists), and it is none of ``others`` (``(path, name)`` pairs such
+    as the input), compared as files (:func:`textdp.io.paths.check_distinct`)."""
+    check_distinct({name: other for other, name in others}, {what: path})
+    check_target(path, what)
 

@@ -27,6 +27,7 @@ from typing import Annotated, Any
 
 from textdp.cli._common import CLIError, PipeClosed, one_line, option, warn
 from textdp.io import AtomicFiles, FileError, ReadOptions, open_records
+from textdp.io.paths import check_distinct, check_target, is_stream
 from textdp.io.streams import is_stdio
 
 __all__ = ["BudgetOpt", "CommandLedger", "LedgerOpt", "LedgerPolicyOpt", "embed_input",
@@ -119,14 +120,17 @@ class CommandLedger:
         self._groups: list[_LedgerFiles] = []
         if path is None and budget is not None:
             raise CLIError("--budget needs --ledger PATH")
-        if path is not None and is_stdio(input):
-            raise CLIError("--ledger needs INPUT to be a file, not standard input: the input's "
-                           "fingerprint is computed in a first pass before any output is written "
-                           "(save standard input to a file first)")
-        if path is not None and (is_stdio(path) or any(
-                o is not None and Path(o).absolute() == path.absolute() for o in (input, *others))):
+        if path is not None and is_stream(input):
+            raise CLIError("--ledger needs INPUT to be a file, not standard input or a pipe: the "
+                           "input's fingerprint is computed in a first pass before any output is "
+                           "written (save the input to a file first)")
+        if path is not None and is_stdio(path):
             raise FileError(path, None, "the ledger must be its own file (not -, the input, the "
                                         "output or the report)")
+        if path is not None:  # compared as files (inode), not as names; a regular file
+            named = dict(zip(("output", "report"), others, strict=False))
+            check_distinct({"input": input}, {"ledger": path, **named})
+            check_target(path, "ledger", stream=False)
         try:
             self.book = as_ledger(path, policy, budget) if path is not None else None
             if path is None and policy != "warn":

@@ -25,7 +25,7 @@ from typing import Annotated, Any, BinaryIO, TextIO
 import typer
 
 from textdp.cli._common import CLIError, one_line, progress_bar
-from textdp.io import FileError, directory_inputs, map_text_file
+from textdp.io import FileError, check_distinct, directory_inputs, map_text_file
 from textdp.io.streams import is_stdio
 
 EngineOption = Annotated[str, typer.Option(
@@ -73,8 +73,7 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
     files = directory_inputs(input, format)  # the files the local engine reads, or an error
     if output.exists() and not output.is_dir():
         raise FileError(output, None, "is a file; the output of a directory is a directory")
-    if output.absolute() == input.absolute():
-        raise FileError(output, None, "the output would overwrite the input")
+    check_distinct({"input": input}, {"output": output})  # as files, not as names
     if not output.parent.is_dir():
         raise FileError(output, None, f"directory {str(output.parent)!r} does not exist")
     taken = [f.name for f in files if (output / f.name).exists()]

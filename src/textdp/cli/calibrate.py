@@ -22,7 +22,7 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import FileError
+from textdp.io import FileError, check_target
 
 if TYPE_CHECKING:
     from textdp.evaluation.calibration import Calibration
@@ -198,8 +198,7 @@ def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta
     if plot is not None:
         if plot.suffix.lower() != ".png":
             raise FileError(plot, None, "--plot must name a .png file")
-        if not plot.absolute().parent.is_dir():
-            raise FileError(plot, None, f"directory {str(plot.parent)!r} does not exist")
+        check_target(plot, "plot")
     if grid is not None:
         return parse_floats(grid, "--grid")
     if not (0 < grid_min < grid_max and math.isfinite(grid_max)):
@@ -214,8 +213,8 @@ def _plot(data: dict[str, Any], plot: Path) -> None:
     try:
         from textdp.evaluation.plots import calibration_plot
 
-        with AtomicFiles() as files:
-            calibration_plot(data, files.path_for(plot))
+        with AtomicFiles() as files, files.writing(plot) as tmp:
+            calibration_plot(data, tmp)
     except ImportError as exc:
         raise CLIError(f"cannot draw --plot: {one_line(exc)} (pip install matplotlib); "
                        "the results above are complete") from None

@@ -17,7 +17,7 @@ import typer
 from textdp.cli._common import CLIError, check_new_file, one_line, option, say
 from textdp.cli._documents import EncoderOpt, load_recoder, sentence_encoder
 from textdp.cli._options import TextFieldOpt
-from textdp.io import FileError, check_input
+from textdp.io import FileError, check_distinct, check_input
 
 __all__ = ["build_candidates_command", "train_recoder_command"]
 
@@ -132,6 +132,7 @@ def build_candidates_command(
     from textdp.mechanisms.document import build_candidates
     from textdp.sentences import splitter_name
 
+    check_distinct({"input": input, "recoder": recoder}, {"output": output})
     _check_paths(input, output)
     h = load_recoder(recoder)
     trained_with = h.metadata.get("encoder") if h is not None else None

@@ -13,7 +13,7 @@ from textdp.cli._common import CLIError, check_new_file, one_line, option, say, 
 from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sentence_encoder
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
-from textdp.io import FileError, check_input
+from textdp.io import FileError, check_distinct, check_input
 
 HELP = """Embed every document of INPUT privately (ε-SentDP) and write an (N, d) array to OUTPUT.npy.
 
@@ -136,7 +136,9 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
     from textdp.sentences import splitter_name
 
     started = time.perf_counter()
-    # 1. Paths and parameters, before anything is read or loaded.
+    # 1. Paths and parameters, before anything is read or loaded; no two paths the same file.
+    check_distinct({"input": input, "candidates": candidates, "recoder": recoder},
+                   {"output": output, "report": report, "ledger": ledger})
     _check_paths(input, output, report)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     try:
@@ -157,7 +159,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
         result["io"] = {"input": str(input), "output": str(output), "records_in": len(counts),
                         "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
         with book.files() as files:
-            with open(files.path_for(output), "wb") as f:
+            with files.writing(output) as tmp, open(tmp, "wb") as f:
                 np.save(f, out)
             if report is not None:
                 files.write_json(report, result)

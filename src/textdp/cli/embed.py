@@ -15,7 +15,7 @@ from textdp.cli._common import CLIError, check_new_file, one_line, option, progr
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, embed_input
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import FileError
+from textdp.io import FileError, check_distinct, is_stream
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
 
@@ -133,6 +133,9 @@ def _check_paths(input: Path, output: Path, report: Path | None, encode: bool) -
         raise FileError(input, None, "no such file")
     if input.is_dir():
         raise FileError(input, None, "is a directory, expected a file")
+    if is_stream(input):
+        raise FileError(input, None, "is a pipe or device; embed reads a regular file (save the "
+                                     "input to a file first)")
     if input.stat().st_size == 0:
         raise FileError(input, None, "empty file (0 bytes)")
     if output.suffix.lower() not in VECTOR_FORMATS:
@@ -253,6 +256,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read.
+    check_distinct({"input": input}, {"output": output, "report": report, "ledger": ledger})
     _check_paths(input, output, report, encode is not None)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     if seed is not None and seed < 0:
@@ -283,7 +287,8 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
                         "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
         book.attach(result)
         with book.files() as files:
-            write_vectors(files.path_for(output), W, vector_field, suffix=output.suffix)
+            with files.writing(output) as tmp:  # a full disk names OUTPUT
+                write_vectors(tmp, W, vector_field, suffix=output.suffix)
             if report is not None:
                 files.write_json(report, json_ready(result))
 

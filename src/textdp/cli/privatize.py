@@ -43,8 +43,11 @@ from textdp.io import (
     FORMATS,
     FileError,
     ReadOptions,
+    check_distinct,
     check_input,
     check_output,
+    check_target,
+    format_of,
     map_text_file,
 )
 from textdp.io.streams import is_stdio
@@ -271,6 +274,10 @@ def privatize(
 def _run(a: dict[str, Any]) -> None:
     """The command's body, on its arguments ``a`` (the 80-line rule keeps it apart from the
     signature)."""
+    # 0. No two paths are the same file (input, output, report, ledger, deny-list), however they
+    #    are spelled: before anything is read or written, and before either engine or dp_prompt.
+    check_distinct({"input": a["input"], "deny-list": a["deny_list"]},
+                   {"output": a["output"], "report": a["report"], "ledger": a["ledger"]})
     if dispatch(a):  # dp_prompt: a language model rewrites whole documents (cli/_prompt.py)
         return
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
@@ -279,6 +286,8 @@ def _run(a: dict[str, Any]) -> None:
     pairs = _ray.check_engine(a["engine"], a["workers"], a["ray_address"], input, output, report,
                               format)
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
+    check_placeholders(a["mask_token"], _pairs(a["identifier_label"], "--identifier-label"),
+                       [s for s, _ in pairs] if pairs is not None else [input], format)
     epsilon, allocated = allocation_options(a["epsilon"], a["allocation"], a["epsilon_document"],
                                             a["epsilon_floor"], a["epsilon_ceiling"])
 
@@ -373,6 +382,19 @@ def identifier_options(on: bool, labels: list[str] | None, patterns: list[str] |
             "deny_list": read_deny_list(deny_list)}
 
 
+def check_placeholders(mask_token: str, labels: dict[str, str], inputs: list[Path],
+                       format: str | None) -> None:
+    """A placeholder (--mask-token, --identifier-label) with a line break would cut a ``.txt``
+    document into two lines (N lines in, N+1 out): refused before anything is read."""
+    if not any(format_of(path, format) == "txt" for path in inputs):
+        return
+    for flag, value in [("--mask-token", mask_token),
+                        *((f"--identifier-label {k}", v) for k, v in labels.items())]:
+        if "\n" in value:
+            raise CLIError(f"{flag} {value!r} contains a line break; a .txt file holds one "
+                           "document per line")
+
+
 def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     """``["k=v", …]`` → {k: v} (the value may contain ``=``)."""
     out: dict[str, str] = {}
@@ -400,12 +422,9 @@ def read_deny_list(path: Path | None) -> list[str]:
 
 
 def check_report_path(report: Path, input: Path, output: Path) -> None:
-    if report.absolute() in (input.absolute(), output.absolute()):
-        raise FileError(report, None, "the report would overwrite the input or the output")
-    if report.is_dir():
-        raise FileError(report, None, "is a directory, expected a file name")
-    if not report.parent.is_dir():
-        raise FileError(report, None, f"directory {str(report.parent)!r} does not exist")
+    """The report is neither the input nor the output (as files), and can be written."""
+    check_distinct({"input": input}, {"output": output, "report": report})
+    check_target(report, "report")
 
 
 privatize.__doc__ = HELP

@@ -3,14 +3,19 @@ Markdown and HTML."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from textdp.cli._common import CLIError, say
-from textdp.io import FileError
+from textdp.cli._common import CLIError, one_line, say
+from textdp.io import FileError, check_distinct
 
 __all__ = ["report"]
 
@@ -68,15 +73,52 @@ def report(
         if not isinstance(data.get(key), dict):
             raise CLIError(f"{run}: the report has no {key!r} section")
     out = out if out is not None else run.with_name(f"{run.stem}-report")
+    check_distinct({"report": run}, {"output directory": out})
     if out.exists() and not out.is_dir():
         raise FileError(out, None, "exists and is not a directory")
     if not out.absolute().parent.is_dir():
         raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
-    out.mkdir(exist_ok=True)
-    doc = run_report_document(data, out, deniability_words=deniability, draws=draws,
-                              rng=_random.generator(seed))
-    paths = write_report(doc, out)
-    say(f"wrote {paths['markdown']} and {paths['html']}")
+    # Rendered into a staging directory beside OUT and moved in at the end: a report that cannot
+    # be rendered (a section of the wrong type) leaves no partial directory behind.
+    with _staged_directory(out) as stage:
+        try:
+            doc = run_report_document(data, stage, deniability_words=deniability, draws=draws,
+                                      rng=_random.generator(seed))
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, FileError):
+                raise
+            # The report is the user's file: a section of the wrong shape is bad input, not a bug.
+            raise CLIError(f"{run}: not a valid textdp privacy report ({type(exc).__name__}: "
+                           f"{one_line(exc)})") from None
+        write_report(doc, stage)
+    say(f"wrote {out / 'report.md'} and {out / 'report.html'}")
+
+
+@contextlib.contextmanager
+def _staged_directory(out: Path) -> Iterator[Path]:
+    """A fresh directory beside ``out`` to render into; on success its files are moved into
+    ``out`` (the directory itself is renamed when ``out`` does not exist yet), on any error it is
+    removed and ``out`` is left as it was."""
+    real = Path(os.path.realpath(out))
+    stage = Path(tempfile.mkdtemp(prefix=f".{real.name}.textdp-{os.getpid()}-", suffix=".tmp",
+                                  dir=real.parent))
+    try:
+        yield stage
+        os.chmod(stage, _default_directory_mode())
+        if not real.exists():
+            os.rename(stage, real)
+            return
+        for item in sorted(stage.iterdir()):
+            os.replace(item, real / item.name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _default_directory_mode() -> int:
+    # mkdtemp makes 0700 directories; a finished one gets what mkdir would have given it.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o777 & ~umask
 
 
 report.__doc__ = HELP

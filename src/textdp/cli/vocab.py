@@ -66,15 +66,15 @@ def stats(
     """
     from textdp import _random
     from textdp.cli._vocabulary import resolve_vocabulary
-    from textdp.io import AtomicFiles, FileError
+    from textdp.io import AtomicFiles, FileError, check_distinct, check_target
     from textdp.vocab.geometry import neighbor_distances, plot_neighbor_distances
 
+    check_distinct(None, {"plot": plot, "JSON output": json_path})
     for path, suffix in ((plot, ".png"), (json_path, None)):
         if path is not None:
             if suffix and path.suffix.lower() != suffix:
                 raise FileError(path, None, f"--plot must name a {suffix} file")
-            if not path.absolute().parent.is_dir():
-                raise FileError(path, None, f"directory {str(path.parent)!r} does not exist")
+            check_target(path, "plot" if suffix else "JSON output")
     vocab = resolve_vocabulary(name)
     say(f"exact k-NN of {sample or len(vocab):,} words of {name} ({len(vocab):,} × {vocab.dim})")
     try:
@@ -83,7 +83,8 @@ def stats(
         raise CLIError(one_line(exc)) from None
     with AtomicFiles() as files:
         if plot is not None:
-            plot_neighbor_distances(result, files.path_for(plot))
+            with files.writing(plot) as tmp:
+                plot_neighbor_distances(result, tmp)
         if json_path is not None:
             files.write_json(json_path, result.to_dict() | {"seed": seed})
     typer.echo(stats_markdown(name, result, seed))

@@ -16,21 +16,25 @@ commands (embeddings, calibration, evaluation) share it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from textdp.io.atomic import AtomicFiles, atomic_write_bytes, atomic_write_json
+from textdp.io.atomic import AtomicFiles, atomic_write_bytes, atomic_write_json, write_errors_name
 from textdp.io.errors import FileError
+from textdp.io.paths import check_distinct, check_target, is_stream, output_kind
 from textdp.io.records import Batch, Progress, ReadOptions, RecordReader, RecordWriter
 from textdp.io.streams import STDIO, compression_of, display_name, is_stdio, strip_compression
 
 __all__ = [
     "FORMATS", "STDIO", "AtomicFiles", "Batch", "FileError", "Progress", "ReadOptions",
     "RecordReader", "RecordWriter", "atomic_write_bytes", "atomic_write_json", "check_input",
-    "check_output", "format_of", "map_text_file", "open_records", "reader_class",
+    "check_distinct", "check_output", "check_target", "format_of", "is_stream", "map_text_file",
+    "open_records", "reader_class",
 ]
 
 #: Supported formats: name → its reader class as ``"module:Class"``, imported when first used
@@ -84,11 +88,16 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     """Check, without reading it, that ``path`` is a non-empty file of a supported format
     (``-``, standard input, needs ``format``).
 
+    A FIFO or a character device (``<(cmd)``, ``/dev/stdin``) is read once, as it comes, like
+    standard input (Parquet, read from its end, is read into memory first); its size is unknown
+    until read: an empty one is refused when read (:func:`textdp.io.streams.open_input`).
+
     Returns:
         the format name.
 
     Raises:
-        FileError: no such file, a directory, an empty (0-byte) file, or an unsupported extension.
+        FileError: no such file, a directory, an empty (0-byte) file, a socket or block device,
+            or an unsupported extension.
     """
     fmt = format_of(path, format)
     if is_stdio(path):
@@ -96,12 +105,19 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     if fmt == "parquet" and compression_of(path):
         raise FileError(path, None, "a Parquet file is compressed inside; drop the "
                                     f"{Path(path).suffix} extension")
-    p = Path(path)
-    if not p.exists():
-        raise FileError(path, None, "no such file")
-    if p.is_dir():
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileError(path, None, "no such file") from None
+    except OSError as exc:
+        raise FileError(path, None, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
         raise FileError(path, None, "is a directory, expected a file")
-    if p.stat().st_size == 0:
+    if is_stream(path):
+        return fmt
+    if not stat.S_ISREG(st.st_mode):
+        raise FileError(path, None, "is a socket or block device, expected a file")
+    if st.st_size == 0:
         raise FileError(path, None, "empty file (0 bytes)")
     return fmt
 
@@ -137,15 +153,17 @@ def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None =
     """Check, without writing, that ``path`` can receive the output of ``input_path``.
 
     The output must have the input's format (a record layout can only be reproduced in its own
-    format; its compression may differ), must not be the input itself, and its directory must
-    exist. ``-`` is standard output, in the input's format (or ``format``).
+    format; its compression may differ), must not be the input itself (compared as files:
+    :func:`textdp.io.paths.check_distinct`), and its directory must exist. ``-`` is standard
+    output, in the input's format (or ``format``). A FIFO or character device is written to
+    directly, a symbolic link's target is replaced (:mod:`textdp.io.atomic`).
 
     Returns:
         the format name.
 
     Raises:
-        FileError: an unsupported or different extension, the input's own path, a directory,
-            or a missing parent directory.
+        FileError: an unsupported or different extension, the input's own file, a directory, a
+            socket or block device, or a missing parent directory.
     """
     in_fmt = format_of(input_path, format) if input_path is not None else None
     if is_stdio(path):
@@ -161,16 +179,8 @@ def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None =
     if fmt == "parquet" and compression_of(path):
         raise FileError(path, None, "a Parquet file is compressed inside; drop the "
                                     f"{Path(path).suffix} extension")
-    p = Path(path)
-    if input_path is not None and not is_stdio(input_path):
-        q = Path(input_path)
-        if (p.exists() and q.exists() and os.path.samefile(p, q)) or p.absolute() == q.absolute():
-            raise FileError(path, None, "the output would overwrite the input")
-    if p.is_dir():
-        raise FileError(path, None, "is a directory, expected a file name")
-    parent = p.parent
-    if not parent.is_dir():
-        raise FileError(path, None, f"directory {str(parent)!r} does not exist")
+    check_distinct({"input": input_path}, {"output": path})
+    output_kind(path, "output")
     return fmt
 
 
@@ -235,7 +245,8 @@ def map_text_file(
         under the options, ``records_skipped`` / ``skipped`` and ``null_texts``.
 
     Raises:
-        FileError: the input or output path is unusable, or a record is malformed.
+        FileError: the input or output path is unusable, a record is malformed, or writing fails
+            (a full disk: the message names ``output_path``, not the temporary file).
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -246,7 +257,7 @@ def map_text_file(
         with open_records(input_path, text_field=text_field, format=fmt, options=options
                           ) as reader:
             writer = _copy(reader, group.path_for(output_path), transform, batch_size, progress,
-                           compression_of(output_path))
+                           compression_of(output_path), output_path)
             stats = reader.stats()
         if writer.records_written != reader.records_read:  # pragma: no cover - a writer bug
             raise RuntimeError(f"{reader.records_read} records read but "
@@ -272,15 +283,27 @@ def map_text_file(
 
 def _copy(reader: RecordReader, tmp: Path, transform: Callable[[list[str], int], Sequence[str]],
           batch_size: int, progress: Callable[[int | None, str], Progress] | None,
-          compression: str | None) -> RecordWriter:
-    """Read, transform and write every batch of ``reader`` into ``tmp``; returns the writer."""
+          compression: str | None, target: str | os.PathLike | None = None) -> RecordWriter:
+    """Read, transform and write every batch of ``reader`` into ``tmp``; returns the writer.
+    A failed write (a full disk) names ``target``, the file the user gave."""
+    name = display_name(target if target is not None else tmp, output=True)
     bar = progress(reader.total, reader.unit) if progress is not None else None
     try:
-        with reader.writer(tmp, compression=compression) as writer:
+        with write_errors_name(name):
+            writer = reader.writer(tmp, compression=compression)
+        try:
             for batch in reader.batches(batch_size):
-                writer.write(batch, transform(batch.texts, batch.start))
+                texts = transform(batch.texts, batch.start)
+                with write_errors_name(name):
+                    writer.write(batch, texts)
                 if bar is not None:
                     bar.update(batch.progress)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.close()
+            raise
+        with write_errors_name(name):
+            writer.close()
     finally:
         if bar is not None:
             bar.close()

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from textdp.io.errors import FileError
+from textdp.io.paths import is_stream
 from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
 from textdp.io.streams import is_stdio, open_input, open_output
 
@@ -92,7 +93,7 @@ class LineFileReader(RecordReader):
         super().__init__(path, text_field=text_field, options=options, compression=compression)
         # Progress in bytes of the file: known for a plain file only (not a pipe, not compressed).
         stdio = is_stdio(path)
-        self.total = None if stdio or compression else os.path.getsize(self.path)
+        self.total = None if is_stream(path) or compression else os.path.getsize(self.path)
         self._fh: BinaryIO = open_input("-" if stdio else self.path, compression)
         self._lines = Utf8Lines(self._fh, self.name, self.reject)
 

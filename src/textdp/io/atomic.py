@@ -10,6 +10,17 @@ up, so temporary files are named after their target and the writing process,
 ``.NAME.textdp-PID-RANDOM.tmp``, and reserving a target removes those of the same target whose
 process no longer runs. The target ``-`` is standard output: it is staged in a temporary file too
 and copied to standard output on commit, so a failed run writes nothing there either.
+
+Targets that are not regular files (:mod:`textdp.io.paths`): a symbolic link is followed — its
+target is replaced atomically and the link stays; a FIFO or a character device (``/dev/null``, a
+terminal) is never replaced: like standard output it is staged and written to once, on commit (an
+aborted group opens and closes a FIFO, so that a reader waiting on it sees the end instead of
+waiting for ever); sockets, block devices and directories are refused.
+
+Permissions: a replaced file keeps its mode (and, where the process may set them, its owner and
+group) — the output of private data stays 0600 if it was — and a new file gets the mode a plain
+``open()`` would give it (0666 less the umask). A write that fails (a full disk) is a
+:class:`~textdp.io.FileError` naming the target, not the temporary file.
 """
 
 from __future__ import annotations
@@ -20,16 +31,21 @@ import os
 import re
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from textdp.io.errors import FileError
+from textdp.io.paths import output_kind, release_fifos, written_fifo
+
 __all__ = ["AtomicFiles", "atomic_save_npz", "atomic_write_bytes", "atomic_write_json",
-           "remove_stale_temporaries", "sigterm_as_interrupt"]
+           "remove_stale_temporaries", "sigterm_as_interrupt", "write_errors_name"]
 
 _STDOUT = "-"
 # Standard output is staged under this name in the temporary directory.
@@ -80,10 +96,12 @@ def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
 
 
 def _stage_dir(target: Path) -> tuple[Path, str]:
-    """(directory, name) of the temporary files of ``target``."""
+    """(directory, name) of the temporary files of ``target``: beside the file a symbolic link
+    points to (the rename must replace the target, not the link)."""
     if os.fspath(target) == _STDOUT:
         return Path(tempfile.gettempdir()), _STDOUT_STAGE
-    return target.parent, target.name
+    real = Path(os.path.realpath(target))
+    return real.parent, real.name
 
 
 class _Terminated(KeyboardInterrupt):
@@ -117,45 +135,85 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """One target of a group: the name given, the file written (a link's target, or the stream
+    itself), the temporary file, and ``"file"`` (renamed onto ``real``) or ``"stream"`` (copied
+    into it)."""
+
+    target: Path
+    real: Path
+    tmp: Path
+    kind: str
+
+
 class AtomicFiles:
     """A group of output files that appear together, or not at all.
 
     Use as a context manager. :meth:`path_for` reserves a temporary file for each target; on a
     normal exit every temporary file is renamed onto its target (in the order reserved), on any
     exception — ``KeyboardInterrupt`` included — every temporary file is removed and no target is
-    touched. A target that existed before keeps its old content when the group is aborted.
+    touched. A target that existed before keeps its old content when the group is aborted. See the
+    module's docstring for symbolic links, FIFOs and devices, and permissions.
 
     >>> with AtomicFiles() as files:
     ...     files.write_json("report.json", {"ok": True})   # doctest: +SKIP
     """
 
     def __init__(self) -> None:
-        self._staged: dict[Path, Path] = {}
+        self._staged: dict[Path | str, _Staged] = {}
         self._done = False
 
     def path_for(self, target: str | os.PathLike) -> Path:
-        """A fresh temporary path in ``target``'s directory, renamed onto ``target`` on commit.
+        """A fresh temporary path for ``target``, renamed onto it (or, for ``-``, a FIFO or a
+        character device, copied into it) on commit.
 
         Raises:
             FileNotFoundError: the directory of ``target`` does not exist.
+            FileError: ``target`` is a directory, a socket or a block device, or no file can be
+                created in its directory.
             ValueError: ``target`` is already part of this group.
         """
         if self._done:
             raise RuntimeError("this group of files has already been committed or aborted")
         target = Path(target)
-        key = target if os.fspath(target) == _STDOUT else target.absolute()
+        stdout = os.fspath(target) == _STDOUT
+        # An existing target is checked (a device is not replaced); a missing directory is
+        # mkstemp's FileNotFoundError below.
+        kind = "stream" if stdout else output_kind(target) if os.path.exists(target) else "file"
+        # A stream is opened by the name given (/dev/stdout on a pipe resolves to no name).
+        real = target if stdout or kind == "stream" else Path(os.path.realpath(target))
+        key: Path | str = _STDOUT if stdout else real
         if key in self._staged:
             raise ValueError(f"{target} is written twice")
-        directory, name = _stage_dir(target)
-        remove_stale_temporaries(target)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}{_TAG}{os.getpid()}-", suffix=".tmp",
-                                   dir=directory)
+        if kind == "stream":  # standard output, a FIFO, a device: staged apart, copied on commit
+            directory, name = Path(tempfile.gettempdir()), _STDOUT_STAGE
+        else:
+            directory, name = _stage_dir(target)
+            remove_stale_temporaries(target)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}{_TAG}{os.getpid()}-", suffix=".tmp",
+                                       dir=directory)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise FileError(target, None, f"cannot create a file in {os.fspath(directory)!r} "
+                                          f"({exc.strerror or exc})") from None
         os.close(fd)
-        self._staged[key] = Path(tmp)
+        self._staged[key] = _Staged(target, real, Path(tmp), kind)
         return Path(tmp)
 
+    @contextlib.contextmanager
+    def writing(self, target: str | os.PathLike) -> Iterator[Path]:
+        """:meth:`path_for` ``target``, as a block in which a failed write (a full disk, a quota)
+        is a :class:`FileError` naming ``target`` rather than the temporary file."""
+        tmp = self.path_for(target)
+        with write_errors_name(target):
+            yield tmp
+
     def write_bytes(self, target: str | os.PathLike, data: bytes) -> None:
-        self.path_for(target).write_bytes(data)
+        with self.writing(target) as tmp:
+            tmp.write_bytes(data)
 
     def write_json(self, target: str | os.PathLike, obj: Any) -> None:
         """Stage ``obj`` as UTF-8 JSON (indented, non-ASCII kept readable, final newline)."""
@@ -163,33 +221,39 @@ class AtomicFiles:
         self.write_bytes(target, text.encode("utf-8"))
 
     def commit(self) -> None:
-        """Rename every staged file onto its target."""
+        """Rename every staged file onto its target (copy it into a stream target)."""
         if self._done:
             return
         self._done = True
-        mode = _default_mode()
-        staged = list(self._staged.items())
+        default = _default_mode()
+        staged = list(self._staged.values())
         try:
-            for target, tmp in staged:
-                if os.fspath(target) != _STDOUT:
-                    os.chmod(tmp, mode)
-            for target, tmp in staged:
-                if os.fspath(target) == _STDOUT:
-                    _copy_to_stdout(tmp)
+            for item in staged:
+                if item.kind == "file":
+                    _take_permissions(item.tmp, item.real, default)
+            for item in staged:
+                if os.fspath(item.target) == _STDOUT:
+                    with write_errors_name("<stdout>"):
+                        _copy_to_stdout(item.tmp)
+                elif item.kind == "stream":
+                    _copy_to_stream(item.tmp, item.target, item.real)
                 else:
-                    os.replace(tmp, target)
+                    os.replace(item.tmp, item.real)
         finally:
             self._remove_temporaries()
 
     def abort(self) -> None:
-        """Remove every staged file; the targets stay as they were."""
+        """Remove every staged file; the targets stay as they were (a FIFO's reader, if one is
+        waiting, is given the end of the stream)."""
         self._done = True
+        release_fifos([item.real for item in self._staged.values()
+                       if item.kind == "stream" and os.fspath(item.target) != _STDOUT])
         self._remove_temporaries()
 
     def _remove_temporaries(self) -> None:
-        for tmp in self._staged.values():
+        for item in self._staged.values():
             try:
-                tmp.unlink()
+                item.tmp.unlink()
             except FileNotFoundError:
                 pass
         self._staged.clear()
@@ -203,6 +267,47 @@ class AtomicFiles:
             self.commit()
         else:
             self.abort()
+
+
+@contextlib.contextmanager
+def write_errors_name(target: str | os.PathLike) -> Iterator[None]:
+    """Within the block, an ``OSError`` (a full disk, a quota, an I/O error) becomes a
+    :class:`FileError` naming ``target`` — the file the user named, not a temporary file."""
+    try:
+        yield
+    except BrokenPipeError:  # the reader went away: not a write error of ours (the CLI: exit 141)
+        raise
+    except OSError as exc:
+        raise FileError(target, None, f"cannot write: {exc.strerror or exc}") from None
+
+
+def _take_permissions(tmp: Path, real: Path, default: int) -> None:
+    """Give ``tmp`` the mode (and where allowed the owner and group) of the file it replaces,
+    or the default mode of a new file."""
+    try:
+        old = os.stat(real)
+    except (FileNotFoundError, NotADirectoryError):
+        os.chmod(tmp, default)
+        return
+    mine = os.stat(tmp)
+    if (old.st_uid, old.st_gid) != (mine.st_uid, mine.st_gid):
+        with contextlib.suppress(PermissionError):  # only root, or a group of one's own
+            os.chown(tmp, old.st_uid if os.geteuid() == 0 else -1, old.st_gid)
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+
+
+def _copy_to_stream(tmp: Path, target: Path, real: Path) -> None:
+    """Write the staged ``tmp`` into the FIFO or device ``real`` (opened, never created, never
+    replaced). Blocks until a FIFO has a reader, as any writer of a FIFO does."""
+    with write_errors_name(target):
+        fd = os.open(real, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "wb", buffering=0) as out:
+            mode = os.fstat(out.fileno()).st_mode
+            if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):  # replaced since the check
+                raise FileError(target, None, "is no longer a FIFO or a device; nothing written")
+            with open(tmp, "rb") as f:
+                shutil.copyfileobj(f, out, 1 << 20)
+    written_fifo(real)
 
 
 def _copy_to_stdout(path: Path) -> None:

@@ -13,7 +13,6 @@ column is written back as a plain string column.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -21,8 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textdp.io.errors import FileError
+from textdp.io.paths import is_stream
 from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
-from textdp.io.streams import is_stdio
+from textdp.io.streams import read_all
 
 __all__ = ["ParquetReader", "ParquetWriter"]
 
@@ -71,7 +71,7 @@ class ParquetReader(RecordReader):
                                      f"{compression} extension")
         try:
             # Parquet needs random access: standard input is read into memory first.
-            source = pa.BufferReader(sys.stdin.buffer.read()) if is_stdio(path) else self.path
+            source = pa.BufferReader(read_all(path)) if is_stream(path) else self.path
             self._file = pq.ParquetFile(source)
             schema = self._file.schema_arrow
         except (pa.ArrowException, OSError) as exc:

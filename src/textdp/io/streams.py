@@ -10,13 +10,14 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import sys
 from typing import BinaryIO
 
 from textdp.io.errors import FileError
 
 __all__ = ["COMPRESSIONS", "STDIO", "compression_of", "display_name", "is_stdio", "open_input",
-           "open_output", "strip_compression"]
+           "open_output", "read_all", "strip_compression"]
 
 #: The path that means standard input (for an input) or standard output (for an output).
 STDIO = "-"
@@ -100,21 +101,49 @@ def open_input(path: str | os.PathLike, compression: str | None = None) -> Binar
     """A buffered binary stream of ``path``'s content, decompressed; ``-`` is standard input
     (closing the stream leaves standard input open).
 
+    Standard input, a FIFO or a device is read as it comes; one that ends before its first byte is
+    refused, as an empty (0-byte) file is (:func:`textdp.io.check_input`): a pipeline whose
+    producer failed must not pass for an empty corpus.
+
     Raises:
-        FileError: the data is corrupt or truncated (while reading), or .zst without zstandard.
+        FileError: an empty stream (on opening); the data is corrupt or truncated (while
+            reading), or .zst without zstandard.
     """
     if is_stdio(path):
         stdin = _Guarded(sys.stdin.buffer, display_name(path), None, close_inner=False)
-        return io.BufferedReader(stdin, buffer_size=1 << 16)
+        return _not_empty(io.BufferedReader(stdin, buffer_size=1 << 16), display_name(path))
+    raw = open(path, "rb")  # noqa: SIM115 - the caller closes it
+    if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+        _not_empty(raw, os.fspath(path))
     if compression is None:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        return raw
     name = os.fspath(path)
     if compression == "gzip":
-        inner: BinaryIO = gzip.open(path, "rb")  # type: ignore[assignment]
+        inner: BinaryIO = _GzipOwner(filename="", mode="rb", fileobj=raw)  # type: ignore[assignment]
     else:
         _need_zstd(path)
-        inner = _ZstdFrames(open(path, "rb"))  # noqa: SIM115
+        inner = _ZstdFrames(raw)
     return io.BufferedReader(_Guarded(inner, name, compression), buffer_size=1 << 16)
+
+
+def read_all(path: str | os.PathLike) -> bytes:
+    """The whole content of standard input (``-``), a FIFO or a device, for a format read from its
+    end (Parquet); an empty one is refused, as by :func:`open_input`."""
+    with open_input(path) as stream:
+        return stream.read()
+
+
+def _not_empty(stream: io.BufferedReader, name: str) -> io.BufferedReader:
+    """``stream``, after checking (by peeking, nothing consumed) that it holds a first byte."""
+    try:
+        empty = not stream.peek(1)
+    except BaseException:
+        stream.close()
+        raise
+    if empty:
+        stream.close()
+        raise FileError(name, None, "empty input (0 bytes)")
+    return stream
 
 
 class _ZstdFrames:
@@ -150,8 +179,8 @@ class _ZstdFrames:
         self._raw.close()
 
 
-class _GzipOutput(gzip.GzipFile):
-    """A gzip stream that also closes the file under it."""
+class _GzipOwner(gzip.GzipFile):
+    """A gzip stream (reading or writing) that also closes the file under it."""
 
     def close(self) -> None:
         raw = self.fileobj
@@ -170,6 +199,6 @@ def open_output(path: str | os.PathLike, compression: str | None = None) -> Bina
     raw = open(path, "wb")  # noqa: SIM115
     if compression == "gzip":
         # No file name and mtime 0 in the header: a seeded run gives the same bytes every time.
-        return _GzipOutput(filename="", mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
+        return _GzipOwner(filename="", mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
     _need_zstd(path)
     return _zstd.ZstdCompressor().stream_writer(raw, closefd=True)  # type: ignore[return-value]
