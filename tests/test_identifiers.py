@@ -94,13 +94,13 @@ def test_bad_options_are_one_sentence_errors():
 
 
 def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
-    """The built-ins run only on stretches around anchors; a per-document full scan agrees."""
-    import re
-
-    from textdp.text.identifiers import _BUILTIN_PATTERNS, BUILTIN_KINDS, _accept, _resolve
+    """The built-ins run only on stretches around anchors; a full scan of each document alone
+    (every candidate of the whole document validated) agrees, and so does spans() of it."""
+    from textdp.text.identifiers import BUILTIN_KINDS, _merge_words, _resolve
 
     rng = np.random.default_rng(3)
-    parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n"]
+    parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n",
+                                     "microsoft.com", "file.txt", "10.0.0.1:8080", "::"]
     texts = ["".join(rng.choice(parts, size=rng.integers(0, 8))) for _ in range(300)]
     ids = Identifiers()
     batch = encode_batch(texts, ids)
@@ -108,13 +108,16 @@ def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
            for t, k in zip(batch.identifiers.tolist(), batch.identifier_kinds.tolist(), strict=False)]
     expected = []
     for d, text in enumerate(texts):
-        rows = [(ids.kinds.index(k), m.start(), m.end(), ids.kinds.index(k))
-                for k in BUILTIN_KINDS for m in re.finditer(_BUILTIN_PATTERNS[k], text)
-                if m.end() > m.start() and _accept(k, m.group())]
+        base = int(batch.doc_bounds[d])
+        rows = ids._scan(text, BUILTIN_KINDS)
         if rows:
-            s, e, k = _resolve(np.array(rows, dtype=np.int64))
-            base = int(batch.doc_bounds[d])
+            s, e, k = _merge_words(text, *_resolve(np.array(rows, dtype=np.int64)),
+                                   np.array([0, len(text)]))
             expected += list(zip((s + base).tolist(), (e + base).tolist(), k.tolist(), strict=False))
+        s, e, k = ids.spans(text)
+        assert [(a + base, b + base, c) for a, b, c in zip(s.tolist(), e.tolist(), k.tolist(),
+                                                           strict=True)] == \
+            [g for g in got if base <= g[0] < base + len(text)]
     assert got == expected
     assert len(got) > 100
 
