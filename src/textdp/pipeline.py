@@ -686,6 +686,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               ledger_policy: str = "warn", budget: float | None = None,
               allocation: str | Allocation | None = None, epsilon_document: float | None = None,
               epsilon_floor: float | None = None, epsilon_ceiling: float | None = None,
+              phone_regions: Sequence[str] | None = None,
               **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
@@ -696,7 +697,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
         oov: policy for out-of-vocabulary words, numbers and identifiers: mask, keep, drop,
             random (see :class:`OOVPolicy`).
-        identifiers, identifier_labels, identifier_patterns, deny_list: see :class:`Privatizer`.
+        identifiers, identifier_labels, identifier_patterns, deny_list, phone_regions: see
+            :class:`Privatizer`.
         unchanged_warning: warn in the report when the expected fraction of privatised words
             returned unchanged exceeds it (default 0.5).
         batch_size, batch_chars: documents and characters per vectorised step (memory vs.
@@ -729,7 +731,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
                         seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
                         identifiers=identifiers, identifier_labels=identifier_labels,
                         identifier_patterns=identifier_patterns, deny_list=deny_list,
-                        allocation=allocation)
+                        allocation=allocation, phone_regions=phone_regions)
     texts = list(texts)
     if book is None:
         return PrivatizeResult(_run_all(runner, texts, batch_size), runner.report())
