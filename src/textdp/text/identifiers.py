@@ -41,12 +41,14 @@ iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format
           case, grouped by spaces or dashes or not at all (``gb82 west 1234 5698 7654 32``); the
           longest valid IBAN at a group boundary, so a trailing ``USD`` group is part of it
 card      13–19 digits starting with 2–6, passing the Luhn check, contiguous or grouped (groups of
-          3–6 digits, one separator throughout: space, dash or dot)
-phone     libphonenumber (``phonenumbers``, leniency VALID): numbers in international form
-          (``+14155550132``, ``+90 532 123 45 67``) and national numbers valid in one of the
-          configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`:
-          ``07911 123456`` in GB, ``030 1234567`` in DE); dates, versions and coordinates
-          (``15.01.2023``, ``10.0.19045.2965``, ``48.8566 2.3522``) are not valid numbers
+          3–6 digits, the last 1–6, one separator throughout: space, dash or dot)
+phone     libphonenumber (``phonenumbers``): numbers in international form, valid
+          (``+14155550132``, ``+90 532 123 45 67``), and national numbers valid in one of the
+          configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`) and
+          grouped as that region writes them, or not grouped (``07911 123456`` in GB,
+          ``030 1234567`` in DE); dates, versions and coordinates (``15.01.2023``,
+          ``10.0.19045.2965``, ``48.8566 2.3522``) are not valid numbers; the digits of an
+          IBAN-shaped code that fails its check are not taken for a card or phone number
 ========  =======================================================================================
 
 A plain run of digits stays a number token (the OOV policy treats it as a number). Users add
@@ -89,8 +91,8 @@ _CANDIDATES = {
     "url": rf"(?<![\w.@/:+-])(?:(?P<scheme>(?:https?|ftps?|sftp|ssh|git|wss?|file)://|www\d{{0,3}}\.)"
            rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
            rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
-    "ip": r"(?<![\w:.%\[/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?"
-          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?)(?![\w%/\]-])",
+    "ip": r"(?<![\w:.%/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?(?![\w%/-])"
+          r"|(?<!\[)[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?(?![\w%/\]-]))",
     "iban": r"(?<![^\W_])[a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,32}",
     "card": r"(?<![\w+.,-])\d(?:[ .-]?\d){12,22}",
     "phone": r"(?<![\w+.:/-])(?:\+|\(\+?)?\d[\d ().\-/]{4,24}\d(?!\w)",
@@ -228,7 +230,8 @@ def _card(window: str, m: re.Match) -> list[tuple[int, int]]:
         if not 13 <= len(digits) <= 19 or digits[0] not in "23456":
             continue
         if len(groups) > 1 and (len(set(re.findall(r"[ .-]", text))) > 1
-                                or any(not 3 <= len(g) <= 6 for g in groups)):
+                                or any(not 3 <= len(g) <= 6 for g in groups[:-1])
+                                or len(groups[-1]) > 6):
             continue
         if luhn.is_valid(digits):
             return [(m.start(), end)]
@@ -243,10 +246,13 @@ def _phone(regions: tuple[str, ...]) -> Callable[[str, re.Match], list[tuple[int
         if not 7 <= sum(c.isdigit() for c in text) <= 17:
             return []
         international = text.lstrip("(").startswith("+")
+        # A national number must also be grouped as its region writes it (or not at all):
+        # with ten regions, some region finds "3456 7890 1234" valid.
+        leniency = (phonenumbers.Leniency.VALID if international
+                    else phonenumbers.Leniency.STRICT_GROUPING)
         out = set()
         for region in regions[:1] if international else regions:
-            for match in phonenumbers.PhoneNumberMatcher(text, region,
-                                                         leniency=phonenumbers.Leniency.VALID):
+            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
                 out.add((m.start() + match.start, m.start() + match.end))
         return sorted(out)
 
@@ -421,10 +427,18 @@ class Identifiers:
     def _scan(self, window: str, kinds: Iterable[str]) -> list[tuple[int, int, int, int]]:
         """(priority, start, end, kind) of every validated candidate of ``kinds``."""
         out = []
+        shaped: list[tuple[int, int]] = []  # IBAN-shaped stretches that are no valid IBAN
         for kind in kinds:
             index, pattern, check = self._builtins[kind]
             for m in pattern.finditer(window):
-                out += [(index, a, b, index) for a, b in check(window, m) if b > a]
+                found = [(index, a, b, index) for a, b in check(window, m) if b > a]
+                if kind == "iban" and not found:
+                    shaped.append(m.span())
+                if shaped and kind in ("card", "phone"):
+                    # The digits of an invalid IBAN ("DE89 3704 0044 …" with a wrong check)
+                    # are not a card or phone number of their own.
+                    found = [f for f in found if not any(a < f[1] < b for a, b in shaped)]
+                out += found
         return out
 
     def _scanned_spans(self, texts: Sequence[str], doc_bounds: np.ndarray) -> np.ndarray:
