@@ -136,7 +136,7 @@ HELD_OUT_NEGATIVES = [
     ("index.html", "url"), ("main.cpp", "url"), ("Mr.Brown", "url"), ("no.1", "url"),
     ("data.csv", "url"), ("Fig.3", "url"), ("approx.", "url"),
     ("ver. 3.2.1.4", "ip"), ("2023-07-04T10:15:30", "ip"), ("v2.14.1", "ip"), ("12.5.", "ip"),
-    ("AT61 1904 3002 3457 3201", "iban"), ("ES91 2100 0418 4502 0005 1333", "iban"),
+    ("AT61 1904 3002 3457 3202", "iban"), ("ES91 2100 0418 4502 0005 1333", "iban"),
     ("XX12 3456 7890", "iban"),
     ("card ending 4242", "card"), ("ISBN 0-306-40615-2", "card"), ("EAN 4006381333931", "card"),
     ("1234 5678 9012 3456", "card"),
@@ -294,32 +294,41 @@ def score(positives: list[dict], negatives: list[dict], find: Any) -> dict[str, 
     return out
 
 
+SETS = {"development": "development set (the recognisers were fixed on it: in-sample)",
+        "held_out": "held-out set (written afterwards; three fixes followed its first run)"}
+#: textdp on the held-out set's first run (2026-11-25), before the fixes it prompted: the
+#: out-of-sample figures. kind → (fully masked, right kind, positives, negatives flagged, negatives)
+FIRST_HELD_OUT_RUN = {"email": (11, 11, 11, 0, 3), "url": (11, 11, 11, 0, 7),
+                      "ip": (10, 10, 11, 1, 4), "iban": (17, 17, 20, 1, 3),
+                      "card": (24, 24, 24, 0, 4), "phone": (16, 16, 16, 0, 10)}
+
+
 def run(seed: int) -> dict[str, Any]:
     from textdp.text.identifiers import Identifiers
 
-    positives, negatives = cases(seed)
     ids = Identifiers()
-    results: dict[str, Any] = {"seed": seed, "machine": harness.machine(),
-                               "cases": {"positives": len(positives), "negatives": len(negatives)},
-                               "recognisers": {}}
+    results: dict[str, Any] = {"seed": seed, "machine": harness.machine(), "sets": {}}
     finders = {"textdp": lambda t: textdp_spans(t, ids)}
     presidio = presidio_recognisers()
     if presidio is not None:
-        import presidio_analyzer
+        from importlib.metadata import version
 
         finders["presidio"] = presidio
-        results["presidio_version"] = getattr(presidio_analyzer, "__version__", "2.2")
+        results["presidio_version"] = version("presidio-analyzer")
     else:
         say("presidio-analyzer is not installed: textdp only")
-    for name, find in finders.items():
-        for c in positives[:3]:
-            find(c["text"])  # warm: compile patterns, load metadata
-        t0 = time.perf_counter()
-        scores = score(positives, negatives, find)
-        results["recognisers"][name] = {"scores": scores,
-                                        "seconds": time.perf_counter() - t0}
-        say(f"{name}: " + ", ".join(f"{k} {v['fully_masked']}/{v['positives']}"
-                                     for k, v in scores.items()))
+    for set_name in SETS:
+        positives, negatives = cases(seed, held_out=set_name == "held_out")
+        out = results["sets"][set_name] = {
+            "cases": {"positives": len(positives), "negatives": len(negatives)}, "recognisers": {}}
+        for name, find in finders.items():
+            for c in positives[:3]:
+                find(c["text"])  # warm: compile patterns, load metadata
+            t0 = time.perf_counter()
+            scores = score(positives, negatives, find)
+            out["recognisers"][name] = {"scores": scores, "seconds": time.perf_counter() - t0}
+            say(f"{set_name} {name}: " + ", ".join(f"{k} {v['fully_masked']}/{v['positives']}"
+                                                    for k, v in scores.items()))
     return results
 
 
@@ -327,55 +336,95 @@ def _rate(n: int, d: int) -> str:
     return f"{n / d:.0%} ({n}/{d})" if d else "—"
 
 
+def _short_of_goals(scores: dict[str, Any]) -> list[str]:
+    out = []
+    for k in KINDS:
+        s = scores[k]
+        if s["fully_masked"] < GOALS["fully_masked"] * s["positives"]:
+            out.append(f"{k}: fully masked")
+        if s["right_kind"] < GOALS["right_kind"] * s["positives"]:
+            out.append(f"{k}: right kind")
+        if s["negatives_flagged"] > GOALS["negatives_flagged"] * s["negatives"]:
+            out.append(f"{k}: negatives flagged")
+    return out
+
+
 def render(results: dict[str, Any], page: Path) -> None:
     doc = Document("Identifiers: recall and precision per kind, textdp and Presidio")
     doc.paragraph("Regenerate with `" + harness.command(NAME) + "` (install `presidio-analyzer` "
                   "into the environment first for its column; it is not a textdp dependency).")
+    presidio = results.get("presidio_version")
     doc.paragraph(
-        f"{results['cases']['positives']} identifiers in multilingual sentences and "
-        f"{results['cases']['negatives']} look-alikes, written for this project "
-        "(`experiments/identifiers.py`: IBANs and card numbers generated from seed "
-        f"{results['seed']}). **Fully masked**: no letter or digit of the identifier is left "
-        "outside a recognised span. **Right kind**: all of it lies in spans of its own kind. "
-        "**Negatives flagged**: a span overlaps a look-alike of that kind (a date, a version, a "
-        "file name, an invalid checksum, …). Goals of issue 22: ≥ 97% fully masked, ≥ 95% "
-        "right kind, ≤ 10% negatives flagged, per kind. Presidio's six pattern recognisers run "
-        "one by one without spaCy, every result counted whatever its score.")
-    names = list(results["recognisers"])
-    rows = []
-    for kind in KINDS:
-        for name in names:
-            s = results["recognisers"][name]["scores"][kind]
-            rows.append([kind, name, _rate(s["fully_masked"], s["positives"]),
-                         _rate(s["right_kind"], s["positives"]),
-                         _rate(s["negatives_flagged"], s["negatives"])])
-    doc.table(["kind", "recogniser", "fully masked", "right kind", "negatives flagged"], rows)
-    s = results["recognisers"]["textdp"]["scores"]
-    short = [f"{k}: {m}" for k in KINDS for m, ok in (
-        ("fully masked", s[k]["fully_masked"] >= GOALS["fully_masked"] * s[k]["positives"]),
-        ("right kind", s[k]["right_kind"] >= GOALS["right_kind"] * s[k]["positives"]),
-        ("negatives", s[k]["negatives_flagged"] <= GOALS["negatives_flagged"] * s[k]["negatives"]))
-        if not ok]
-    doc.paragraph("textdp against the goals: " + ("every goal met on these cases." if not short
-                                                  else "short of the goal for " + "; ".join(short)
-                                                  + "."))
-    for name in names:
-        doc.heading(f"What {name} missed or flagged", 3)
-        items = []
+        "Identifiers in multilingual sentences (English, German, French, Spanish, Italian, "
+        "Dutch, Turkish, Portuguese) and look-alikes, written for this project "
+        "(`experiments/identifiers.py`; IBANs — random account numbers of many countries with "
+        "their check digits — and Luhn-valid card numbers generated from seed "
+        f"{results['seed']}, written compact, grouped, lower-case, dashed or dotted). "
+        "**Fully masked**: no letter or digit of the identifier is left outside a recognised "
+        "span (of any kind): nothing of it reaches the word mechanism. **Right kind**: all of it "
+        "lies in spans of its own kind. **Negatives flagged**: a span overlaps a look-alike of "
+        "that kind (a date, a version, coordinates, a file name, an invalid checksum, …). Goals "
+        "of issue 22, per kind: ≥ 97% fully masked, ≥ 95% right kind, ≤ 10% negatives flagged. "
+        + (f"Presidio {presidio}: its six pattern recognisers (e-mail, URL, IP, IBAN, credit "
+           "card, phone with its default regions) run one by one without spaCy, every result "
+           "counted whatever its score (its analyzer's default threshold is 0)."
+           if presidio else "Presidio was not installed for this run."))
+    doc.paragraph(
+        "Two sets. The **development** set is where textdp's recognisers were fixed (national "
+        "phone numbers grouped as their region writes them, the digits of a failed IBAN not "
+        "taken for a card, a short last card group): its textdp figures are in-sample and "
+        "flatter it. The **held-out** set was written afterwards. Its first run is the "
+        "out-of-sample measurement (table below); it found three faults, which were then fixed "
+        "— an IBAN whose first digits are far from its country code (`LI69 6613 6YOO WXQW …`, "
+        "`QA94-IXOU-W8RZ-…`) was never looked at (IBANs now have an anchor of their own), and a "
+        "CIDR range in brackets (`[2001:db8::/48]`) was refused — and one of its look-alikes "
+        "was mislabelled (`AT61 1904 3002 3457 3201` is a valid IBAN; its last digit was "
+        "changed to make it the invalid look-alike it was meant to be). The held-out tables "
+        "further down are after those fixes, so they too are now in-sample. Neither set was "
+        "used to tune Presidio.")
+    first = [[k, _rate(v[0], v[2]), _rate(v[1], v[2]), _rate(v[3], v[4])]
+             for k, v in FIRST_HELD_OUT_RUN.items()]
+    doc.heading("Out of sample: textdp on the held-out set's first run")
+    doc.table(["kind", "fully masked", "right kind", "negatives flagged"], first)
+    doc.paragraph("Short of the goals there: ip 91% (one miss: `[2001:db8::/48]` in brackets) "
+                  "and iban 85% (three misses, above); ip's flagged look-alike is `ver. 3.2.1.4` "
+                  "(a version that is also a valid IPv4 address: 1 of 4), iban's the mislabelled "
+                  "valid IBAN.")
+    for set_name, title in SETS.items():
+        data = results["sets"][set_name]
+        names = list(data["recognisers"])
+        doc.heading(f"{title[0].upper()}{title[1:]}: {data['cases']['positives']} identifiers, "
+                    f"{data['cases']['negatives']} look-alikes")
+        rows = []
         for kind in KINDS:
-            sc = results["recognisers"][name]["scores"][kind]
-            for m in sc["misses"]:
-                items.append(f"{kind} missed or partial: `{m['value']}` → found "
-                             f"{', '.join(f'`{t}` ({k})' for t, k in m['found']) or 'nothing'}")
-            for f in sc["false_positives"]:
-                items.append(f"{kind} look-alike flagged: `{f['value']}` → "
-                             f"{', '.join(f'`{t}` ({k})' for t, k in f['found'])}")
-        doc.bullets(items or ["nothing"])
+            for name in names:
+                s = data["recognisers"][name]["scores"][kind]
+                rows.append([kind, name, _rate(s["fully_masked"], s["positives"]),
+                             _rate(s["right_kind"], s["positives"]),
+                             _rate(s["negatives_flagged"], s["negatives"])])
+        doc.table(["kind", "recogniser", "fully masked", "right kind", "negatives flagged"], rows)
+        short = _short_of_goals(data["recognisers"]["textdp"]["scores"])
+        doc.paragraph("textdp against the goals: " + ("every goal met on this set." if not short
+                                                      else "short of the goal for "
+                                                      + "; ".join(short) + "."))
+        for name in names:
+            items = []
+            for kind in KINDS:
+                sc = data["recognisers"][name]["scores"][kind]
+                for m in sc["misses"]:
+                    found = ", ".join(f"`{t}` ({k})" for t, k in m["found"]) or "nothing"
+                    items.append(f"{kind} missed or partial: `{m['value']}` → found {found}")
+                for f in sc["false_positives"]:
+                    found = ", ".join(f"`{t}` ({k})" for t, k in f["found"])
+                    items.append(f"{kind} look-alike flagged: `{f['value']}` → {found}")
+            doc.heading(f"What {name} missed or flagged ({set_name.replace('_', '-')})", 3)
+            doc.bullets(items or ["nothing"])
     doc.paragraph(
         "Limits: the cases are the project's own, so they share its authors' idea of a realistic "
-        "identifier; phone validity is libphonenumber's, which both recognisers use. Numbers "
-        "that are valid only in a region outside the configured ones (`--phone-regions`) are "
-        "found only in international form. Machine: " + results["machine"] + ".", note=True)
+        "identifier, and they are few (tens per kind: one case is 3–10 points). Phone validity "
+        "is libphonenumber's, which both recognisers use. A national number valid only in a "
+        "region outside the configured ones (`--phone-regions`) is found only in international "
+        "form. Machine: " + results["machine"] + ".", note=True)
     harness.write_text(page, doc.markdown(base=page.parent))
 
 

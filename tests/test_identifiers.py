@@ -148,10 +148,11 @@ FOUND = [
     # IPs: ports, CIDR, zone ids, embedded IPv4, [v6]:port
     ("10.0.0.1:8080", "ip"), ("10.0.0.0/8", "ip"), ("fe80::1%eth0", "ip"),
     ("2001:db8:85a3::8a2e:192.168.0.1", "ip"), ("[2001:db8::1]:443", "ip"),
-    ("2001:db8::/32", "ip"),
+    ("2001:db8::/32", "ip"), ("[::1]:8000", "ip"),
     # IBANs: lower case, dashes, a trailing group of letters
     ("gb82 west 1234 5698 7654 32", "iban"), ("DE89-3704-0044-0532-0130-00", "iban"),
     ("SC18 SSCB 1101 0000 0000 0000 1497 USD", "iban"), ("fr1420041010050500013m02606", "iban"),
+    ("LI69 6613 6YOO WXQW TI5F X", "iban"), ("QA94-IXOU-W8RZ-ILZL-VH6Q-UJGJ-Z70U-1", "iban"),
     # cards in dotted groups, Amex 4-6-5
     ("4111.1111.1111.1111", "card"), ("3782 822463 10005", "card"),
     # URLs without a scheme: bare domains and domain paths
@@ -186,6 +187,8 @@ def test_an_identifier_never_leaves_pieces_of_itself():
     out = textdp.privatize(["account SC18 SSCB 1101 0000 0000 0000 1497 USD, host "
                             "2001:db8:85a3::8a2e:192.168.0.1 and 10.0.0.1:8080"], **KW).texts
     assert out == ["account [IBAN], host [IP] and [IP]"]
+    assert _spans(["see [2001:db8::/48] and [[::1]:8000]"]) == [("2001:db8::/48", "ip"),
+                                                                ("[::1]:8000", "ip")]
     ticket = Identifiers(patterns={"ticket": r"TK-\d{3}"})
     assert _spans(["see xTK-123abc."], ticket) == [("xTK-123abc", "ticket")]
 

@@ -92,15 +92,18 @@ _CANDIDATES = {
            rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
            rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
     "ip": r"(?<![\w:.%/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?(?![\w%/-])"
-          r"|(?<!\[)[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?(?![\w%/\]-]))",
+          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?(?![\w%/-]))",
     "iban": r"(?<![^\W_])[a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,32}",
     "card": r"(?<![\w+.,-])\d(?:[ .-]?\d){12,22}",
     "phone": r"(?<![\w+.:/-])(?:\+|\(\+?)?\d[\d ().\-/]{4,24}\d(?!\w)",
 }
 # The built-in kinds by the anchors of their windows (see _windows), and how far (characters
 # before, after) a window reaches past its anchor: a quoted local part may hold spaces, and an
-# IBAN may end in a group of letters (``… 1497 USD``).
-_ANCHORED = ((("email",), 66, 0), (("url",), 0, 0), (("ip", "iban", "card", "phone"), 0, 4))
+# IBAN may start or end with groups of letters (``LV96 SJHY TFY9 …``, ``… 1497 USD``) and
+# have few digits (``QA94-IXOU-W8RZ-…``): it has an anchor of its own, two letters and two digits
+# starting a word, whose window reaches over the longest IBAN.
+_ANCHORED = ((("email",), 66, 0), (("url",), 0, 0), (("ip", "iban", "card", "phone"), 16, 8),
+             (("iban",), 0, 44))
 _TRAILING = ".,;:!?'\""
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 # Extensions of files that are also top-level domains: ``setup.py`` is a file, not Paraguay.
@@ -460,7 +463,8 @@ def _windows(codes: np.ndarray, cls: np.ndarray,
     """Merged [lo, hi) windows for each group of :data:`_ANCHORED`: the whitespace-delimited
     stretches, within their document, around the anchors its kinds need — ``@``; ``://`` or a
     dot between a letter or digit and a letter; a cluster of ≥ 4 digits (gaps ≤ 8 characters)
-    or ``::``. Every anchor lies within one document, so a window is a function of its document."""
+    or ``::``; two letters and two digits starting a word. Every anchor lies within one
+    document, so a window is a function of its document."""
     from textdp.text._codes import DIGIT, LETTER, WHITESPACE
 
     n = codes.size
@@ -481,9 +485,15 @@ def _windows(codes: np.ndarray, cls: np.ndarray,
     dots = dots[~doc_start[dots] & ~doc_start[dots + 1]]
     dots = dots[(cls.take(dots - 1) <= DIGIT) & (cls.take(dots + 1) == LETTER)]
     at = np.flatnonzero(codes == 64)
+    # Two ASCII letters and two digits starting a word, within one document: an IBAN's start.
+    cc = np.flatnonzero((codes[:-3] | 32) - 97 < 26)
+    cc = cc[((codes.take(cc + 1) | 32) - 97 < 26) & (cls.take(cc + 2) == DIGIT)
+            & (cls.take(cc + 3) == DIGIT) & (codes.take(cc + 2) < 128) & (codes.take(cc + 3) < 128)]
+    cc = cc[~(doc_start[cc + 1] | doc_start[cc + 2] | doc_start[cc + 3])]
+    cc = cc[doc_start[cc] | (cls.take(np.maximum(cc - 1, 0)) > DIGIT)]
     groups = [(at, at), (np.concatenate([slash, dots]), np.concatenate([slash + 2, dots + 1])),
               (np.concatenate([digits[first[big]], pairs]),
-               np.concatenate([digits[first[big] + size[big] - 1], pairs + 1]))]
+               np.concatenate([digits[first[big] + size[big] - 1], pairs + 1])), (cc, cc + 3)]
     ws = np.flatnonzero(cls == WHITESPACE)
     return [_stretches(a, b, before, after, ws, doc_bounds, n)
             for (a, b), (_, before, after) in zip(groups, _ANCHORED, strict=True)]
