@@ -64,7 +64,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
@@ -242,13 +242,19 @@ def _card(window: str, m: re.Match) -> list[tuple[int, int]]:
 
 
 def _phone(regions: tuple[str, ...]) -> Callable[[str, re.Match], list[tuple[int, int]]]:
-    def find(window: str, m: re.Match) -> list[tuple[int, int]]:
+    @lru_cache(maxsize=1 << 14)
+    def spans(text: str) -> tuple[tuple[int, int], ...]:
         import phonenumbers
 
-        text = m.group()
-        if not 7 <= sum(c.isdigit() for c in text) <= 17:
-            return []
+        digits = sum(c.isdigit() for c in text)
+        if not 7 <= digits <= 17:
+            return ()
         international = text.lstrip("(").startswith("+")
+        # Every national number of these numbering plans starts with a trunk "0" or an area
+        # code in parentheses, or has ≥ 9 digits: "12345678" (an order number) or 2024-03-15
+        # need not go through ten regions' metadata, the costly part.
+        if not international and not (text[0] in "0(" or digits >= 9):
+            return ()
         # A national number must also be grouped as its region writes it (or not at all):
         # with ten regions, some region finds "3456 7890 1234" valid.
         leniency = (phonenumbers.Leniency.VALID if international
@@ -256,8 +262,11 @@ def _phone(regions: tuple[str, ...]) -> Callable[[str, re.Match], list[tuple[int
         out = set()
         for region in regions[:1] if international else regions:
             for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
-                out.add((m.start() + match.start, m.start() + match.end))
-        return sorted(out)
+                out.add((match.start, match.end))
+        return tuple(sorted(out))
+
+    def find(window: str, m: re.Match) -> list[tuple[int, int]]:
+        return [(m.start() + a, m.start() + b) for a, b in spans(m.group())]
 
     return find
 
@@ -285,6 +294,9 @@ def _merge_words(text: str, starts: np.ndarray, ends: np.ndarray, kinds: np.ndar
             out.append([a, b, k])
     arr = np.array(out, dtype=np.int64).reshape(-1, 3)
     return arr[:, 0], arr[:, 1], arr[:, 2]
+
+
+_CACHED = ("_patterns", "_builtins", "_deny")  # Identifiers' cached properties
 
 
 @dataclass(frozen=True)
@@ -344,6 +356,14 @@ class Identifiers:
                 raise ValueError(f"no identifier kind {kind!r} to label; kinds: {', '.join(self.kinds)}")
             if not isinstance(label, str):
                 raise TypeError(f"the label of {kind!r} must be a string")
+
+    def __getstate__(self) -> dict:
+        """The options only: what was compiled or cached (validators are closures) is rebuilt
+        on first use where the object lands (a Ray worker, a datasets process)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     @property
     def kinds(self) -> tuple[str, ...]:
