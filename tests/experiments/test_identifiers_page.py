@@ -29,7 +29,8 @@ def test_textdp_scores_match_the_committed_results():
         positives, negatives = identifiers.cases(committed["seed"], held_out=set_name == "held_out")
         scores = identifiers.score(positives, negatives,
                                    lambda t: identifiers.textdp_spans(t, ids))
-        assert json.loads(json.dumps(scores)) == committed["sets"][set_name]["recognisers"]["textdp"]["scores"]
+        want = committed["sets"][set_name]["recognisers"]["textdp"]["scores"]
+        assert json.loads(json.dumps(scores)) == want
 
 
 def test_scoring_counts_a_partial_span_as_not_fully_masked():
