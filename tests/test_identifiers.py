@@ -122,7 +122,7 @@ def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
     assert len(got) > 100
 
 
-def test_user_pattern_across_documents_is_rescanned():
+def test_a_user_pattern_never_matches_across_documents():
     ids = Identifiers(builtin=False, patterns={"pair": r"ab\ncd|ab"})
     texts = ["xx ab", "cd yy"]
     batch = encode_batch(texts, ids)
