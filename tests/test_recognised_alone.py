@@ -2,7 +2,7 @@
 function of the document, never of its neighbours, the batch size or the segment cut."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import textdp
@@ -89,3 +89,23 @@ def test_seeded_output_does_not_depend_on_the_batch_size(batch_size):
              "7946 0958 now"]
     ref = textdp.privatize(texts, epsilon=2, seed=4).texts
     assert textdp.privatize(texts, epsilon=2, seed=4, batch_size=batch_size).texts == ref
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.one_of(DOCS, st.sampled_from(FRAGMENTS)), min_size=30, max_size=80))
+def test_a_long_document_read_in_chunks_gives_the_spans_of_one_read(parts):
+    """Spans of a document longer than a chunk (here 100 characters, 64 of context): the same
+    as reading it whole, for identifiers and terms shorter than the context."""
+    from textdp.text import identifiers as module
+
+    text = " ".join(parts)
+    assume(len(text) > 150)
+    ids = Identifiers(deny_list=DENY)
+    whole = ids._whole(text)
+    saved = module._CHUNK, module._CONTEXT
+    module._CHUNK, module._CONTEXT = 100, 64
+    try:
+        chunked = ids.spans(text)
+    finally:
+        module._CHUNK, module._CONTEXT = saved
+    assert [c.tolist() for c in chunked] == [c.tolist() for c in whole]

@@ -297,6 +297,19 @@ def _merge_words(text: str, starts: np.ndarray, ends: np.ndarray, kinds: np.ndar
 
 
 _CACHED = ("_patterns", "_builtins", "_deny")  # Identifiers' cached properties
+#: Identifiers.spans reads a longer document in chunks of about this many characters, each with
+#: this much context on either side (see there).
+_CHUNK = 1 << 20
+_CONTEXT = 1 << 16
+_BREAK = re.compile(r"\s(?=\S)")
+
+
+def _break_at(text: str, position: int) -> int:
+    """The first whitespace-to-text boundary at or after ``position`` (the end if none)."""
+    if position >= len(text):
+        return len(text)
+    m = _BREAK.search(text, max(position - 1, 0))
+    return m.end() if m is not None else len(text)
 
 
 @dataclass(frozen=True)
@@ -403,7 +416,29 @@ class Identifiers:
 
     def spans(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The identifier spans of one document: (starts, ends, kind indices into
-        :attr:`kinds`), sorted, disjoint and non-empty."""
+        :attr:`kinds`), sorted, disjoint and non-empty.
+
+        A document longer than :data:`_CHUNK` characters is read in chunks cut at canonical
+        places (a whitespace-to-text boundary), each with :data:`_CONTEXT` characters of the
+        text around it, and owns the spans that start in it — so memory stays bounded by the
+        chunk (a 30 MB line is not one 120 MB code array), the result is still a function of
+        the document alone, and an identifier or term shorter than the context is found as in
+        one piece."""
+        if len(text) <= _CHUNK:
+            return self._whole(text)
+        rows = []
+        a = 0
+        while a < len(text):
+            b = _break_at(text, a + _CHUNK)
+            lo = _break_at(text, a - _CONTEXT) if a > _CONTEXT else 0
+            hi = _break_at(text, b + _CONTEXT)
+            s, e, k = self._whole(text[lo:hi])
+            own = (s + lo >= a) & (s + lo < b)
+            rows.append(np.stack([s[own] + lo, e[own] + lo, k[own]], axis=1))
+            a = b
+        return _resolve(np.concatenate(rows)[:, [2, 0, 1, 2]])
+
+    def _whole(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from textdp.text._codes import _ENC, _ERR, _classes
 
         codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
