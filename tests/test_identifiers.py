@@ -94,13 +94,13 @@ def test_bad_options_are_one_sentence_errors():
 
 
 def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
-    """The built-ins run only on stretches around anchors; a per-document full scan agrees."""
-    import re
-
-    from textdp.text.identifiers import _BUILTIN_PATTERNS, BUILTIN_KINDS, _accept, _resolve
+    """The built-ins run only on stretches around anchors; a full scan of each document alone
+    (every candidate of the whole document validated) agrees, and so does spans() of it."""
+    from textdp.text.identifiers import BUILTIN_KINDS, _merge_words, _resolve
 
     rng = np.random.default_rng(3)
-    parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n"]
+    parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n",
+                                     "microsoft.com", "file.txt", "10.0.0.1:8080", "::"]
     texts = ["".join(rng.choice(parts, size=rng.integers(0, 8))) for _ in range(300)]
     ids = Identifiers()
     batch = encode_batch(texts, ids)
@@ -108,18 +108,21 @@ def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
            for t, k in zip(batch.identifiers.tolist(), batch.identifier_kinds.tolist(), strict=False)]
     expected = []
     for d, text in enumerate(texts):
-        rows = [(ids.kinds.index(k), m.start(), m.end(), ids.kinds.index(k))
-                for k in BUILTIN_KINDS for m in re.finditer(_BUILTIN_PATTERNS[k], text)
-                if m.end() > m.start() and _accept(k, m.group())]
+        base = int(batch.doc_bounds[d])
+        rows = ids._scan(text, BUILTIN_KINDS)
         if rows:
-            s, e, k = _resolve(np.array(rows, dtype=np.int64))
-            base = int(batch.doc_bounds[d])
+            s, e, k = _merge_words(text, *_resolve(np.array(rows, dtype=np.int64)),
+                                   np.array([0, len(text)]))
             expected += list(zip((s + base).tolist(), (e + base).tolist(), k.tolist(), strict=False))
+        s, e, k = ids.spans(text)
+        assert [(a + base, b + base, c) for a, b, c in zip(s.tolist(), e.tolist(), k.tolist(),
+                                                           strict=True)] == \
+            [g for g in got if base <= g[0] < base + len(text)]
     assert got == expected
     assert len(got) > 100
 
 
-def test_user_pattern_across_documents_is_rescanned():
+def test_a_user_pattern_never_matches_across_documents():
     ids = Identifiers(builtin=False, patterns={"pair": r"ab\ncd|ab"})
     texts = ["xx ab", "cd yy"]
     batch = encode_batch(texts, ids)
@@ -134,3 +137,70 @@ def test_seeded_output_does_not_depend_on_the_batch_size(batch_size):
     ref = textdp.privatize(texts, epsilon=1, seed=4, oov="random").texts
     assert textdp.privatize(texts, epsilon=1, seed=4, oov="random", batch_size=batch_size).texts == ref
     assert ref[0].startswith("A ") is False and "[EMAIL]" in ref[0] and "[PHONE]" in ref[2]
+
+
+# Issue 22: identifiers on maintained validators. Each case below failed on the regex-only
+# recognisers (missed, wrong kind, cut into pieces, or flagged when it is no identifier).
+FOUND = [
+    # phones in international form without separators, and national numbers of the regions
+    ("+14155550132", "phone"), ("+905321234567", "phone"), ("07911 123456", "phone"),
+    ("030 1234567", "phone"), ("0532 123 45 67", "phone"), ("+33 1 23 45 67 89", "phone"),
+    # IPs: ports, CIDR, zone ids, embedded IPv4, [v6]:port
+    ("10.0.0.1:8080", "ip"), ("10.0.0.0/8", "ip"), ("fe80::1%eth0", "ip"),
+    ("2001:db8:85a3::8a2e:192.168.0.1", "ip"), ("[2001:db8::1]:443", "ip"),
+    ("2001:db8::/32", "ip"), ("[::1]:8000", "ip"),
+    # IBANs: lower case, dashes, a trailing group of letters
+    ("gb82 west 1234 5698 7654 32", "iban"), ("DE89-3704-0044-0532-0130-00", "iban"),
+    ("SC18 SSCB 1101 0000 0000 0000 1497 USD", "iban"), ("fr1420041010050500013m02606", "iban"),
+    ("LI69 6613 6YOO WXQW TI5F X", "iban"), ("QA94-IXOU-W8RZ-ILZL-VH6Q-UJGJ-Z70U-1", "iban"),
+    # cards in dotted groups, Amex 4-6-5
+    ("4111.1111.1111.1111", "card"), ("3782 822463 10005", "card"),
+    # URLs without a scheme: bare domains and domain paths
+    ("microsoft.com", "url"), ("github.com/microsoft/presidio", "url"), ("bit.ly/3xYzAbC", "url"),
+    ("docs.python.org/3/library/re.html", "url"), ("//evil.example.com/x", "url"),
+    ("https://en.wikipedia.org/wiki/Foo_(bar)", "url"),
+    # e-mails with quoted or apostrophe local parts, IDN domains
+    ("o'brien@example.ie", "email"), ('"john doe"@example.com', "email"),
+    ("josé@bücher.de", "email"), ("info@xn--bcher-kva.de", "email"),
+]
+NOT_FOUND = [
+    "15.01.2023", "10.0.19045.2965", "48.8566 2.3522", "4111 1111 1111 1112", "4111.1111.1111.1112",
+    "DE89 3704 0044 0532 0130 01", "GB82 WEST 1234 5698 7654 33", "e.g. this", "file.txt",
+    "setup.py", "notes.md", "end.It works", "::", "i.e. that", "U.S. dollars", "3.14 or 2.72",
+]
+
+
+@pytest.mark.parametrize("text,kind", FOUND)
+def test_validated_identifiers_are_found_whole(text, kind):
+    assert _spans([f"see {text}, thanks"]) == [(text, kind)]
+    assert _spans([text]) == [(text, kind)]
+
+
+@pytest.mark.parametrize("text", NOT_FOUND)
+def test_dates_versions_coordinates_and_invalid_checksums_are_not_identifiers(text):
+    assert _spans([f"see {text} now"]) == []
+
+
+def test_an_identifier_never_leaves_pieces_of_itself():
+    """An IBAN ending in letters is not cut before them, an IPv6 with an embedded IPv4 is one
+    token, a span whose edge touches a letter grows over the word."""
+    out = textdp.privatize(["account SC18 SSCB 1101 0000 0000 0000 1497 USD, host "
+                            "2001:db8:85a3::8a2e:192.168.0.1 and 10.0.0.1:8080"], **KW).texts
+    assert out == ["account [IBAN], host [IP] and [IP]"]
+    assert _spans(["see [2001:db8::/48] and [[::1]:8000]"]) == [("2001:db8::/48", "ip"),
+                                                                ("[::1]:8000", "ip")]
+    ticket = Identifiers(patterns={"ticket": r"TK-\d{3}"})
+    assert _spans(["see xTK-123abc."], ticket) == [("xTK-123abc", "ticket")]
+
+
+def test_phone_regions_are_configurable():
+    assert _spans(["030 1234567"], Identifiers(phone_regions=["US"])) == []
+    assert _spans(["030 1234567"], Identifiers(phone_regions=["de"])) == [("030 1234567", "phone")]
+    assert _spans(["+49 30 1234567"], Identifiers(phone_regions=["US"])) == [("+49 30 1234567",
+                                                                              "phone")]
+    with pytest.raises(ValueError, match="unknown phone region"):
+        Identifiers(phone_regions=["XX"])
+    with pytest.raises(ValueError, match="identifiers are off"):
+        textdp.privatize(["x"], identifiers=False, phone_regions=["US"], **KW)
+    out = textdp.privatize(["call 030 1234567"], phone_regions=["US"], **KW)
+    assert out.report["identifiers"]["phone_regions"] == ["US"]

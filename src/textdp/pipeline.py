@@ -129,7 +129,10 @@ class Privatizer:
             :class:`textdp.text.identifiers.Identifiers`.
         identifier_labels: kind → placeholder (``{"email": "<email>"}``).
         identifier_patterns: extra kinds, name → regular expression.
-        deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``.
+        deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``; matched on
+            their NFKC case-folded keys (:mod:`textdp.text.deny`).
+        phone_regions: regions whose national phone formats count (default
+            :data:`textdp.text.identifiers.DEFAULT_PHONE_REGIONS`).
         allocation: split a document budget over its privatised words
             (:class:`textdp.allocation.Allocation`); the mechanism then fixes every parameter
             but ε.
@@ -143,7 +146,8 @@ class Privatizer:
                  identifier_labels: Mapping[str, str] | None = None,
                  identifier_patterns: Mapping[str, str] | None = None,
                  deny_list: Iterable[str] | None = None,
-                 allocation: Allocation | None = None) -> None:
+                 allocation: Allocation | None = None,
+                 phone_regions: Sequence[str] | None = None) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
@@ -178,7 +182,7 @@ class Privatizer:
         )
         self._table = _code_table(vocab)
         self.identifiers = make_identifiers(identifiers, identifier_labels, identifier_patterns,
-                                            deny_list)
+                                            deny_list, phone_regions)
         kinds = self.identifiers.kinds if self.identifiers is not None else ()
         labels = [mask_token, *(self.identifiers.label(k) for k in kinds)]
         codes = [np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in labels]
@@ -261,7 +265,13 @@ class Privatizer:
 
         def flush(group: list[str], rows: list[tuple[int, int, bool]]) -> None:
             layout = _Layout.of(start, rows)
-            out = self._run_codes(group, encode_batch(group, self.identifiers), layout)
+            spans = None
+            if self.identifiers is not None:  # found on whole documents: see below
+                base = np.cumsum([0, *map(len, group)])
+                spans = tuple(np.concatenate([np.asarray(p[c], dtype=np.int64) + (base[j] if c < 2 else 0)
+                                              for j, p in enumerate(group_spans)])
+                              for c in range(3))
+            out = self._run_codes(group, encode_batch(group, spans=spans), layout)
             np.add.at(counts, layout.owner, self._batch_privatized)
             for piece, (_, _, last) in zip(out, rows, strict=True):
                 pending.append(piece)
@@ -270,20 +280,31 @@ class Privatizer:
                     pending.clear()
 
         group: list[str] = []
+        group_spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per piece, its own offsets
         rows: list[tuple[int, int, bool]] = []  # (document, segment, last segment?)
         size = 0
         for i, text in enumerate(texts):
-            segments = _segments(text) if lengths[i] > SEGMENT_CHARS else iter((text,))
+            # Identifiers and deny-list terms of the whole document (a function of it alone),
+            # before it is cut: no cut lands inside one, so a term straddling a segment
+            # boundary is still found.
+            doc_spans = self.identifiers.spans(text) if self.identifiers is not None else None
+            segments = (_segments(text, doc_spans) if lengths[i] > SEGMENT_CHARS
+                        else iter((text,)))
             seg = next(segments)
-            j = 0
+            j = offset = 0
             while seg is not None:
                 following = next(segments, None)
                 if group and size + len(seg) > self.batch_chars:
                     flush(group, rows)
-                    group, rows, size = [], [], 0
+                    group, group_spans, rows, size = [], [], [], 0
                 group.append(seg)
+                if doc_spans is not None:
+                    inside = (doc_spans[0] >= offset) & (doc_spans[1] <= offset + len(seg))
+                    group_spans.append((doc_spans[0][inside] - offset,
+                                        doc_spans[1][inside] - offset, doc_spans[2][inside]))
                 rows.append((i, j, following is None))
                 size += len(seg)
+                offset += len(seg)
                 seg, j = following, j + 1
         flush(group, rows)
         return result, counts
@@ -579,20 +600,31 @@ class _Layout:
         return cls(owner + start, index > 0, ~last.astype(bool), owner)
 
 
-def _segments(text: str) -> Iterator[str]:
+def _segments(text: str, spans: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+              ) -> Iterator[str]:
     """``text`` cut after each multiple of :data:`SEGMENT_CHARS` at the first place where
     whitespace is followed by a non-space (tokens are never split there), else, with no such
     place within one more segment length, before the next character that is not a combining
-    mark or format character."""
+    mark or format character. A cut never lands inside one of ``spans`` (the document's
+    identifier spans: starts, ends, kinds): it moves to the first such place after the span."""
+    starts, ends = (spans[0], spans[1]) if spans is not None else (np.empty(0, np.int64),) * 2
     a = 0
     while len(text) - a > SEGMENT_CHARS:
-        m = _BREAK.search(text, a + SEGMENT_CHARS, a + 2 * SEGMENT_CHARS)
-        if m is not None:
-            cut = m.end()
-        else:
-            cut = a + SEGMENT_CHARS
-            while cut < len(text) and unicodedata.category(text[cut]) in _INSIDE:
-                cut += 1
+        low = a + SEGMENT_CHARS
+        while True:
+            m = _BREAK.search(text, low, low + SEGMENT_CHARS)
+            if m is not None:
+                cut = m.end()
+            else:
+                cut = low
+                while cut < len(text) and unicodedata.category(text[cut]) in _INSIDE:
+                    cut += 1
+            k = int(np.searchsorted(starts, cut)) - 1  # the last span starting before the cut
+            if k < 0 or ends[k] <= cut:
+                break
+            low = int(ends[k])
+        if cut >= len(text):
+            break
         yield text[a:cut]
         a = cut
     yield text[a:]
@@ -600,23 +632,28 @@ def _segments(text: str) -> Iterator[str]:
 
 def make_identifiers(identifiers: bool | Identifiers, labels: Mapping[str, str] | None,
                      patterns: Mapping[str, str] | None,
-                     deny_list: Iterable[str] | None) -> Identifiers | None:
+                     deny_list: Iterable[str] | None,
+                     phone_regions: Sequence[str] | None = None) -> Identifiers | None:
     """The recogniser the options describe (None: no identifiers and no deny-list)."""
     if isinstance(identifiers, Identifiers):
-        if labels or patterns or deny_list:
-            raise ValueError("pass labels, patterns and the deny-list to the Identifiers object")
+        if labels or patterns or deny_list or phone_regions:
+            raise ValueError("pass labels, patterns, the deny-list and phone regions to the "
+                             "Identifiers object")
         return identifiers
     if not isinstance(identifiers, bool):
         raise TypeError("identifiers must be True, False or a textdp.text.identifiers.Identifiers")
     if isinstance(deny_list, str):
         raise TypeError("deny_list must be a list of terms, not a single string")
     deny = list(deny_list or ())
+    if phone_regions is not None and not identifiers:
+        raise ValueError("phone regions given, but identifiers are off")
     if not (identifiers or patterns or deny):
         if labels:
             raise ValueError("identifier labels given, but identifiers are off")
         return None
+    regions = {} if phone_regions is None else {"phone_regions": phone_regions}
     return Identifiers(builtin=identifiers, patterns=dict(patterns or {}),
-                       labels=dict(labels or {}), deny_list=deny)
+                       labels=dict(labels or {}), deny_list=deny, **regions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -649,6 +686,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               ledger_policy: str = "warn", budget: float | None = None,
               allocation: str | Allocation | None = None, epsilon_document: float | None = None,
               epsilon_floor: float | None = None, epsilon_ceiling: float | None = None,
+              phone_regions: Sequence[str] | None = None,
               **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
@@ -659,7 +697,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
         oov: policy for out-of-vocabulary words, numbers and identifiers: mask, keep, drop,
             random (see :class:`OOVPolicy`).
-        identifiers, identifier_labels, identifier_patterns, deny_list: see :class:`Privatizer`.
+        identifiers, identifier_labels, identifier_patterns, deny_list, phone_regions: see
+            :class:`Privatizer`.
         unchanged_warning: warn in the report when the expected fraction of privatised words
             returned unchanged exceeds it (default 0.5).
         batch_size, batch_chars: documents and characters per vectorised step (memory vs.
@@ -692,7 +731,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
                         seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
                         identifiers=identifiers, identifier_labels=identifier_labels,
                         identifier_patterns=identifier_patterns, deny_list=deny_list,
-                        allocation=allocation)
+                        allocation=allocation, phone_regions=phone_regions)
     texts = list(texts)
     if book is None:
         return PrivatizeResult(_run_all(runner, texts, batch_size), runner.report())

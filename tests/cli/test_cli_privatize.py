@@ -363,3 +363,24 @@ def test_console_script_runs_as_a_process(tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     assert not (tmp_path / "o2.txt").exists()
+
+
+def test_phone_regions_and_deny_list_keys(tmp_path, capsys):
+    """--phone-regions picks the national formats; --deny-list matches on the lookup key."""
+    src = tmp_path / "in.txt"
+    src.write_text("call 030 1234567 or jo\u00adhn\u00a0smith\n")
+    terms = tmp_path / "deny.txt"
+    terms.write_text("# people\nJohn Smith\n")
+    dst, rep = tmp_path / "out.txt", tmp_path / "r.json"
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--epsilon", "1e6", "-m", "diffractor",
+                       "--seed", "1", "--deny-list", terms, "--report", rep)
+    assert code == 0, err
+    assert dst.read_text() == "call [PHONE] or [REDACTED]\n"
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--epsilon", "1e6", "-m", "diffractor",
+                       "--seed", "1", "--phone-regions", "US,GB", "--report", rep)
+    assert code == 0, err
+    assert "[PHONE]" not in dst.read_text()
+    assert json.loads(rep.read_text())["identifiers"]["phone_regions"] == ["US", "GB"]
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--epsilon", "1e6",
+                       "--phone-regions", "US,XX")
+    assert code == 2 and "unknown phone region(s) XX" in err and len(err.strip().splitlines()) == 1

@@ -94,8 +94,10 @@ punctuation are kept. Out-of-vocabulary words and numbers follow --oov:
 \b
 Identifiers (on by default; --no-identifiers turns them off) are found before
 tokenisation and handled as one token each: e-mail addresses, URLs, IPv4/IPv6
-addresses, IBANs, card numbers, phone numbers, --identifier-pattern kinds and
---deny-list terms. mask and random replace one by its label ([EMAIL], [URL], [IP],
+addresses, IBANs (checksum), card numbers (Luhn), phone numbers (libphonenumber:
+international, or national in --phone-regions), bare domains (Public Suffix List),
+--identifier-pattern kinds and --deny-list terms; each document on its own.
+mask and random replace one by its label ([EMAIL], [URL], [IP],
 [IBAN], [CARD], [PHONE], [NAME]; --identifier-label KIND=LABEL), keep releases it
 (UNPROTECTED, counted), drop removes it. Deny-list terms are always masked ([REDACTED]).
 
@@ -211,7 +213,14 @@ IdentifierPatternOption = Annotated[list[str] | None, typer.Option(
 DenyListOption = Annotated[Path | None, typer.Option(
     "--deny-list", metavar="FILE", show_default=False,
     help="Terms always masked as [REDACTED], whatever --oov: one per line (UTF-8), "
-         "case-insensitive, whole words; blank lines and lines starting with # skipped.")]
+         "whole words, matched on an NFKC case-folded key (soft hyphens, zero-width and "
+         "fullwidth forms do not hide a term; any whitespace run matches one space); blank "
+         "lines and lines starting with # skipped.")]
+PhoneRegionsOption = Annotated[str | None, typer.Option(
+    "--phone-regions", metavar="CC,CC,...", show_default=False,
+    help="Regions whose national phone formats count (ISO 3166 codes, comma-separated; "
+         "default: US,GB,DE,FR,ES,IT,NL,TR,IN,BR). Numbers written with + and a country code "
+         "count whatever the regions.")]
 
 
 def privatize(
@@ -262,6 +271,7 @@ def privatize(
     epsilon_per_token: EpsilonPerTokenOption = None, temperature: TemperatureOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
+    phone_regions: PhoneRegionsOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
     engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
     verbose: VerboseOption = False,
@@ -301,7 +311,8 @@ def _run(a: dict[str, Any]) -> None:
                             keep_stopwords=a["keep_stopwords"], seed=a["seed"],
                             unchanged_warning=a["unchanged_warning"], allocation=allocated,
                             **identifier_options(a["identifiers"], a["identifier_label"],
-                                                 a["identifier_pattern"], a["deny_list"]))
+                                                 a["identifier_pattern"], a["deny_list"],
+                                                 a["phone_regions"]))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
     if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
@@ -375,11 +386,12 @@ def read_options(text_fields: list[str] | None, delimiter: str | None, on_error:
 
 
 def identifier_options(on: bool, labels: list[str] | None, patterns: list[str] | None,
-                       deny_list: Path | None) -> dict[str, Any]:
+                       deny_list: Path | None, phone_regions: str | None = None) -> dict[str, Any]:
     """The Privatizer's identifier keywords from the CLI's options."""
+    regions = None if phone_regions is None else [r for r in phone_regions.split(",") if r.strip()]
     return {"identifiers": on, "identifier_labels": _pairs(labels, "--identifier-label"),
             "identifier_patterns": _pairs(patterns, "--identifier-pattern"),
-            "deny_list": read_deny_list(deny_list)}
+            "deny_list": read_deny_list(deny_list), "phone_regions": regions}
 
 
 def check_placeholders(mask_token: str, labels: dict[str, str], inputs: list[Path],

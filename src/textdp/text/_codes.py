@@ -278,11 +278,14 @@ class CodeBatch:
         return [out[a:b] for a, b in pairwise(bounds)]
 
 
-def encode_batch(texts: Sequence[str], identifiers: Any = None) -> CodeBatch:
+def encode_batch(texts: Sequence[str], identifiers: Any = None,
+                 spans: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> CodeBatch:
     """The batch as a :class:`CodeBatch`: one code array, documents delimited by offsets.
 
     ``identifiers`` (a :class:`textdp.text.identifiers.Identifiers`, or None) finds the spans
-    that become one identifier token each, by one regular-expression pass over the batch.
+    that become one identifier token each, each document on its own; or ``spans`` gives them
+    (starts, ends, kinds: sorted, disjoint, offsets into the joined batch, none crossing a
+    document boundary), found earlier — on whole documents of which ``texts`` are segments.
     """
     text = "".join(texts)
     codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
@@ -298,7 +301,9 @@ def encode_batch(texts: Sequence[str], identifiers: Any = None) -> CodeBatch:
                          empty, empty)
     cls, marks = _classes(codes)
     span_starts = span_ends = span_kinds = None
-    if identifiers is not None:
+    if spans is not None:
+        span_starts, span_ends, span_kinds = spans
+    elif identifiers is not None:
         span_starts, span_ends, span_kinds = identifiers.find(texts, text, codes, cls, doc_bounds)
     if span_starts is not None and span_starts.size:
         cls[_ranges(span_starts, span_ends - span_starts)[0]] = IDENTIFIER

@@ -3,111 +3,313 @@
 Word mechanisms privatise words; an identifier is not a word. Split into word runs,
 ``jsmith@acme.com`` would become ``[MASK]@acme.com`` (``acme`` and ``com`` are in the vocabulary,
 so they are privatised as words and the address's shape survives). Here identifiers are found
-*before* tokenisation, by offline regular expressions over the whole batch (one pass per pattern,
-not per token), and each becomes a single token of class
+*before* tokenisation and each becomes a single token of class
 :attr:`textdp.text.TokenClass.IDENTIFIER`, which the OOV policy masks with its kind's label
 (``[EMAIL]``), keeps, drops, or (``random``) also masks: a random vocabulary word in place of an
 address would read as a word and hide that something was removed, and the label depends on
 the input no more than the mask does.
 
-Built-in recognisers (where matches overlap, the leftmost wins, then the longest, then the
-kind listed first: the deny-list, the user's patterns, then this order):
+**A document is recognised alone.** Its spans are a function of that document only — never of
+the other documents of its batch, the batch size or where a long document is cut into segments
+(the pipeline finds the spans of a whole document before it cuts it, and never cuts inside
+one): :meth:`Identifiers.spans` gives them for one document, :meth:`Identifiers.find` for a
+batch, and the two agree. An identifier is never split into an identifier plus leftover word
+pieces: a span whose edge touches a letter or digit grows to take the whole run.
+
+Built-in recognisers: a fast regular-expression prefilter proposes candidates, only on the
+whitespace-delimited stretches around anchors found by numpy (``@``; ``://`` or a dot between a
+letter or digit and a letter; a cluster of ≥ 4 digits or ``::``), and a maintained validator
+decides (where matches overlap, the leftmost wins, then the longest, then the kind listed
+first: the deny-list, the user's patterns, then this order):
 
 ========  =======================================================================================
-email     ``local@domain.tld``: local part of letters, digits and ``. _ % + -``; dotted domain
-url       ``http://``, ``https://``, ``ftp://`` or ``www.`` up to whitespace, minus trailing ``.,;:!?)]}'"``
-ip        IPv4 dotted quads (each part ≤ 255) and IPv6 (full, ``::``-compressed, IPv4-mapped)
-iban      two capital letters, two digits, then 11–30 letters/digits, optionally in groups of 4
-card      13–19 digits in groups of 4 (``4111 1111 1111 1111``, Amex 4-6-5), or contiguous and
-          passing the Luhn check
-phone     7–15 digits in ≥ 3 groups separated by space, ``.`` or ``-``, or starting with ``+CC``
-          or an area code in parentheses (``+44 20 7946 0958``, ``(555) 123-4567``); not ISO dates
+email     ``local@domain.tld``, the local part plain (letters of any script, digits,
+          ``!#$%&'*+/=?^`{|}~-`` and inner dots: ``o'brien@…``) or quoted (``"jo smith"@…``);
+          IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``
+url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh``, ``git``, ``ws``,
+          ``wss``, ``file``), ``www.``, or a bare or protocol-relative (``//host/…``) domain
+          with an optional port and path
+          (``github.com/microsoft/presidio``, ``bit.ly/3xYzAbC``) whose last label is a top-level
+          domain of the Public Suffix List (ICANN section, read from the ``publicsuffixlist``
+          package's bundled file, never downloaded) — except, without a path, a common file
+          extension (``setup.py``, ``notes.md``, ``a.zip``) or a Title-case one (``end.It``);
+          trailing ``.,;:!?'"`` and unbalanced closing brackets are not part of it
+ip        validated by :mod:`ipaddress`: IPv4 and IPv6 (``::``-compressed, embedded IPv4, zone
+          ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``), a port (``10.0.0.1:8080``)
+          or as ``[v6]:port``; ``::`` alone is not an address here
+iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97), any
+          case, grouped by spaces or dashes or not at all (``gb82 west 1234 5698 7654 32``); the
+          longest valid IBAN at a group boundary, so a trailing ``USD`` group is part of it
+card      13–19 digits starting with 2–6, passing the Luhn check, contiguous or grouped (groups of
+          3–6 digits, the last 1–6, one separator throughout: space, dash or dot)
+phone     libphonenumber (``phonenumbers``): numbers in international form, valid
+          (``+14155550132``, ``+90 532 123 45 67``), and national numbers valid in one of the
+          configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`) and
+          grouped as that region writes them, or not grouped (``07911 123456`` in GB,
+          ``030 1234567`` in DE); dates, versions and coordinates (``15.01.2023``,
+          ``10.0.19045.2965``, ``48.8566 2.3522``) are not valid numbers; the digits of an
+          IBAN-shaped code that fails its check are not taken for a card or phone number
 ========  =======================================================================================
 
 A plain run of digits stays a number token (the OOV policy treats it as a number). Users add
-their own patterns (name → regular expression, tried before the built-ins) and a deny-list of
-terms that are always masked, whatever the OOV policy, matched case-insensitively as whole
-words (not after NFKC normalisation: list the variants you need). Patterns are compiled on
-first use, so importing textdp stays light.
+their own patterns (name → regular expression, tried before the built-ins, run on each
+document) and a deny-list of terms that are always masked, whatever the OOV policy, matched as
+whole words on a lookup key (:mod:`textdp.text.deny`: NFKC, case fold, ignorable characters
+removed, any whitespace run as one space). Patterns and validators load on first use, so
+importing textdp stays light.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
-__all__ = ["Identifiers", "BUILTIN_KINDS", "DEFAULT_LABELS", "DENIED"]
+from textdp.text.deny import DenyList
+
+__all__ = ["Identifiers", "BUILTIN_KINDS", "DEFAULT_LABELS", "DEFAULT_PHONE_REGIONS", "DENIED"]
 
 BUILTIN_KINDS = ("email", "url", "ip", "iban", "card", "phone")
 DENIED = "denied"  # the kind of deny-list terms
 DEFAULT_LABELS = {"email": "[EMAIL]", "url": "[URL]", "ip": "[IP]", "iban": "[IBAN]",
                   "card": "[CARD]", "phone": "[PHONE]", DENIED: "[REDACTED]"}
+#: Regions whose national phone formats are recognised by default (ISO 3166 codes, as
+#: libphonenumber): North America, the largest European numbering plans, Turkey, India and
+#: Brazil. Numbers written with ``+`` and a country code are recognised whatever the regions.
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "TR", "IN", "BR")
 
-_H4 = r"[0-9A-Fa-f]{1,4}"
-_IPV4 = r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-_IPV6 = "|".join([
-    rf"(?:{_H4}:){{7}}{_H4}",
-    rf"(?:{_H4}:){{1,4}}:{_IPV4}", rf"::(?:[Ff]{{4}}:)?{_IPV4}",
-    *(rf"(?:{_H4}:){{{k}}}(?::{_H4}){{1,{7 - k}}}" for k in range(1, 7)),
-    rf"(?:{_H4}:){{1,7}}:", rf"::(?:{_H4}:){{0,6}}{_H4}", "::",
-])
-_BUILTIN_PATTERNS = {
-    "email": r"(?<![\w.%+-])[\w.%+-]+@[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)+",
-    "url": r"(?i)(?<![\w/.])(?:(?:https?|ftp)://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]}'`]",
-    # IPv6 before IPv4: the longest alternatives first, so a partial match cannot win.
-    "ip": rf"(?<![\w:.])(?:{_IPV6}|{_IPV4})(?![\w:]|\.\d)",
-    "iban": r"(?<![^\W_])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![^\W_])",
-    "card": r"(?<![\w-])(?:\d{4}(?:[ -]\d{4}){3}(?:[ -]?\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})"
-            r"(?![\w-])",
-    "phone": r"(?<![\w+])(?!\d{4}-\d\d-\d\d(?!\d))(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?"
-             r"\d{1,4}(?:[ .-]\d{1,8}){1,5}(?![\w-]|[.]\d)",
+# Candidates (the prefilter). None crosses a line break, so windows joined by "\n" are scanned
+# in one pass each and a look-around reads "\n" as it would read the window's real edge.
+_LOCAL = r"[\w!#$%&'*+/=?^`{|}~-]"
+_LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
+_CANDIDATES = {
+    "email": rf"(?<![\w.!#$%&'*+/=?^`{{|}}~\"-])(?:\"[^\"\n\\]{{1,62}}\"|{_LOCAL}+(?:\.{_LOCAL}+)*)"
+             rf"@(?:{_LABEL}\.)+(?:[^\W\d_]{{2,63}}|xn--[a-z0-9-]{{1,59}})(?![\w@-]|\.[^\W_])",
+    "url": rf"(?<![\w.@/:+-])(?:(?P<scheme>(?:https?|ftps?|sftp|ssh|git|wss?|file)://|www\d{{0,3}}\.)"
+           rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
+           rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
+    "ip": r"(?<![\w:.%/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?(?![\w%/-])"
+          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?(?![\w%/-]))",
+    "iban": r"(?<![^\W_])[a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,32}",
+    "card": r"(?<![\w+.,-])\d(?:[ .-]?\d){12,22}",
+    "phone": r"(?<![\w+.:/-])(?:\+|\(\+?)?\d[\d ().\-/]{4,24}\d(?!\w)",
 }
-# The built-in kinds by the anchors of their windows (see _windows).
-_ANCHORED = (("email",), ("url",), ("ip", "iban", "card", "phone"))
+# The built-in kinds by the anchors of their windows (see _windows), and how far (characters
+# before, after) a window reaches past its anchor: a quoted local part may hold spaces, and an
+# IBAN may start or end with groups of letters (``LV96 SJHY TFY9 …``, ``… 1497 USD``) and
+# have few digits (``QA94-IXOU-W8RZ-…``): it has an anchor of its own, two letters and two digits
+# starting a word, whose window reaches over the longest IBAN.
+_ANCHORED = ((("email",), 66, 0), (("url",), 0, 0), (("ip", "iban", "card", "phone"), 16, 8),
+             (("iban",), 0, 44))
+_TRAILING = ".,;:!?'\""
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+# Extensions of files that are also top-level domains: ``setup.py`` is a file, not Paraguay.
+_FILE_EXTENSIONS = frozenset({"py", "sh", "rs", "md", "zip", "mov", "pl", "pm", "ps", "pt", "ml",
+                              "cc", "nc", "cab", "tab", "so", "sc"})
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
+@cache
+def _tlds() -> frozenset[str]:
+    """The top-level domains of the Public Suffix List's ICANN section (package's own file)."""
+    from importlib.resources import files
+
+    text = files("publicsuffixlist").joinpath("public_suffix_list.dat").read_text("utf-8")
+    icann = text.split("// ===END ICANN DOMAINS===")[0]
+    out = set()
+    for line in icann.splitlines():
+        rule = line.strip().lstrip("!*.")
+        if rule and not line.startswith("//") and "." not in rule:
+            out.add(rule.casefold())
+            try:
+                out.add(rule.encode("idna").decode("ascii"))
+            except UnicodeError:
+                pass
+    return frozenset(out)
 
 
-def _accept(kind: str, text: str) -> bool:
-    """Checks a regular expression cannot make: digit counts, the Luhn sum of a bare card."""
-    if kind == "card" and text.isdigit():
-        return _luhn(text)
-    if kind == "phone":  # two groups ("1024-1280", "10 000") need a "+CC" or "(area)" to count
-        n = sum(c.isdigit() for c in text)
-        groups = len(re.findall(r"\d+", text))
-        return 7 <= n <= 15 and (groups >= 3 or text[0] in "+(")
-    return True
+def _ends(window: str, start: int, end: int, seps: str) -> list[int]:
+    """Ends of prefixes of window[start:end] at a group boundary (a separator or ``end``) with no
+    letter or digit right after them, longest first."""
+    out = [end] if end >= len(window) or not window[end].isalnum() else []
+    out += [p for p in range(end - 1, start, -1) if window[p] in seps]
+    return out
 
 
-def _term_regex(terms: Iterable[str]) -> str:
-    """One alternation of ``terms`` as a trie (shared prefixes once), so the pass stays linear in
-    the text whatever the list's length; case-insensitive, whole words only."""
-    trie: dict = {}
-    for term in terms:
-        node = trie
-        for ch in term.casefold():
-            node = node.setdefault(ch, {})
-        node[""] = {}
+def _email(window: str, m: re.Match) -> list[tuple[int, int]]:
+    start = m.start()
+    local = m.group()[:m.group().rindex("@")]
+    while local[:1] in ("'", ".") and not local.startswith('"'):
+        local, start = local[1:], start + 1
+    if not local or len(local) > 64:
+        return []
+    return [(start, m.end())]
 
-    def emit(node: dict) -> str:
-        end = "" in node
-        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-        return f"(?:{body})?" if end else body
 
-    return rf"(?i)(?<!\w)(?:{emit(trie)})(?!\w)"
+def _url(window: str, m: re.Match) -> list[tuple[int, int]]:
+    text = m.group()
+    # Trailing punctuation and unbalanced closing brackets belong to the sentence.
+    while text:
+        last = text[-1]
+        if last in _TRAILING or (last in _CLOSING and text.count(_CLOSING[last]) < text.count(last)):
+            text = text[:-1]
+        else:
+            break
+    if m.group("scheme"):
+        return [(m.start(), m.start() + len(text))] if len(text) > len(m.group("scheme")) else []
+    host = m.group("host")
+    if len(text) < m.end("host") - m.start():
+        return []
+    tld = host.rsplit(".", 1)[1]
+    if tld.casefold() not in _tlds():
+        return []
+    has_path = len(text) > m.end("host") - m.start()
+    if not has_path and (tld.casefold() in _FILE_EXTENSIONS or tld.istitle() and len(tld) > 1
+                         and not tld.isupper()):
+        return []
+    return [(m.start(), m.start() + len(text))]
+
+
+def _is_ip(text: str) -> bool:
+    import ipaddress
+
+    bracket = re.fullmatch(r"\[([^\]]+)\](?::(\d{1,5}))?", text)
+    if bracket:
+        host, port = bracket.group(1), bracket.group(2)
+        if port is not None and int(port) > 65535:
+            return False
+        try:
+            return isinstance(ipaddress.ip_address(host), ipaddress.IPv6Address)
+        except ValueError:
+            return False
+    if not any(c.isdigit() or c in "abcdefABCDEF" for c in text.split("%")[0]):
+        return False  # "::" alone, "...": punctuation, not an address
+    address, _, prefix = text.partition("/")
+    try:
+        if prefix:
+            ipaddress.ip_interface(text)
+        else:
+            ipaddress.ip_address(address)
+        return True
+    except ValueError:
+        pass
+    host, _, port = address.rpartition(":")
+    if prefix or not port.isdigit() or int(port) > 65535 or ":" in host:
+        return False
+    try:
+        ipaddress.IPv4Address(host)
+        return True
+    except ValueError:
+        return False
+
+
+def _ip(window: str, m: re.Match) -> list[tuple[int, int]]:
+    text = m.group()
+    for candidate in dict.fromkeys((text, text.rstrip("."), text.rstrip(".:"))):
+        if candidate and _is_ip(candidate):  # "2001:db8::" is one; "10.0.0.1." ends a sentence
+            return [(m.start(), m.start() + len(candidate))]
+    return []
+
+
+def _iban(window: str, m: re.Match) -> list[tuple[int, int]]:
+    from stdnum import iban
+
+    for end in _ends(window, m.start(), m.end(), " -"):
+        compact = re.sub(r"[ -]", "", window[m.start():end])
+        if 15 <= len(compact) <= 34 and iban.is_valid(compact.upper()):
+            return [(m.start(), end)]
+    return []
+
+
+def _card(window: str, m: re.Match) -> list[tuple[int, int]]:
+    from stdnum import luhn
+
+    for end in _ends(window, m.start(), m.end(), " .-"):
+        text = window[m.start():end]
+        groups = re.split(r"[ .-]", text)
+        digits = "".join(groups)
+        if not 13 <= len(digits) <= 19 or digits[0] not in "23456":
+            continue
+        if len(groups) > 1 and (len(set(re.findall(r"[ .-]", text))) > 1
+                                or any(not 3 <= len(g) <= 6 for g in groups[:-1])
+                                or len(groups[-1]) > 6):
+            continue
+        if luhn.is_valid(digits):
+            return [(m.start(), end)]
+    return []
+
+
+def _phone(regions: tuple[str, ...]) -> Callable[[str, re.Match], list[tuple[int, int]]]:
+    @lru_cache(maxsize=1 << 14)
+    def spans(text: str) -> tuple[tuple[int, int], ...]:
+        import phonenumbers
+
+        digits = sum(c.isdigit() for c in text)
+        if not 7 <= digits <= 17:
+            return ()
+        international = text.lstrip("(").startswith("+")
+        # Every national number of these numbering plans starts with a trunk "0" or an area
+        # code in parentheses, or has ≥ 9 digits: "12345678" (an order number) or 2024-03-15
+        # need not go through ten regions' metadata, the costly part.
+        if not international and not (text[0] in "0(" or digits >= 9):
+            return ()
+        # A national number must also be grouped as its region writes it (or not at all):
+        # with ten regions, some region finds "3456 7890 1234" valid.
+        leniency = (phonenumbers.Leniency.VALID if international
+                    else phonenumbers.Leniency.STRICT_GROUPING)
+        out = set()
+        for region in regions[:1] if international else regions:
+            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
+                out.add((match.start, match.end))
+        return tuple(sorted(out))
+
+    def find(window: str, m: re.Match) -> list[tuple[int, int]]:
+        return [(m.start() + a, m.start() + b) for a, b in spans(m.group())]
+
+    return find
+
+
+def _merge_words(text: str, starts: np.ndarray, ends: np.ndarray, kinds: np.ndarray,
+                 doc_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Grow each span over the letters and digits its edges touch (within its document), so that
+    no piece of a word is left beside an identifier; spans that then overlap become one, of the
+    first one's kind (``denied`` — kind 0 — if either is)."""
+    if not starts.size:
+        return starts, ends, kinds
+    lo = doc_bounds.take(np.searchsorted(doc_bounds, starts, "right") - 1).tolist()
+    hi = doc_bounds.take(np.searchsorted(doc_bounds, starts, "right")).tolist()
+    out: list[list[int]] = []
+    for a, b, k, first, last in zip(starts.tolist(), ends.tolist(), kinds.tolist(), lo, hi,
+                                    strict=True):
+        while a > first and text[a - 1].isalnum():
+            a -= 1
+        while b < last and text[b].isalnum():
+            b += 1
+        if out and a < out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+            out[-1][2] = 0 if 0 in (k, out[-1][2]) else out[-1][2]
+        else:
+            out.append([a, b, k])
+    arr = np.array(out, dtype=np.int64).reshape(-1, 3)
+    return arr[:, 0], arr[:, 1], arr[:, 2]
+
+
+_CACHED = ("_patterns", "_builtins", "_deny")  # Identifiers' cached properties
+#: Identifiers.spans reads a longer document in chunks of about this many characters, each with
+#: this much context on either side (see there).
+_CHUNK = 1 << 20
+_CONTEXT = 1 << 16
+_BREAK = re.compile(r"\s(?=\S)")
+
+
+def _break_at(text: str, position: int) -> int:
+    """The first whitespace-to-text boundary at or after ``position`` (the end if none)."""
+    if position >= len(text):
+        return len(text)
+    m = _BREAK.search(text, max(position - 1, 0))
+    return m.end() if m is not None else len(text)
 
 
 @dataclass(frozen=True)
@@ -117,26 +319,41 @@ class Identifiers:
     Args:
         builtin: recognise the built-in kinds (see the module docstring).
         patterns: extra kinds, name → regular expression (``re`` syntax), listed before the
-            built-ins for overlaps; its label defaults to ``[NAME]``. They and the deny-list
-            are one pass over the whole text each (~15 ns per character).
+            built-ins for overlaps; its label defaults to ``[NAME]``. Each is one pass over
+            each document.
         labels: kind → placeholder, overriding :data:`DEFAULT_LABELS`.
-        deny_list: terms always masked (as kind ``denied``), whatever the OOV policy.
+        deny_list: terms always masked (as kind ``denied``), whatever the OOV policy, matched
+            on their lookup keys (:mod:`textdp.text.deny`).
+        phone_regions: regions (ISO 3166 alpha-2, as libphonenumber) whose national phone
+            formats count; numbers written with ``+`` and a country code count whatever they are.
 
     Raises:
         ValueError: an invalid pattern, a pattern that matches the empty string, a label for an
-            unknown kind, or an empty name.
+            unknown kind, an empty name, or an unknown phone region.
     """
 
     builtin: bool = True
     patterns: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
     deny_list: Sequence[str] = ()
+    phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "patterns", dict(self.patterns))
         object.__setattr__(self, "labels", dict(self.labels))
         terms = tuple(dict.fromkeys(t.strip() for t in self.deny_list if t.strip()))
         object.__setattr__(self, "deny_list", terms)
+        if isinstance(self.phone_regions, str):
+            raise TypeError("phone_regions must be a list of region codes, not a single string")
+        regions = tuple(dict.fromkeys(str(r).strip().upper() for r in self.phone_regions))
+        object.__setattr__(self, "phone_regions", regions)
+        if self.builtin:
+            import phonenumbers
+
+            unknown = [r for r in regions if r not in phonenumbers.SUPPORTED_REGIONS]
+            if unknown or not regions:
+                raise ValueError(f"unknown phone region(s) {', '.join(unknown) or '(none given)'}; "
+                                 "use ISO 3166 alpha-2 codes such as US, GB, DE")
         for name, regex in self.patterns.items():
             if not isinstance(name, str) or not name.strip() or name in (*BUILTIN_KINDS, DENIED):
                 raise ValueError(f"identifier pattern name {name!r} is empty or a built-in kind")
@@ -153,6 +370,14 @@ class Identifiers:
             if not isinstance(label, str):
                 raise TypeError(f"the label of {kind!r} must be a string")
 
+    def __getstate__(self) -> dict:
+        """The options only: what was compiled or cached (validators are closures) is rebuilt
+        on first use where the object lands (a Ray worker, a datasets process)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
     @property
     def kinds(self) -> tuple[str, ...]:
         """Every kind, in priority order (the deny-list first — index 0 —, then users', then
@@ -163,113 +388,143 @@ class Identifiers:
         return self.labels.get(kind) or DEFAULT_LABELS.get(kind) or f"[{kind.upper()}]"
 
     def describe(self) -> dict:
-        return {"builtin": self.builtin, "patterns": dict(self.patterns),
-                "labels": {k: self.label(k) for k in self.kinds},
-                "deny_list_terms": len(self.deny_list)}
+        out = {"builtin": self.builtin, "patterns": dict(self.patterns),
+               "labels": {k: self.label(k) for k in self.kinds},
+               "deny_list_terms": len(self.deny_list)}
+        if self.builtin:
+            out["phone_regions"] = list(self.phone_regions)
+        return out
 
     @cached_property
-    def _compiled(self) -> list[tuple[int, str, re.Pattern[str]]]:
-        """(kind index, kind, pattern) for every kind that can match, compiled on first use."""
-        regexes = {DENIED: _term_regex(self.deny_list) if self.deny_list else None,
-                   **self.patterns, **(_BUILTIN_PATTERNS if self.builtin else {})}
-        return [(i, kind, re.compile(regexes[kind])) for i, kind in enumerate(self.kinds)
-                if regexes[kind] is not None]
+    def _patterns(self) -> list[tuple[int, str, re.Pattern[str]]]:
+        """(kind index, kind, pattern) of the user's patterns, compiled on first use."""
+        return [(self.kinds.index(k), k, re.compile(r)) for k, r in self.patterns.items()]
+
+    @cached_property
+    def _builtins(self) -> dict[str, tuple[int, re.Pattern[str], Callable]]:
+        """kind → (kind index, candidate pattern, validator), compiled on first use."""
+        check = {"email": _email, "url": _url, "ip": _ip, "iban": _iban, "card": _card,
+                 "phone": _phone(tuple(self.phone_regions))}
+        if not self.builtin:
+            return {}
+        return {k: (self.kinds.index(k), re.compile(_CANDIDATES[k], re.IGNORECASE), check[k])
+                for k in BUILTIN_KINDS}
+
+    @cached_property
+    def _deny(self) -> DenyList:
+        return DenyList(self.deny_list)
+
+    def spans(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The identifier spans of one document: (starts, ends, kind indices into
+        :attr:`kinds`), sorted, disjoint and non-empty.
+
+        A document longer than :data:`_CHUNK` characters is read in chunks cut at canonical
+        places (a whitespace-to-text boundary), each with :data:`_CONTEXT` characters of the
+        text around it, and owns the spans that start in it — so memory stays bounded by the
+        chunk (a 30 MB line is not one 120 MB code array), the result is still a function of
+        the document alone, and an identifier or term shorter than the context is found as in
+        one piece."""
+        if len(text) <= _CHUNK:
+            return self._whole(text)
+        rows = []
+        a = 0
+        while a < len(text):
+            b = _break_at(text, a + _CHUNK)
+            lo = _break_at(text, a - _CONTEXT) if a > _CONTEXT else 0
+            hi = _break_at(text, b + _CONTEXT)
+            s, e, k = self._whole(text[lo:hi])
+            own = (s + lo >= a) & (s + lo < b)
+            rows.append(np.stack([s[own] + lo, e[own] + lo, k[own]], axis=1))
+            a = b
+        return _resolve(np.concatenate(rows)[:, [2, 0, 1, 2]])
+
+    def _whole(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from textdp.text._codes import _ENC, _ERR, _classes
+
+        codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
+        cls = _classes(codes)[0] if codes.size else np.empty(0, dtype=np.uint8)
+        return self.find([text], text, codes, cls, np.array([0, len(text)], dtype=np.int64))
 
     def find(self, texts: Sequence[str], text: str, codes: np.ndarray, cls: np.ndarray,
              doc_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The identifier spans of a batch: (starts, ends, kind indices), sorted, disjoint and
-        non-empty, as offsets into ``text = "".join(texts)``; no span crosses a document boundary.
+        non-empty, as offsets into ``text = "".join(texts)``; the spans of each document are
+        exactly :meth:`spans` of that document alone, shifted to its offset.
 
         ``codes``, ``cls`` and ``doc_bounds`` are ``text``'s code points, their classes and the
-        document offsets (:func:`textdp.text._codes.encode_batch`). The built-in patterns run
-        only on the whitespace-delimited stretches around their anchors (digit clusters, ``@``,
-        ``::``, ``://``, ``www.``), found by numpy: a regular expression costs ~15 ns per
-        character in ``re``, more than the whole privatisation of that character.
+        document offsets (:func:`textdp.text._codes.encode_batch`). The built-in candidates are
+        sought only on the whitespace-delimited stretches around their anchors, found by numpy
+        within each document: a regular expression costs ~15 ns per character in ``re``, more
+        than the whole privatisation of that character.
         """
-        rows = []
-        if self.builtin:
+        rows = [np.empty((0, 4), dtype=np.int64)]
+        if self.builtin and codes.size:
             rows.append(self._builtin_spans(text, codes, cls, doc_bounds))
         if self.deny_list or self.patterns:
-            rows.append(self._scanned_spans(texts))
-        spans = np.concatenate(rows) if rows else np.empty((0, 4), dtype=np.int64)
-        return _resolve(spans)
+            rows.append(self._scanned_spans(texts, doc_bounds))
+        starts, ends, kinds = _resolve(np.concatenate(rows))
+        return _merge_words(text, starts, ends, kinds, doc_bounds)
 
     def _builtin_spans(self, text: str, codes: np.ndarray, cls: np.ndarray,
                        doc_bounds: np.ndarray) -> np.ndarray:
         rows = [np.empty((0, 4), dtype=np.int64)]
-        for kinds, (lo, hi) in zip(_ANCHORED, _windows(text, codes, cls, doc_bounds), strict=True):
+        for (kinds, _, _), (lo, hi) in zip(_ANCHORED, _windows(codes, cls, doc_bounds),
+                                           strict=True):
             if not lo.size:
                 continue
-            # The stretches joined by "\n", which no built-in pattern crosses and whose
-            # look-arounds read as whitespace: the stretch's real neighbour (or a document edge).
+            # The windows joined by "\n", which no candidate crosses and whose look-arounds
+            # read as whitespace: the window's real neighbour (or a document edge).
             sub = "\n".join([text[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)])
             sub_start = np.cumsum(hi - lo + 1) - (hi - lo + 1)
-            spans = np.array(self._matches(sub, kinds), dtype=np.int64).reshape(-1, 4)
+            spans = np.array(self._scan(sub, kinds), dtype=np.int64).reshape(-1, 4)
             piece = np.searchsorted(sub_start, spans[:, 1], "right") - 1
             spans[:, 1:3] += (lo - sub_start)[piece][:, None]
             rows.append(spans)
         return np.concatenate(rows)
 
-    def _scanned_spans(self, texts: Sequence[str]) -> np.ndarray:
-        """The deny-list and the user's patterns, over the whole batch."""
-        # The documents joined by "\n"; a user pattern may match across it: those documents
-        # are scanned again, one by one.
-        joined = "\n".join(texts)
-        bounds = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1,
-                  out=bounds[1:])  # document d starts at bounds[d] in ``joined``
-        spans = np.array(self._matches(joined, self._scanned_kinds),
-                         dtype=np.int64).reshape(-1, 4)
-        doc = np.searchsorted(bounds, spans[:, 1], "right") - 1
-        crossing = spans[:, 2] > bounds[doc + 1] - 1
-        if crossing.any():
-            spans, doc = self._rescan(texts, spans, doc, crossing, bounds)
-        spans[:, 1:3] -= doc[:, None]  # one "\n" per document before this one
-        return spans
-
-    @property
-    def _scanned_kinds(self) -> tuple[str, ...]:
-        return (DENIED, *self.patterns)
-
-    def _matches(self, text: str, kinds: Sequence[str]) -> list[tuple[int, int, int, int]]:
-        """(priority, start, end, kind) of every accepted match of ``kinds`` in ``text``."""
+    def _scan(self, window: str, kinds: Iterable[str]) -> list[tuple[int, int, int, int]]:
+        """(priority, start, end, kind) of every validated candidate of ``kinds``."""
         out = []
-        for index, kind, pattern in self._compiled:
-            if kind not in kinds:
-                continue
-            check = kind in ("card", "phone")
-            for m in pattern.finditer(text):
-                start, end = m.span()
-                if end > start and (not check or _accept(kind, m.group())):
-                    out.append((index, start, end, index))
+        shaped: list[tuple[int, int]] = []  # IBAN-shaped stretches that are no valid IBAN
+        for kind in kinds:
+            index, pattern, check = self._builtins[kind]
+            for m in pattern.finditer(window):
+                found = [(index, a, b, index) for a, b in check(window, m) if b > a]
+                if kind == "iban" and not found:
+                    shaped.append(m.span())
+                if shaped and kind in ("card", "phone"):
+                    # The digits of an invalid IBAN ("DE89 3704 0044 …" with a wrong check)
+                    # are not a card or phone number of their own.
+                    found = [f for f in found if not any(a < f[1] < b for a, b in shaped)]
+                out += found
         return out
 
-    def _rescan(self, texts: Sequence[str], spans: np.ndarray, doc: np.ndarray,
-                crossing: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Drop every match in a document a crossing match touched; scan those documents alone."""
-        last = np.searchsorted(bounds, spans[:, 2] - 1, "right") - 1
-        redo = np.unique(np.concatenate([np.arange(a, b + 1) for a, b in
-                                         zip(doc[crossing].tolist(), last[crossing].tolist(),
-                                             strict=True)]))
-        keep = ~(np.isin(doc, redo) | np.isin(last, redo))
-        rows = [spans[keep]]
-        for d in redo.tolist():
-            again = np.array(self._matches(texts[d], self._scanned_kinds), dtype=np.int64)
-            again = again.reshape(-1, 4)
-            again[:, 1:3] += bounds[d]
-            rows.append(again)
-        spans = np.concatenate(rows)
-        return spans, np.searchsorted(bounds, spans[:, 1], "right") - 1
+    def _scanned_spans(self, texts: Sequence[str], doc_bounds: np.ndarray) -> np.ndarray:
+        """The deny-list and the user's patterns, one document at a time."""
+        out = []
+        deny = self._deny if self.deny_list else None
+        for d, doc in enumerate(texts):
+            base = int(doc_bounds[d])
+            if deny is not None:
+                out += [(0, base + a, base + b, 0) for a, b in deny.spans(doc)]
+            for index, _, pattern in self._patterns:
+                out += [(index, base + m.start(), base + m.end(), index)
+                        for m in pattern.finditer(doc) if m.end() > m.start()]
+        return np.array(out, dtype=np.int64).reshape(-1, 4)
 
 
-def _windows(text: str, codes: np.ndarray, cls: np.ndarray,
+def _windows(codes: np.ndarray, cls: np.ndarray,
              doc_bounds: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Merged [lo, hi) windows for each group of :data:`_ANCHORED`: the whitespace-delimited
-    stretches (within their document) around the anchors its kinds need — ``@``; ``://`` or
-    ``www.``; a cluster of ≥ 4 digits (gaps ≤ 8 characters) or ``::``."""
-    from textdp.text._codes import DIGIT, WHITESPACE
+    stretches, within their document, around the anchors its kinds need — ``@``; ``://`` or a
+    dot between a letter or digit and a letter; a cluster of ≥ 4 digits (gaps ≤ 8 characters)
+    or ``::``; two letters and two digits starting a word. Every anchor lies within one
+    document, so a window is a function of its document."""
+    from textdp.text._codes import DIGIT, LETTER, WHITESPACE
 
-    del text  # the anchors are found in the code array, a few vectorised passes
+    n = codes.size
+    doc_start = np.zeros(n + 1, dtype=bool)  # doc_start[i]: a document starts at i
+    doc_start[doc_bounds] = True
     digits = np.flatnonzero(cls == DIGIT)
     doc = np.searchsorted(doc_bounds, digits, "right")
     cut = np.flatnonzero((np.diff(digits) > 8) | (np.diff(doc) != 0)) + 1
@@ -277,31 +532,41 @@ def _windows(text: str, codes: np.ndarray, cls: np.ndarray,
     size = np.diff(np.append(first, digits.size))
     big = size >= 4
     colon = np.flatnonzero(codes[:-1] == 58)
+    colon = colon[~doc_start[colon + 1]]  # the next character is in the same document
     pairs = colon[codes.take(colon + 1) == 58]
-    url = colon[codes.take(np.minimum(colon + 2, codes.size - 1)) == 47]
-    url = url[codes.take(url + 1) == 47]
-    dots = np.flatnonzero(codes[3:] == 46) + 3
-    www = np.ones(dots.size, dtype=bool)
-    for back in (1, 2, 3):
-        www &= (codes.take(dots - back) | 32) == 119  # "www." in any case
+    slash = colon[(codes.take(colon + 1) == 47) & (colon + 2 < n)]
+    slash = slash[(codes.take(np.minimum(slash + 2, n - 1)) == 47) & ~doc_start[slash + 2]]
+    dots = np.flatnonzero(codes[1:-1] == 46) + 1
+    dots = dots[~doc_start[dots] & ~doc_start[dots + 1]]
+    dots = dots[(cls.take(dots - 1) <= DIGIT) & (cls.take(dots + 1) == LETTER)]
     at = np.flatnonzero(codes == 64)
-    groups = [(at, at), (np.concatenate([url, dots[www] - 3]), np.concatenate([url + 2, dots[www]])),
+    # Two ASCII letters and two digits starting a word, within one document: an IBAN's start.
+    cc = np.flatnonzero((codes[:-3] | 32) - 97 < 26)
+    cc = cc[((codes.take(cc + 1) | 32) - 97 < 26) & (cls.take(cc + 2) == DIGIT)
+            & (cls.take(cc + 3) == DIGIT) & (codes.take(cc + 2) < 128) & (codes.take(cc + 3) < 128)]
+    cc = cc[~(doc_start[cc + 1] | doc_start[cc + 2] | doc_start[cc + 3])]
+    cc = cc[doc_start[cc] | (cls.take(np.maximum(cc - 1, 0)) > DIGIT)]
+    groups = [(at, at), (np.concatenate([slash, dots]), np.concatenate([slash + 2, dots + 1])),
               (np.concatenate([digits[first[big]], pairs]),
-               np.concatenate([digits[first[big] + size[big] - 1], pairs + 1]))]
+               np.concatenate([digits[first[big] + size[big] - 1], pairs + 1])), (cc, cc + 3)]
     ws = np.flatnonzero(cls == WHITESPACE)
-    return [_stretches(a, b, ws, doc_bounds, codes.size) for a, b in groups]
+    return [_stretches(a, b, before, after, ws, doc_bounds, n)
+            for (a, b), (_, before, after) in zip(groups, _ANCHORED, strict=True)]
 
 
-def _stretches(a: np.ndarray, b: np.ndarray, ws: np.ndarray, doc_bounds: np.ndarray,
-               n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The merged whitespace-delimited stretches, within a document, holding [a[i], b[i]]."""
+def _stretches(a: np.ndarray, b: np.ndarray, before: int, after: int, ws: np.ndarray,
+               doc_bounds: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The merged whitespace-delimited stretches, within the document of a[i], holding
+    [a[i] − before, b[i] + after] (clipped to that document)."""
     if not a.size:
         return a, a
+    doc = np.searchsorted(doc_bounds, a, "right") - 1
+    first, end = doc_bounds.take(doc), doc_bounds.take(doc + 1)
+    a = np.maximum(a - before, first)
+    b = np.minimum(b + after, end - 1)
     ws = np.concatenate([[-1], ws, [n]])  # sentinels: the text's edges
-    lo = ws.take(np.searchsorted(ws, a) - 1) + 1
-    lo = np.maximum(lo, doc_bounds.take(np.searchsorted(doc_bounds, a, "right") - 1))
-    hi = ws.take(np.searchsorted(ws, b, "right"))
-    hi = np.minimum(hi, doc_bounds.take(np.searchsorted(doc_bounds, b, "right")))
+    lo = np.maximum(ws.take(np.searchsorted(ws, a) - 1) + 1, first)
+    hi = np.minimum(ws.take(np.searchsorted(ws, b, "right")), end)
     order = np.argsort(lo, kind="stable")
     lo, hi = lo[order], hi[order]
     reach = np.maximum.accumulate(hi)
