@@ -444,11 +444,15 @@ def test_cli_docembed_user_errors_exit_2_before_loading_an_encoder(tmp_path, cap
     cpath, hpath = cands.save(tmp_path / "f.npz"), h.save(tmp_path / "h.npz")
     doc = tmp_path / "in.txt"
     doc.write_text("One sentence. Two sentences.\n", encoding="utf-8")
-    out = tmp_path / "out.npy"
+    out, other = tmp_path / "out.npy", tmp_path / "other.txt"
+    other.write_text("not candidates\n", encoding="utf-8")
     cases = [
         (["--candidates", str(cpath), "--epsilon", "1"], "recoder"),          # H missing
         (["--candidates", str(tmp_path / "none.npz"), "--epsilon", "1"], "no such file"),
-        (["--candidates", str(doc), "--epsilon", "1", "--recoder", str(hpath)], "candidate file"),
+        (["--candidates", str(other), "--epsilon", "1", "--recoder", str(hpath)], "candidate file"),
+        # the input itself as the candidates: refused as the same file, before anything is read
+        (["--candidates", str(doc), "--epsilon", "1", "--recoder", str(hpath)],
+         "the candidate file is the input"),
         (["--candidates", str(cpath), "--epsilon", "0", "--recoder", str(hpath)], "epsilon"),
     ]
     for args, message in cases:

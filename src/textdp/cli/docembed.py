@@ -137,7 +137,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
 
     started = time.perf_counter()
     # 1. Paths and parameters, before anything is read or loaded; no two paths the same file.
-    check_distinct({"input": input, "candidates": candidates, "recoder": recoder},
+    check_distinct({"input": input, "candidate file": candidates, "recoder file": recoder},
                    {"output": output, "report": report, "ledger": ledger})
     _check_paths(input, output, report)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
