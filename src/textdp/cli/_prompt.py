@@ -43,7 +43,8 @@ _LM_ONLY = {"epsilon_per_token": "--epsilon-per-token", "temperature": "--temper
 _WORD_ONLY = {"method": "--method", "n_lists": "--n-lists", "beta": "--beta",
               "neighbors": "--neighbors", "param": "--param", "vocabulary": "--vocabulary",
               "deny_list": "--deny-list", "identifier_label": "--identifier-label",
-              "identifier_pattern": "--identifier-pattern", "keep_stopwords": "--keep-stopwords"}
+              "identifier_pattern": "--identifier-pattern", "keep_stopwords": "--keep-stopwords",
+              "entities": "--entities", "allow_list": "--allow-list"}
 
 
 def dispatch(options: dict[str, Any]) -> bool:

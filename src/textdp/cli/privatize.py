@@ -98,6 +98,13 @@ addresses, IBANs, card numbers, phone numbers, --identifier-pattern kinds and
 (UNPROTECTED, counted), drop removes it. Deny-list terms are always masked ([REDACTED]).
 
 \b
+Entities (on by default; --entities none turns them off) are found next, offline (spaCy
+en_core_web_sm 3.8.0 on the windows around capitalised words; patterns for street
+addresses) and replaced by [PERSON], [LOCATION], [ORG] or [ADDRESS] (removed under
+--oov drop). Word-level DP protects the choice of words, not who a text names: without
+this stage names often come back unchanged. --allow-list terms are kept as they are.
+
+\b
 The report (--report PATH, JSON; schema in README.md) states the mechanism and its
 parameters, the guarantee per word and its composition over a document, token counts by
 class and by policy, the expected fraction of privatised words returned unchanged
@@ -211,6 +218,17 @@ DenyListOption = Annotated[Path | None, typer.Option(
     help="Terms always masked as [REDACTED], whatever --oov: one per line (UTF-8), "
          "case-insensitive, whole words; blank lines and lines starting with # skipped.")]
 
+EntitiesOption = Annotated[str | None, typer.Option(
+    "--entities", metavar="KINDS|none", show_default=False,
+    help="Entities replaced by labels before the mechanism: person, location, org, address "
+         "(comma-separated; default: all four), or none (then names and places may pass "
+         "through, and the report says so).")]
+AllowListOption = Annotated[Path | None, typer.Option(
+    "--allow-list", metavar="FILE", show_default=False,
+    help="Public terms (product names, your company) released as they are, UNPROTECTED and "
+         "counted: one per line (UTF-8), case-insensitive, whole words; blank lines and lines "
+         "starting with # skipped.")]
+
 
 def privatize(
     input: Annotated[Path, typer.Argument(
@@ -260,6 +278,7 @@ def privatize(
     epsilon_per_token: EpsilonPerTokenOption = None, temperature: TemperatureOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
+    entities: EntitiesOption = None, allow_list: AllowListOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
     engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
     allocation: AllocationOption = None, epsilon_document: EpsilonDocumentOption = None,
@@ -292,7 +311,8 @@ def _run(a: dict[str, Any]) -> None:
                             keep_stopwords=a["keep_stopwords"], seed=a["seed"],
                             unchanged_warning=a["unchanged_warning"], allocation=allocated,
                             **identifier_options(a["identifiers"], a["identifier_label"],
-                                                 a["identifier_pattern"], a["deny_list"]))
+                                                 a["identifier_pattern"], a["deny_list"]),
+                            **entity_options(a["entities"], a["allow_list"]))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
     if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
@@ -372,6 +392,12 @@ def identifier_options(on: bool, labels: list[str] | None, patterns: list[str] |
             "deny_list": read_deny_list(deny_list)}
 
 
+def entity_options(kinds: str | None, allow_list: Path | None) -> dict[str, Any]:
+    """The Privatizer's entity keywords from the CLI's options."""
+    return {"entities": "default" if kinds is None else kinds,
+            "allow_list": read_deny_list(allow_list)}
+
+
 def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     """``["k=v", …]`` → {k: v} (the value may contain ``=``)."""
     out: dict[str, str] = {}
@@ -386,7 +412,8 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
 
 
 def read_deny_list(path: Path | None) -> list[str]:
-    """The terms of a deny-list file: one per line, blank lines and ``#`` comments skipped."""
+    """The terms of a deny-list (or allow-list) file: one per line, blank lines and ``#``
+    comments skipped."""
     if path is None:
         return []
     try:
