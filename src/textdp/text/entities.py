@@ -15,7 +15,8 @@ How they are found (offline; nothing is downloaded at run time):
   model's metadata against the official release and its weight files against the wheel's). Only
   its ``tok2vec`` and ``ner`` components run. PERSON → person; GPE, LOC and FAC → location;
   ORG → org. An entity must contain an upper-case letter, and an organisation must not be one
-  shouted common word (``LOL``): lower-case "entities" in tweets are mostly false positives, and destroy utility.
+  shouted common word (``LOL``): lower-case "entities" in tweets are mostly false positives,
+  and destroy utility.
 * **the screen**: the model runs only on *windows* around candidate tokens — words that start
   with an upper-case letter and are not English function words — each widened by
   :attr:`Entities.margin` characters (to whitespace) on both sides, overlapping windows merged.
