@@ -14,6 +14,9 @@ generated tickets.
 * VADER: the fraction of in-vocabulary words (GloVe 6B 50d vocabulary) inside entity spans,
   over the four sets (23,703 sentences), and the entity stage's words/s on them.
 * End to end: ``Privatizer.run`` words/s for MVC and 1-Diffractor, entities on and off.
+
+Speeds are words per CPU second of this (single-threaded) process: on a shared machine the wall
+clock counts other people's work; the CPU time of one thread is what one core does.
 """
 
 from __future__ import annotations
@@ -52,6 +55,20 @@ def survival(tickets: list, outputs: list[str]) -> dict[str, tuple[int, int]]:
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
+def merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping entity spans as one (``address`` if one of them is, else the first), allow-list
+    spans left out: what :class:`textdp.text.entities.Recognisers` makes of them (before it
+    widens them to whole words)."""
+    out: list[list] = []
+    for a, b, kind in sorted(s for s in spans if s[2] != "allowed"):
+        if out and a < out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+            out[-1][2] = "address" if kind == "address" else out[-1][2]
+        else:
+            out.append([a, b, kind])
+    return [tuple(s) for s in out]
+
+
 def recall_precision(tickets: list, found: list[list[tuple[int, int, str]]]) -> dict:
     """Per gold kind: (found by any entity label, found with the right label, total); and the
     predicted spans that overlap an inserted value, over all predicted spans."""
@@ -60,11 +77,10 @@ def recall_precision(tickets: list, found: list[list[tuple[int, int, str]]]) -> 
     gold_counts: dict[str, list[int]] = {k: [0, 0, 0] for k in right}
     hits = total = 0
     for ticket, spans in zip(tickets, found, strict=True):
+        spans = merged(spans)
         n = len(ticket.text)
         label = [None] * n
         for a, b, kind in spans:
-            if kind == "allowed":
-                continue
             for i in range(a, b):
                 label[i] = kind
         for a, b, kind in ticket.spans:
@@ -75,9 +91,7 @@ def recall_precision(tickets: list, found: list[list[tuple[int, int, str]]]) -> 
             row[0] += all(x is not None for x in inside)
             row[1] += all(x == right[kind] for x in inside)
             row[2] += 1
-        for a, b, kind in spans:
-            if kind == "allowed":
-                continue
+        for a, b, _ in spans:
             total += 1
             hits += any(a < e and s < b for s, e, _ in ticket.spans)
     return {"gold": {k: tuple(v) for k, v in gold_counts.items()}, "precision": (hits, total)}
@@ -134,16 +148,16 @@ def run() -> str:
         lines.append(f"| {kind.replace('_', ' ')} | {_pct(anyk, total)} | {_pct(rightk, total)} |")
     lines += ["", f"Precision: {_pct(*rp['precision'])} of predicted entity spans overlap an "
               "inserted value (names, streets, cities, e-mails, phones, order numbers).",
-              "Predicted kinds: " + ", ".join(f"{k} {v}" for k, v in
-                                              Counter(k for f in found for *_, k in f).items())]
+              "Predicted kinds (overlaps merged): " + ", ".join(
+                  f"{k} {v}" for k, v in Counter(k for f in found for *_, k in merged(f)).items())]
 
     # VADER: false positives and speed of the entity stage.
     vader = _vader_all()
     words = [_WORD.findall(t) for t in vader]
     n_words = sum(map(len, words))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     vfound = entities.find(vader)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     vocab = load_default()
     in_vocab = masked = 0
     for text, spans in zip(vader, vfound, strict=True):
@@ -152,7 +166,7 @@ def run() -> str:
             if m.group().lower() in vocab.lookup:
                 in_vocab += 1
                 masked += any(a <= m.start() and m.end() <= b for a, b in inside)
-    kinds = Counter(k for f in vfound for *_, k in f)
+    kinds = Counter(k for f in vfound for *_, k in merged(f))
     window_words = sum(len(_WORD.findall(t[a:b])) for t in vader for a, b in entities.windows(t))
     lines += ["", f"### VADER sentences ({len(vader):,} sentences, {n_words:,} words)", "",
               f"- in-vocabulary words inside entity spans: {_pct(masked, in_vocab)} "
@@ -160,14 +174,16 @@ def run() -> str:
               "docs/results/entities.md)",
               "- entities: " + ", ".join(f"{k} {v:,}" for k, v in kinds.items()),
               f"- the screen sent {100 * window_words / n_words:.0f}% of the words to the model",
-              f"- entity stage: {n_words / seconds:,.0f} words/s (one process, one thread; "
-              "goal ≥ 20,000)"]
+              f"- entity stage: {n_words / cpu:,.0f} words per CPU second, one thread (goal ≥ "
+              f"20,000 words/s on one core); wall clock {n_words / seconds:,.0f} words/s on the "
+              "shared machine"]
 
     # End to end, entities on and off.
     sample = vader[:8000]
     sample_words = sum(len(_WORD.findall(t)) for t in sample)
     lines += ["", f"### End to end ({len(sample):,} VADER sentences, {sample_words:,} words, "
-              "unseeded, batch 4096)", "", "| mechanism | entities on | entities off |",
+              "unseeded, batch 4096; words per CPU second, one BLAS thread)", "",
+              "| mechanism | entities on | entities off |",
               "|---|---|---|"]
     for name, eps in (("mvc", 8.0), ("diffractor", 1.0)):
         mech = create(name, epsilon=eps)
@@ -175,11 +191,11 @@ def run() -> str:
         for ents in ("default", "none"):
             runner = Privatizer(mech, entities=ents)
             runner.run(sample[:100])  # warm
-            t0 = time.perf_counter()
+            c0 = time.process_time()
             for s in range(0, len(sample), 4096):
                 runner.run(sample[s:s + 4096])
-            rates.append(sample_words / (time.perf_counter() - t0))
-        lines.append(f"| {name} (ε = {eps:g}) | {rates[0]:,.0f} words/s | {rates[1]:,.0f} words/s |")
+            rates.append(sample_words / (time.process_time() - c0))
+        lines.append(f"| {name} (ε = {eps:g}) | {rates[0]:,.0f} | {rates[1]:,.0f} |")
     load = os.getloadavg()
     lines += ["", f"Load average at the end: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) on "
               f"{os.cpu_count()} cores: figures taken on a shared machine are lower bounds."]

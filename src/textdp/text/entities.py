@@ -23,6 +23,9 @@ How they are found (offline; nothing is downloaded at run time):
   The model's token vectors see ±4 tokens (``tok2vec``: window 1, depth 4) and its entity
   parser reads features of nearby tokens only, so a window with a margin of several tokens gives
   the model what the whole document would, at the cost of the candidates' neighbourhoods only.
+* **recurrences**: a word of an entity found in a document (``Maria`` of ``Maria Garcia``) is
+  masked, with that entity's kind, wherever it recurs in the same document with the same case
+  (``Thanks, Maria``): the model, seeing a shorter context there, misses some of them.
 * **street addresses**: patterns (house number + street name + street type in English; street
   type + name + number in French, Spanish, Italian, Portuguese, German, Dutch, Nordic and Polish
   forms, e.g. ``Hauptstraße 5``, ``10 rue de la Paix``, ``Calle Mayor 12``), with an optional
@@ -369,11 +372,29 @@ class Entities:
         if not pieces:
             return
         wanted = {label: kind for label, kind in _SPACY_KINDS.items() if kind in self.kinds}
+        named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
         for (d, a), doc in zip(owners, nlp.pipe(pieces, batch_size=256), strict=True):
             for ent in doc.ents:
                 kind = wanted.get(ent.label_)
                 if kind is not None and _plausible(ent.text, kind):
                     out[d].append((a + ent.start_char, a + ent.end_char, kind))
+                    words = named.setdefault(d, {})
+                    for w in _candidate_regex().findall(ent.text):
+                        if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
+                            words.setdefault(w, kind)
+        for d, words in named.items():
+            out[d] += _occurrences(texts[d], words)
+
+
+def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, str]]:
+    """Every whole-word, same-case occurrence in ``text`` of the words of the entities found in
+    it: a name the model recognised once (``Hi, I am Maria Garcia``) is masked wherever it
+    recurs in the document (``Thanks, Maria``), where the model, with less context, may miss
+    it. Still a function of the document alone."""
+    pattern = re.compile(r"(?<![\w'’-])(?:" + "|".join(map(re.escape, sorted(words, key=len,
+                                                                            reverse=True)))
+                         + r")(?![\w'’-])")
+    return [(m.start(), m.end(), words[m.group()]) for m in pattern.finditer(text)]
 
 
 def _plausible(text: str, kind: str) -> bool:
