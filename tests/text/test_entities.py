@@ -178,3 +178,8 @@ def test_counters_carry_entities_across_workers():
     for key in ("by_kind", "masked", "allowed_kept"):
         assert a.report()["entities"][key] == whole.report()["entities"][key]
     assert np.sum(list(whole.report()["entities"]["by_kind"].values())) >= 5
+
+
+def test_a_hyphenated_or_apostrophe_name_is_masked_whole():
+    out = textdp.privatize(["Write to Seán O’Brien-Smith in Dublin."], **KW).texts[0]
+    assert "Brien" not in out and "Smith" not in out and "O’" not in out

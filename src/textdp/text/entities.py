@@ -422,6 +422,9 @@ def _utf8(text: str) -> bool:
     return True
 
 
+_JOINERS = np.array([ord("-"), ord("'"), ord("’"), 0x2010, 0x2011], dtype=np.uint32)
+
+
 class Recognisers:
     """Identifiers and entities as one recogniser of spans for
     :func:`textdp.text._codes.encode_batch`: kinds are the identifier kinds (their indices
@@ -466,6 +469,11 @@ class Recognisers:
         if starts.size:
             taken[_ranges(starts, ends - starts)[0]] = True
         word = (cls <= DIGIT) | (cls == MARK)
+        # A hyphen or apostrophe between letters joins a word for widening (Ji-woo, O'Brien):
+        # the model may tag "woo Müller" and leave "Ji-" out.
+        joiner = np.zeros(n, dtype=bool)
+        if n > 2:
+            joiner[1:-1] = np.isin(codes[1:-1], _JOINERS) & word[:-2] & word[2:]
         rows: list[tuple[int, int, int]] = []
         allowed, entities = [], []
         for d, spans in enumerate(found):
@@ -476,7 +484,7 @@ class Recognisers:
             if not taken[a:b].any():
                 taken[a:b] = True
                 rows.append((a, b, self._index[ALLOWED]))
-        for a, b, kind in self._merged(entities, word, doc_bounds):
+        for a, b, kind in self._merged(entities, word | joiner, doc_bounds):
             rows += self._pieces(a, b, kind, taken, word)
         if not rows:
             return starts, ends, kinds
