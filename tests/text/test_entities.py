@@ -90,7 +90,7 @@ def test_identifiers_win_over_entities_and_no_word_is_split():
 def test_a_document_is_recognised_alone():
     docs = [TICKET, "The Food was GREAT, but the waiter, Zzyzxq, charged 42 dollars!",
             "Ahmed Yilmaz moved to Berlin.", "", "see Kerkstraat 12a, Amsterdam", "Nguyen Van An",
-            "Berlin", "\ud800 Maria Garcia \x00"] * 3
+            "Berlin", "\ud800 Maria Garcia \x00", "He moved to the U.S. in May."] * 3
     entities = Entities()
     alone = [entities.find([d])[0] for d in docs]
     assert entities.find(docs) == alone

@@ -383,7 +383,8 @@ class Entities:
                         if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
                             words.setdefault(w, kind)
         for d, words in named.items():
-            out[d] += _occurrences(texts[d], words)
+            if words:  # an entity such as "U.S." has no word to look for
+                out[d] += _occurrences(texts[d], words)
 
 
 def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, str]]:
