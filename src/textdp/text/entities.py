@@ -277,7 +277,7 @@ class Entities:
 
     kinds: tuple[str, ...] = ENTITY_KINDS
     allow_list: Sequence[str] = ()
-    margin: int = 48
+    margin: int = 24
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kinds", parse_entity_kinds(self.kinds))
