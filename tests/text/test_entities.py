@@ -204,3 +204,8 @@ def test_spans_are_widened_to_whole_words_and_cut_at_identifiers():
     batch = encode_batch([a, b], Recognisers(Identifiers(), _Fixed(spans)))
     tokens = [batch.token(int(t)) for t in batch.identifiers]
     assert tokens == ["Ji-woo", "O'Brien-Smith", "jo@x.org", "Maria"]
+
+
+def test_an_unusual_given_name_beside_a_tagged_surname_joins_it():
+    out = textdp.privatize(["Hi, Ji-woo Müller here. Thanks, Ji-woo"], **KW).texts[0]
+    assert "Ji" not in out and "woo" not in out and out.count("[PERSON]") == 2

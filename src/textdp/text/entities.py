@@ -377,9 +377,12 @@ class Entities:
             for ent in doc.ents:
                 kind = wanted.get(ent.label_)
                 if kind is not None and _plausible(ent.text, kind):
-                    out[d].append((a + ent.start_char, a + ent.end_char, kind))
+                    start, end = a + ent.start_char, a + ent.end_char
+                    if kind == "person":
+                        start, end = _adjacent_names(texts[d], start, end)
+                    out[d].append((start, end, kind))
                     words = named.setdefault(d, {})
-                    for w in _candidate_regex().findall(ent.text):
+                    for w in _candidate_regex().findall(texts[d][start:end]):
                         if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
                             words.setdefault(w, kind)
         for d, words in named.items():
@@ -396,6 +399,28 @@ def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, st
                                                                             reverse=True)))
                          + r")(?![\w'’-])")
     return [(m.start(), m.end(), words[m.group()]) for m in pattern.finditer(text)]
+
+
+def _uncommon_candidate(word: str) -> bool:
+    from wordfreq import zipf_frequency
+
+    return word.lower() not in _NOT_CANDIDATES and zipf_frequency(word, "en") < 4.0
+
+
+def _adjacent_names(text: str, start: int, end: int) -> tuple[int, int]:
+    """A person's span widened over one capitalised, uncommon word (Zipf frequency < 4) just
+    before or after it, one space apart: the model often tags the surname alone when the given
+    name is unusual to it (``Ji-woo Müller``, ``Min-jun Gallagher``)."""
+    before = _candidate_regex().search(text, max(0, start - 40), max(0, start - 1))
+    while before is not None and before.end() != start - 1:
+        before = _candidate_regex().search(text, before.end(), max(0, start - 1))
+    if (before is not None and text[start - 1] == " "
+            and _uncommon_candidate(before.group())):
+        start = before.start()
+    after = _candidate_regex().match(text, end + 1) if text[end:end + 1] == " " else None
+    if after is not None and _uncommon_candidate(after.group()):
+        end = after.end()
+    return start, end
 
 
 def _plausible(text: str, kind: str) -> bool:
