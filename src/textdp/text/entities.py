@@ -23,6 +23,9 @@ How they are found (offline; nothing is downloaded at run time):
   The model's token vectors see ±4 tokens (``tok2vec``: window 1, depth 4) and its entity
   parser reads features of nearby tokens only, so a window with a margin of several tokens gives
   the model what the whole document would, at the cost of the candidates' neighbourhoods only.
+* **neighbours**: an entity takes in one capitalised, uncommon word (Zipf frequency < 4 in
+  ``wordfreq``) just before or after it: the model often tags only the surname when the given
+  name is unusual to it (``Ji-woo Müller``).
 * **recurrences**: a word of an entity found in a document (``Maria`` of ``Maria Garcia``) is
   masked, with that entity's kind, wherever it recurs in the same document with the same case
   (``Thanks, Maria``): the model, seeing a shorter context there, misses some of them.
@@ -378,8 +381,7 @@ class Entities:
                 kind = wanted.get(ent.label_)
                 if kind is not None and _plausible(ent.text, kind):
                     start, end = a + ent.start_char, a + ent.end_char
-                    if kind == "person":
-                        start, end = _adjacent_names(texts[d], start, end)
+                    start, end = _adjacent_names(texts[d], start, end)
                     out[d].append((start, end, kind))
                     words = named.setdefault(d, {})
                     for w in _candidate_regex().findall(texts[d][start:end]):
@@ -408,9 +410,10 @@ def _uncommon_candidate(word: str) -> bool:
 
 
 def _adjacent_names(text: str, start: int, end: int) -> tuple[int, int]:
-    """A person's span widened over one capitalised, uncommon word (Zipf frequency < 4) just
-    before or after it, one space apart: the model often tags the surname alone when the given
-    name is unusual to it (``Ji-woo Müller``, ``Min-jun Gallagher``)."""
+    """An entity's span widened over one capitalised, uncommon word (Zipf frequency < 4) just
+    before or after it, one space apart: the model often tags the surname alone (as a person,
+    or even as a place) when the given name is unusual to it (``Ji-woo Müller``,
+    ``María Wiśniewska``)."""
     before = _candidate_regex().search(text, max(0, start - 40), max(0, start - 1))
     while before is not None and before.end() != start - 1:
         before = _candidate_regex().search(text, before.end(), max(0, start - 1))
