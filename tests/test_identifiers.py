@@ -7,7 +7,7 @@ import textdp
 from textdp.text._codes import _classes, encode_batch
 from textdp.text.identifiers import Identifiers
 
-KW = dict(epsilon=1e6, seed=0, mechanism="diffractor")
+KW = dict(epsilon=1e6, seed=0, mechanism="diffractor", entities="none")  # identifiers only
 
 CASES = [
     ("jsmith@acme.com", "email"), ("first.last+tag@mail.example.co.uk", "email"),

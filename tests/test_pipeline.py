@@ -20,7 +20,7 @@ TEXTS = [
 
 
 def test_n_in_n_out_and_structure_kept():
-    r = textdp.privatize(TEXTS, epsilon=5, seed=1)
+    r = textdp.privatize(TEXTS, epsilon=5, seed=1, entities="none")  # structure, not entities
     assert len(r.texts) == len(TEXTS)
     for a, b in zip(TEXTS, r.texts, strict=True):
         strip = lambda s: "".join(c for c in s if not c.isalnum())  # noqa: E731
@@ -52,7 +52,7 @@ def test_different_seeds_differ_and_unseeded_runs_differ():
 
 def test_oov_policies():
     text = ["Zzyzxq paid 42 at Qwxzv"]
-    kw = dict(epsilon=1e6, seed=0)
+    kw = dict(epsilon=1e6, seed=0, entities="none")  # the OOV policy, not entities
     assert textdp.privatize(text, oov="mask", **kw).texts == ["[MASK] paid [MASK] at [MASK]"]
     assert textdp.privatize(text, oov="mask", mask_token="<x>", **kw).texts == ["<x> paid <x> at <x>"]
     assert textdp.privatize(text, oov="keep", **kw).texts == text
@@ -65,7 +65,7 @@ def test_oov_policies():
 
 
 def test_keep_policy_warns_and_reports_unprotected():
-    r = textdp.privatize(["Zzyzxq paid 42"], epsilon=1, oov="keep")
+    r = textdp.privatize(["Zzyzxq paid 42"], epsilon=1, oov="keep", entities="none")
     kinds = {u["kind"]: u["count"] for u in r.report["unprotected"]}
     assert kinds["out-of-vocabulary words"] == 1 and kinds["numbers"] == 1
     assert any("unprotected" in w for w in r.report["warnings"])
@@ -79,7 +79,7 @@ def test_keep_stopwords():
 
 
 def test_case_restoration():
-    r = textdp.privatize(["House HOUSE house"] * 50, epsilon=0.5, seed=4)
+    r = textdp.privatize(["House HOUSE house"] * 50, epsilon=0.5, seed=4, entities="none")
     for t in r.texts:
         a, b, c = t.split(" ")
         assert a[0].isupper() and a[1:].islower()
@@ -88,7 +88,7 @@ def test_case_restoration():
 
 
 def test_report_counts_every_token():
-    r = textdp.privatize(TEXTS, epsilon=2, seed=3)
+    r = textdp.privatize(TEXTS, epsilon=2, seed=3, entities="none")
     rep = r.report
     json.dumps(rep)  # JSON-ready
     by_class = rep["tokens"]["by_class"]

@@ -38,6 +38,7 @@ from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
+from textdp.text.entities import ENTITY_KINDS, OFF_WARNING, Entities, Recognisers
 from textdp.text.identifiers import DENIED, Identifiers
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
@@ -89,6 +90,7 @@ _COUNTERS = (
     "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
     "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
     "identifiers_masked", "identifiers_kept", "identifiers_dropped",
+    "entities_masked", "entities_dropped", "allowed_kept",
 )
 
 
@@ -133,6 +135,14 @@ class Privatizer:
             their NFKC case-folded keys (:mod:`textdp.text.deny`).
         phone_regions: regions whose national phone formats count (default
             :data:`textdp.text.identifiers.DEFAULT_PHONE_REGIONS`).
+        entities: people, locations, organisations and street addresses replaced by their labels
+            (``[PERSON]``, ``[LOCATION]``, ``[ORG]``, ``[ADDRESS]``) before the mechanism
+            (:mod:`textdp.text.entities`): ``"default"`` (all four), ``"none"`` (off: the report
+            warns that names and places may pass through), kinds such as ``"person,location"``
+            or a list of them, or an :class:`textdp.text.entities.Entities`. Removed under
+            ``oov="drop"``, labelled under every other policy.
+        allow_list: public terms (product names, your own company) released as they are,
+            unprotected and counted, whatever the entities and the mechanism.
         allocation: split a document budget over its privatised words
             (:class:`textdp.allocation.Allocation`); the mechanism then fixes every parameter
             but ε.
@@ -147,7 +157,9 @@ class Privatizer:
                  identifier_patterns: Mapping[str, str] | None = None,
                  deny_list: Iterable[str] | None = None,
                  allocation: Allocation | None = None,
-                 phone_regions: Sequence[str] | None = None) -> None:
+                 phone_regions: Sequence[str] | None = None,
+                 entities: str | Sequence[str] | bool | Entities | None = "default",
+                 allow_list: Iterable[str] | None = None) -> None:
         if not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a textdp word mechanism")
         if not isinstance(mask_token, str):
@@ -183,8 +195,15 @@ class Privatizer:
         self._table = _code_table(vocab)
         self.identifiers = make_identifiers(identifiers, identifier_labels, identifier_patterns,
                                             deny_list, phone_regions)
-        kinds = self.identifiers.kinds if self.identifiers is not None else ()
-        labels = [mask_token, *(self.identifiers.label(k) for k in kinds)]
+        # Entities (textdp.text.entities) ride on the identifier spans: kinds after the
+        # identifiers' own, so the identifier kind indices (DENIED first) are unchanged.
+        self.entities = make_entities(entities, allow_list)
+        self._spans: Identifiers | Recognisers | None = (
+            Recognisers(self.identifiers, self.entities) if self.entities.active
+            else self.identifiers)
+        self._n_identifier_kinds = len(self.identifiers.kinds) if self.identifiers is not None else 0
+        kinds = self._spans.kinds if self._spans is not None else ()
+        labels = [mask_token, *(self._spans.label(k) for k in kinds)]
         codes = [np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in labels]
         lengths = np.array([c.size for c in codes], dtype=np.int64)
         offsets = self._table.pool.size + np.cumsum(lengths) - lengths
@@ -250,7 +269,7 @@ class Privatizer:
         counts = []
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):
             group = texts[a:b]
-            result += self._run_codes(group, encode_batch(group, self.identifiers),
+            result += self._run_codes(group, encode_batch(group, self._spans),
                                       _Layout.whole(start + a, b - a))
             counts.append(self._batch_privatized)
         return result, np.concatenate(counts)
@@ -266,7 +285,7 @@ class Privatizer:
         def flush(group: list[str], rows: list[tuple[int, int, bool]]) -> None:
             layout = _Layout.of(start, rows)
             spans = None
-            if self.identifiers is not None:  # found on whole documents: see below
+            if self._spans is not None:  # found on whole documents: see below
                 base = np.cumsum([0, *map(len, group)])
                 spans = tuple(np.concatenate([np.asarray(p[c], dtype=np.int64) + (base[j] if c < 2 else 0)
                                               for j, p in enumerate(group_spans)])
@@ -287,7 +306,7 @@ class Privatizer:
             # Identifiers and deny-list terms of the whole document (a function of it alone),
             # before it is cut: no cut lands inside one, so a term straddling a segment
             # boundary is still found.
-            doc_spans = self.identifiers.spans(text) if self.identifiers is not None else None
+            doc_spans = self._spans.spans(text) if self._spans is not None else None
             segments = (_segments(text, doc_spans) if lengths[i] > SEGMENT_CHARS
                         else iter((text,)))
             seg = next(segments)
@@ -373,6 +392,10 @@ class Privatizer:
         """Point identifier ``tokens`` at their kinds' labels, or keep or drop them (see OOVPolicy)."""
         if not tokens.size:
             return
+        if len(self._label_off) > self._n_identifier_kinds:  # entities and allow-list terms
+            tokens, kinds = self._place_entities(tokens, kinds, src, length)
+            if not tokens.size:
+                return
         if self.oov in (OOVPolicy.KEEP, OOVPolicy.DROP):
             denied = kinds == self.identifiers.kinds.index(DENIED)  # masked under every policy
             if self.oov is OOVPolicy.DROP:
@@ -380,6 +403,20 @@ class Privatizer:
             tokens, kinds = tokens[denied], kinds[denied]
         src[tokens] = self._label_off.take(kinds)
         length[tokens] = self._label_len.take(kinds)
+
+    def _place_entities(self, tokens: np.ndarray, kinds: np.ndarray, src: np.ndarray,
+                        length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Entity tokens get their labels (removed under ``oov="drop"``), allow-list terms keep
+        their text; returns the identifier tokens left to place."""
+        entity = kinds >= self._n_identifier_kinds
+        allowed = kinds == len(self._label_off) - 1  # ALLOWED is the last kind
+        labelled = entity & ~allowed
+        if self.oov is OOVPolicy.DROP:
+            length[tokens[labelled]] = 0
+        else:
+            src[tokens[labelled]] = self._label_off.take(kinds[labelled])
+            length[tokens[labelled]] = self._label_len.take(kinds[labelled])
+        return tokens[~entity], kinds[~entity]
 
     def _source(self, codes: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """[vocabulary pools, mask, identifier labels, codes, extra] in one reused buffer."""
@@ -439,13 +476,19 @@ class Privatizer:
 
     def _account_identifiers(self, kinds: np.ndarray) -> None:
         per_kind = np.bincount(kinds, minlength=len(self._by_kind))
-        names = self.identifiers.kinds
-        for name, n in zip(names, per_kind.tolist(), strict=True):
+        for name, n in zip(self._by_kind, per_kind.tolist(), strict=True):
             self._by_kind[name] += n
-        denied = int(per_kind[names.index(DENIED)])
+        n_id = self._n_identifier_kinds
+        if len(self._by_kind) > n_id:  # entities, then allow-list terms (the last kind)
+            verb = "dropped" if self.oov is OOVPolicy.DROP else "masked"
+            self._counts[f"entities_{verb}"] += int(per_kind[n_id:-1].sum())
+            self._counts["allowed_kept"] += int(per_kind[-1])
+        if not n_id:
+            return
+        denied = int(per_kind[self.identifiers.kinds.index(DENIED)])
         verb = {OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped"}.get(self.oov, "masked")
         self._counts["identifiers_masked"] += denied
-        self._counts[f"identifiers_{verb}"] += int(kinds.size) - denied
+        self._counts[f"identifiers_{verb}"] += int(per_kind[:n_id].sum()) - denied
 
     def _draw_ids(self, ids: np.ndarray, rng: np.random.Generator,
                   levels: np.ndarray | None) -> Any:
@@ -555,6 +598,7 @@ class Privatizer:
             unchanged_threshold=self.unchanged_warning)
         if self.identifiers is not None:
             self._report_identifiers(report)
+        self._report_entities(report)
         if self._allocator is not None:
             from textdp.allocation import amend_report
 
@@ -563,18 +607,39 @@ class Privatizer:
 
     def _report_identifiers(self, report: dict[str, Any]) -> None:
         """The ``identifiers`` section; kept identifiers in ``unprotected`` and ``warnings``."""
-        report["identifiers"] = {**self.identifiers.describe(), "by_kind": dict(self._by_kind),
+        by_kind = {k: self._by_kind[k] for k in self.identifiers.kinds}
+        report["identifiers"] = {**self.identifiers.describe(), "by_kind": by_kind,
                                  "masked": self._counts["identifiers_masked"],
                                  "kept": self._counts["identifiers_kept"],
                                  "dropped": self._counts["identifiers_dropped"]}
         if self.oov is OOVPolicy.KEEP and self._counts["identifiers_kept"]:
-            kept = {k: n for k, n in self._by_kind.items() if n and k != DENIED}
+            kept = {k: n for k, n in by_kind.items() if n and k != DENIED}
             report["unprotected"].append(
                 {"kind": "identifiers", "count": self._counts["identifiers_kept"],
                  "by_kind": kept, "why": "oov=keep releases them unchanged"})
             report["warnings"].append(
                 f"released unprotected by oov=keep: {self._counts['identifiers_kept']} "
                 "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")")
+
+
+    def _report_entities(self, report: dict[str, Any]) -> None:
+        """The ``entities`` section; allow-list terms in ``unprotected``; the warning when off."""
+        e = self.entities
+        report["entities"] = {"enabled": bool(e.kinds), **e.describe(),
+                              "by_kind": {k: self._by_kind.get(k, 0) for k in e.kinds},
+                              "masked": self._counts["entities_masked"],
+                              "dropped": self._counts["entities_dropped"],
+                              "allowed_kept": self._counts["allowed_kept"]}
+        if self._counts["allowed_kept"]:
+            report["unprotected"].append(
+                {"kind": "allow-list terms", "count": self._counts["allowed_kept"],
+                 "why": "allow_list releases them unchanged"})
+        if not e.kinds:
+            report["warnings"].append(OFF_WARNING)
+        elif len(e.kinds) < len(ENTITY_KINDS):
+            off = [k for k in ENTITY_KINDS if k not in e.kinds]
+            report["warnings"].append(f"entity recognition is off for: {', '.join(off)} "
+                                      "(they may pass through)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -656,6 +721,18 @@ def make_identifiers(identifiers: bool | Identifiers, labels: Mapping[str, str] 
                        labels=dict(labels or {}), deny_list=deny, **regions)
 
 
+def make_entities(entities: str | Sequence[str] | bool | Entities | None,
+                  allow_list: Iterable[str] | None) -> Entities:
+    """The entity recogniser the options describe (its ``kinds`` empty when off)."""
+    if isinstance(entities, Entities):
+        if allow_list:
+            raise ValueError("pass the allow-list to the Entities object")
+        return entities
+    if isinstance(allow_list, str):
+        raise TypeError("allow_list must be a list of terms, not a single string")
+    return Entities(kinds=entities, allow_list=tuple(allow_list or ()))
+
+
 @dataclass(frozen=True, slots=True)
 class PrivatizeResult:
     texts: list[str]
@@ -687,6 +764,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               allocation: str | Allocation | None = None, epsilon_document: float | None = None,
               epsilon_floor: float | None = None, epsilon_ceiling: float | None = None,
               phone_regions: Sequence[str] | None = None,
+              entities: str | Sequence[str] | bool | Entities | None = "default",
+              allow_list: Iterable[str] | None = None,
               **params: Any) -> PrivatizeResult:
     """Privatise ``texts`` word by word and report the guarantee.
 
@@ -699,6 +778,9 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             random (see :class:`OOVPolicy`).
         identifiers, identifier_labels, identifier_patterns, deny_list, phone_regions: see
             :class:`Privatizer`.
+        entities, allow_list: people, locations, organisations and street addresses replaced by
+            labels before the mechanism (on by default; ``"none"`` turns it off), and public
+            terms released as they are: see :class:`Privatizer`.
         unchanged_warning: warn in the report when the expected fraction of privatised words
             returned unchanged exceeds it (default 0.5).
         batch_size, batch_chars: documents and characters per vectorised step (memory vs.
@@ -731,7 +813,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
                         seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
                         identifiers=identifiers, identifier_labels=identifier_labels,
                         identifier_patterns=identifier_patterns, deny_list=deny_list,
-                        allocation=allocation, phone_regions=phone_regions)
+                        allocation=allocation, phone_regions=phone_regions,
+                        entities=entities, allow_list=allow_list)
     texts = list(texts)
     if book is None:
         return PrivatizeResult(_run_all(runner, texts, batch_size), runner.report())

@@ -46,7 +46,8 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
         mechanism: a word mechanism name (:func:`textdp.mechanisms.available`).
         epsilon: ε per unit of the mechanism's metric.
         seed: None (a fresh secure generator per transform) or an integer (reproducible; flagged).
-        oov, mask_token, keep_stopwords, identifiers: as in :func:`textdp.privatize`.
+        oov, mask_token, keep_stopwords, identifiers, entities, allow_list: as in
+            :func:`textdp.privatize` (entities on by default).
         mechanism_params: further mechanism parameters (``{"n_lists": 2}``), or None.
         vocabulary: a :class:`textdp.vocab.Vocabulary`, or None for the default.
         ledger, ledger_policy, budget: a privacy ledger (a path) that records every transform,
@@ -65,7 +66,10 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
                  vocabulary: Any = None, ledger: Any = None, ledger_policy: str = "warn",
                  budget: float | None = None, allocation: str | None = None,
                  epsilon_document: float | None = None, epsilon_floor: float | None = None,
-                 epsilon_ceiling: float | None = None) -> None:
+                 epsilon_ceiling: float | None = None, entities: Any = "default",
+                 allow_list: Any = None) -> None:
+        self.entities = entities
+        self.allow_list = allow_list
         self.allocation = allocation
         self.epsilon_document = epsilon_document
         self.epsilon_floor = epsilon_floor
@@ -123,7 +127,8 @@ class TextPrivatizer(TransformerMixin, BaseEstimator):
                             mask_token=self.mask_token, keep_stopwords=self.keep_stopwords,
                             identifiers=self.identifiers, ledger=self.ledger,
                             ledger_policy=self.ledger_policy, budget=self.budget,
-                            allocation=allocation)
+                            allocation=allocation, entities=self.entities,
+                            allow_list=self.allow_list)
         self.report_ = result.report
         return result.texts
 

@@ -419,3 +419,15 @@ def test_the_ledger_counts_ray_releases_with_every_other_front(runtime, tmp_path
     entries = [json.loads(x) for x in book.read_text().splitlines()]
     entries = [e for e in entries if e["type"] == "pending"]  # each followed by its completion
     assert len(entries) == 3 and len({e["input"]["fingerprint"] for e in entries}) == 1
+
+
+def test_entities_on_ray_by_default_equal_the_local_run(runtime):
+    texts = ["Hello, this is Maria Garcia from Lisbon.", "Ahmed Yilmaz moved to 12 Baker Street.",
+             "Acme Logistics lost the parcel."] * 4
+    local = textdp.privatize(texts, epsilon=10, seed=3, allow_list=["Acme Logistics"])
+    out, report = tray.privatize(_dataset(texts), epsilon=10, seed=3, workers=2, batch_size=2,
+                                 allow_list=["Acme Logistics"])
+    assert [r["text"] for r in out.take_all()] == local.texts
+    assert "Maria" not in " ".join(local.texts)
+    assert report["entities"] == local.report["entities"]
+    assert report["entities"]["by_kind"]["person"] == 8 and report["entities"]["allowed_kept"] == 4

@@ -215,9 +215,10 @@ def test_fast_path_equals_reference(vocab, method, n_lists):
         keep_stopwords = trial % 3 == 0
         mask = ["[MASK]", "Ü", "<m>", "\x00", "a\x00b"][trial % 5]
         seed = rng.randint(0, 1000) if trial % 2 else None
-        fast = Privatizer(mech, oov=oov, keep_stopwords=keep_stopwords, seed=seed, mask_token=mask)
-        ref = ReferencePrivatizer(mech, oov=oov, keep_stopwords=keep_stopwords, seed=seed,
-                                  mask_token=mask)
+        fast = Privatizer(mech, entities="none", oov=oov, keep_stopwords=keep_stopwords, seed=seed,
+                          mask_token=mask)
+        ref = ReferencePrivatizer(mech, entities="none", oov=oov, keep_stopwords=keep_stopwords,
+                                  seed=seed, mask_token=mask)
         if seed is None:
             fast._rng = np.random.default_rng(trial)
             ref._rng = np.random.default_rng(trial)
@@ -229,7 +230,7 @@ def test_fast_path_equals_reference(vocab, method, n_lists):
 
 def test_nul_in_text_takes_the_production_path(vocab):
     mech = create("diffractor", vocab, epsilon=1000.0, cache=False)
-    p = Privatizer(mech)
+    p = Privatizer(mech, entities="none")
     assert p.run(["Good\x00day", "fine"]) == ["Good\x00day", "fine"]
     assert p.report()["tokens"]["by_class"]["other"] == 1
     assert not hasattr(Privatizer, "_run_strings")  # one production path
@@ -244,8 +245,8 @@ NUL_DOCS = ["abc\x00", "\x00def", "\x00", "", "\x00\x00\x00", "Good\x00day", "x\
 def test_nul_empty_and_all_nul_documents_equal_the_oracle(vocab, oov, seed):
     mech = create("diffractor", vocab, epsilon=1.0, cache=False)
     for texts in (NUL_DOCS, NUL_DOCS[::-1], ["\x00"] * 5, [""] * 3, ["", "\x00", ""], ["\x00ab"]):
-        fast = Privatizer(mech, oov=oov, seed=seed)
-        ref = ReferencePrivatizer(mech, oov=oov, seed=seed)
+        fast = Privatizer(mech, entities="none", oov=oov, seed=seed)
+        ref = ReferencePrivatizer(mech, entities="none", oov=oov, seed=seed)
         if seed is None:
             fast._rng, ref._rng = np.random.default_rng(1), np.random.default_rng(1)
         out = fast.run(texts) + fast.run(texts[1:])
@@ -299,10 +300,11 @@ def test_unicode_lookup_and_bytes_kept(vocab):
     """NFKC + case-fold lookup; a word returned unchanged keeps the input's bytes."""
     mech = create("diffractor", vocab, epsilon=1e6, cache=False)
     texts = ["ｈｅｌｌｏ ﬁne HELLO STRASSE cafe\u0301 a\u200dnd"]
-    out = Privatizer(mech, seed=1).run(texts)
+    out = Privatizer(mech, entities="none", seed=1).run(texts)
     assert out == texts  # all found (ε huge: unchanged), bytes kept; a\u200dnd finds "and"
-    assert ReferencePrivatizer(mech, seed=1).run(texts) == texts
-    assert Privatizer(mech, seed=1).run(["zzq\u0301x re\u0301sume\u0301"]) == ["[MASK] [MASK]"]
+    assert ReferencePrivatizer(mech, entities="none", seed=1).run(texts) == texts
+    out = Privatizer(mech, entities="none", seed=1).run(["zzq\u0301x re\u0301sume\u0301"])
+    assert out == ["[MASK] [MASK]"]
 
 
 _FORMAT = ["\u200d", "\u200c", "\u200b", "\ufe0f", "\u0301", "\u20e3", "\u00ad", "👩", "💻", "e",
@@ -314,9 +316,11 @@ _FORMAT = ["\u200d", "\u200c", "\u200b", "\ufe0f", "\u0301", "\u20e3", "\u00ad",
        st.sampled_from(["mask", "keep", "drop", "random"]))
 def test_fast_path_equals_reference_on_format_and_combining_text(vocab, texts, oov):
     mech = create("diffractor", vocab, epsilon=1.0, cache=False)
-    fast, ref = Privatizer(mech, oov=oov, seed=3), ReferencePrivatizer(mech, oov=oov, seed=3)
+    fast = Privatizer(mech, entities="none", oov=oov, seed=3)
+    ref = ReferencePrivatizer(mech, entities="none", oov=oov, seed=3)
     assert fast.run(texts) == ref.run(texts)
     assert _clean(fast.report()) == _clean(ref.report())
     if oov == "keep":  # nothing replaced at all when nothing is in the vocabulary: exact round trip
-        keep_all = Privatizer(create("diffractor", vocab, epsilon=1e9, cache=False), oov="keep", seed=1)
+        keep_all = Privatizer(create("diffractor", vocab, epsilon=1e9, cache=False), oov="keep", seed=1,
+                              entities="none")
         assert keep_all.run(texts) == texts

@@ -44,7 +44,8 @@ _WORD_ONLY = {"method": "--method", "n_lists": "--n-lists", "beta": "--beta",
               "neighbors": "--neighbors", "param": "--param", "vocabulary": "--vocabulary",
               "deny_list": "--deny-list", "identifier_label": "--identifier-label",
               "identifier_pattern": "--identifier-pattern", "keep_stopwords": "--keep-stopwords",
-              "phone_regions": "--phone-regions"}
+              "phone_regions": "--phone-regions",
+              "entities": "--entities", "allow_list": "--allow-list"}
 
 
 def dispatch(options: dict[str, Any]) -> bool:

@@ -253,7 +253,7 @@ class _Windows:
                         "keep_stopwords": runner.keep_stopwords,
                         "unchanged_warning": runner.unchanged_warning,
                         "batch_chars": runner.batch_chars, "identifiers": identifiers,
-                        "allocation": runner.allocation}
+                        "allocation": runner.allocation, "entities": runner.entities}
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
         import numpy as np

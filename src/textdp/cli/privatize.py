@@ -102,6 +102,13 @@ mask and random replace one by its label ([EMAIL], [URL], [IP],
 (UNPROTECTED, counted), drop removes it. Deny-list terms are always masked ([REDACTED]).
 
 \b
+Entities (on by default; --entities none turns them off) are found next, offline (spaCy
+en_core_web_sm 3.8.0 on the windows around capitalised words; patterns for street
+addresses) and replaced by [PERSON], [LOCATION], [ORG] or [ADDRESS] (removed under
+--oov drop). Word-level DP protects the choice of words, not who a text names: without
+this stage names often come back unchanged. --allow-list terms are kept as they are.
+
+\b
 The report (--report PATH, JSON; schema in README.md) states the mechanism and its
 parameters, the guarantee per word and its composition over a document, token counts by
 class and by policy, the expected fraction of privatised words returned unchanged
@@ -222,6 +229,17 @@ PhoneRegionsOption = Annotated[str | None, typer.Option(
          "default: US,GB,DE,FR,ES,IT,NL,TR,IN,BR). Numbers written with + and a country code "
          "count whatever the regions.")]
 
+EntitiesOption = Annotated[str | None, typer.Option(
+    "--entities", metavar="KINDS|none", show_default=False,
+    help="Entities replaced by labels before the mechanism: person, location, org, address "
+         "(comma-separated; default: all four), or none (then names and places may pass "
+         "through, and the report says so).")]
+AllowListOption = Annotated[Path | None, typer.Option(
+    "--allow-list", metavar="FILE", show_default=False,
+    help="Public terms (product names, your company) released as they are, UNPROTECTED and "
+         "counted: one per line (UTF-8), case-insensitive, whole words; blank lines and lines "
+         "starting with # skipped.")]
+
 
 def privatize(
     input: Annotated[Path, typer.Argument(
@@ -272,6 +290,7 @@ def privatize(
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
     phone_regions: PhoneRegionsOption = None,
+    entities: EntitiesOption = None, allow_list: AllowListOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
     engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
     verbose: VerboseOption = False,
@@ -286,7 +305,8 @@ def _run(a: dict[str, Any]) -> None:
     signature)."""
     # 0. No two paths are the same file (input, output, report, ledger, deny-list), however they
     #    are spelled: before anything is read or written, and before either engine or dp_prompt.
-    check_distinct({"input": a["input"], "deny-list": a["deny_list"]},
+    check_distinct({"input": a["input"], "deny-list": a["deny_list"],
+                    "allow-list": a["allow_list"]},
                    {"output": a["output"], "report": a["report"], "ledger": a["ledger"]})
     if dispatch(a):  # dp_prompt: a language model rewrites whole documents (cli/_prompt.py)
         return
@@ -312,7 +332,8 @@ def _run(a: dict[str, Any]) -> None:
                             unchanged_warning=a["unchanged_warning"], allocation=allocated,
                             **identifier_options(a["identifiers"], a["identifier_label"],
                                                  a["identifier_pattern"], a["deny_list"],
-                                                 a["phone_regions"]))
+                                                 a["phone_regions"]),
+                            **entity_options(a["entities"], a["allow_list"]))
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
     if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
@@ -407,6 +428,12 @@ def check_placeholders(mask_token: str, labels: dict[str, str], inputs: list[Pat
                            "document per line")
 
 
+def entity_options(kinds: str | None, allow_list: Path | None) -> dict[str, Any]:
+    """The Privatizer's entity keywords from the CLI's options."""
+    return {"entities": "default" if kinds is None else kinds,
+            "allow_list": read_deny_list(allow_list)}
+
+
 def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     """``["k=v", …]`` → {k: v} (the value may contain ``=``)."""
     out: dict[str, str] = {}
@@ -421,7 +448,8 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
 
 
 def read_deny_list(path: Path | None) -> list[str]:
-    """The terms of a deny-list file: one per line, blank lines and ``#`` comments skipped."""
+    """The terms of a deny-list (or allow-list) file: one per line, blank lines and ``#``
+    comments skipped."""
     if path is None:
         return []
     try:

@@ -46,7 +46,8 @@ COUNTERS_COLUMN = "__textdp_counters__"
 
 _PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
                        "identifiers", "identifier_labels", "identifier_patterns", "deny_list",
-                       "allocation", "phone_regions")
+                       "allocation", "phone_regions", "entities",
+                       "allow_list")
 
 
 def _datasets() -> Any:

@@ -68,7 +68,8 @@ STATS = "__textdp_stats"
 #: Keywords of :class:`textdp.Privatizer` (the rest of ``**params`` go to the mechanism).
 PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
                       "identifiers", "identifier_labels", "identifier_patterns", "deny_list",
-                      "allocation", "phone_regions")
+                      "allocation", "phone_regions", "entities",
+                      "allow_list")
 DEFAULT_BATCH_SIZE = 1024
 #: Unseeded inputs with fewer blocks than this many per worker (and rows for them) are re-cut.
 TASKS_PER_WORKER = 4

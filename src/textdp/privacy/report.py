@@ -288,7 +288,19 @@ def _released(report: Mapping[str, Any]) -> list[str]:
     oov = by_policy.get(f"oov_words_{verb}", 0) + by_policy.get(f"numbers_{verb}", 0)
     if oov:
         parts.append(f"{oov} out-of-vocabulary words and numbers {verb}")
+    parts += _entities(report.get("entities"))
     return parts
+
+
+def _entities(section: Mapping[str, Any] | None) -> list[str]:
+    """Entity counts by kind (textdp.text.entities), or that recognition was off."""
+    if section is None:
+        return []
+    if not section["enabled"]:
+        return ["entities: off (names and places may pass through)"]
+    verb = "dropped" if section.get("dropped") else "masked"
+    counts = ", ".join(f"{n} {k}" for k, n in section["by_kind"].items())
+    return [f"entities {verb}: {counts}"]
 
 
 def _unchanged(report: Mapping[str, Any]) -> list[str]:

