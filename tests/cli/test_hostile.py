@@ -189,7 +189,7 @@ CASES = [
          "the report would overwrite the input", setup=lambda r: _touch(r / "DIR" / "c.npz")),
     Case("docembed-output-is-candidates", ["docembed", "in.txt", "-o", "o.npy", "--epsilon", "1",
                                            "--candidates", "c.npz"],
-         "the output would overwrite the candidates",
+         "the output would overwrite the candidate file",
          setup=lambda r: (_touch(r / "DIR" / "c.npz"), _hard_link_of("c.npz", "o.npy")(r))),
     Case("candidates-output-is-recoder", ["candidates", "build", "in.txt", "-o", "c.npz",
                                           "--recoder", "./c.npz"],
