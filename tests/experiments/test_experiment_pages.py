@@ -51,9 +51,9 @@ def _tiny_privemb_results(privemb):
         for metric in ("distance", "inner product"):
             for eps in privemb.PAIR_EPSILONS:
                 for m in privemb.METHOD_ORDER:
-                    p.errors[(metric, eps, m)] = g.gamma(2.0, 1.0, 50)
+                    p.errors[(metric, eps, m)] = privemb.box(g.gamma(2.0, 1.0, 50))
             for b in privemb.BETAS:
-                p.projection_only[(metric, b)] = g.gamma(1.0, 0.1, 50)
+                p.projection_only[(metric, b)] = privemb.box(g.gamma(1.0, 0.1, 50))
                 p.audit[b] = list(1 + b * g.random(2))
         pairs.append(p)
     svms, sentences = [], {}
@@ -82,7 +82,7 @@ def test_privemb_saved_results_give_back_the_same_page_and_figures(tmp_path):
     from experiments import privemb
 
     results = _tiny_privemb_results(privemb)
-    saved = tmp_path / "results.npz"
+    saved = tmp_path / "results.json"
     privemb.save_results(saved, results)
     loaded = privemb.load_results(saved)
     assert privemb.page(loaded, "privemb") == privemb.page(results, "privemb")

@@ -110,7 +110,7 @@ def test_privemb300_runs_small_and_its_saved_results_give_back_the_page(tmp_path
     settings = m._settings(args, vocab, 40, {name: norms for name in pe.SENTENCE_SETS})
     results = pe.Results(pairs, svms, {("GloVe 840B", n): res for n in pe.SENTENCE_SETS}, [],
                          settings, 60.0)
-    saved = tmp_path / "results.npz"
+    saved = tmp_path / "results.json"
     pe.save_results(saved, results)
     out = tmp_path / "privemb300.md"
     assert m.main(["--from-results", str(saved), "--out", str(out)]) == 0
