@@ -58,17 +58,6 @@ def test_matched_epsilon_reaches_the_target_fraction_of_changed_words():
     assert abs(m.changed_fraction(vocab, ids, 2 * eps, 0) - 0.5) > 0.1
 
 
-def test_deepcandidate300_page_from_the_committed_results_is_the_committed_page(tmp_path):
-    from experiments import deepcandidate300
-
-    saved = RESULTS / "deepcandidate300" / "results.json"
-    out = tmp_path / "deepcandidate300.md"
-    assert deepcandidate300.main(["--from-results", str(saved), "--out", str(out)]) == 0
-    committed = (RESULTS / "deepcandidate300.md").read_text(encoding="utf-8")
-    assert out.read_text(encoding="utf-8") == committed
-    assert "sentence ε" in committed and "N_w matched" in committed
-
-
 # ------------------------------------------------------------------------------------------------
 # privemb300
 
