@@ -570,6 +570,12 @@ def _table1_verdict(doc: Document, t1: dict[str, Any]) -> None:
         "average-over-rare-words calibration, not the mechanism.")
 
 
+def _table1_time(results: dict[str, Any]) -> str:
+    t = results.get("table1_seconds")
+    return (f"; part 3 redone alone with `--table1-only` in {t / 60:.1f} minutes (the times "
+            "above are those of the whole run)" if t else "")
+
+
 def _cpu(results: dict[str, Any]) -> str:
     cpu = results.get("cpu_seconds")
     return f", {cpu / 60:.1f} minutes of CPU in the main process" if cpu else ""
@@ -583,7 +589,8 @@ def page(results: dict[str, Any], figs: dict[str, Path], s: Settings) -> Documen
         f"Regenerate with `{harness.command(NAME)}` (or `textdp experiment {NAME}`; seed {s.seed}; "
         f"{results['seconds'] / 60:.1f} minutes wall clock{_cpu(results)} on "
         f"{results['machine']}{load}, a machine shared with "
-        f"other jobs). Raw numbers: `{NAME}/results.json`; `--from-results` redraws this page. "
+        f"other jobs{_table1_time(results)}). Raw numbers: `{NAME}/results.json`; "
+        "`--from-results` redraws this page. "
         "Every statement below is computed from those numbers.", note=True)
     _fig2_section(doc, results, figs, s)
     _fig3_section(doc, results, figs, s)
