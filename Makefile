@@ -49,7 +49,9 @@ lint: $(VENV)/.textdp-dev
 bench: $(VENV)/.textdp-dev
 	$(BIN)/python -m benchmarks.run
 
-# The papers' experiments (long: minutes to tens of minutes on 2 cores; results under docs/results/).
+# The papers' experiments (long: about 2.5 hours in all on a shared 2-core machine; each page and
+# its results.json under docs/results/; `python -m experiments.NAME --from-results
+# docs/results/NAME/results.json --out PAGE` redraws a page without running anything).
 # They live in experiments/ at the repository's root, not in the installed package.
 experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.privemb
@@ -59,6 +61,8 @@ experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.diffractor
 	$(BIN)/python -m experiments.privemb300
 	$(BIN)/python -m experiments.deepcandidate300
+	$(BIN)/python -m experiments.beyond_words
+	$(BIN)/python -m experiments.mvc_utility
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

@@ -21,6 +21,7 @@ PAGES = {
     "mvc300": {"fig2_300d.png", "fig3_50d_300d.png"},
     "diffractor": {"table2.png"},
     "beyond_words": {"similarity_accuracy.png"},
+    "mvc_utility": {"utility.png"},
 }
 
 

@@ -30,6 +30,8 @@ EXPERIMENTS = {
                         "→ docs/results/deepcandidate300.md",
     "beyond_words": "DP-Prompt next to MVC and 1-Diffractor: similarity, utility, speed, one "
                     "guarantee per document → docs/results/beyond_words.md",
+    "mvc_utility": "MVC's utility (Fig. 5), both protocols, 50d and 300d, over seeds "
+                   "→ docs/results/mvc_utility.md",
 }
 
 
