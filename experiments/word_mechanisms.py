@@ -783,7 +783,8 @@ def _similarity_verdict(by: dict[str, list[dict[str, Any]]], s: Settings) -> str
             "has mean n/ε, six times larger at n = 300 than at n = 50 for the same ε, while "
             "distances between words do not grow in proportion — the MVC paper's Fig. 3 makes the "
             "same point: ε is not comparable across dimensions), and its sentences are GLUE's "
-            "(MRPC, RTE, SST-2) rather than movie-review snippets.")
+            "(MRPC, RTE, SST-2) rather than movie-review snippets. The same comparisons with "
+            "every baseline on 300-d vectors: [baselines300.md](baselines300.md).")
 
 
 def _utility_verdict(by: dict[str, list[dict[str, Any]]], s: Settings, ut: dict[str, Any]) -> str:

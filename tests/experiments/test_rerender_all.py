@@ -22,6 +22,7 @@ PAGES = {
     "diffractor": {"table2.png"},
     "beyond_words": {"similarity_accuracy.png"},
     "mvc_utility": {"utility.png"},
+    "baselines300": set(),
 }
 
 
@@ -41,7 +42,8 @@ def test_page_from_the_committed_results_is_the_committed_page(name, tmp_path):
     out = tmp_path / f"{name}.md"
     assert module.main(["--from-results", str(saved), "--out", str(out)]) == 0
     assert out.read_bytes() == (RESULTS / f"{name}.md").read_bytes()
-    assert PAGES[name] <= {p.name for p in (tmp_path / name).iterdir()}
+    folder = tmp_path / name
+    assert PAGES[name] <= ({p.name for p in folder.iterdir()} if folder.is_dir() else set())
     assert "## Claims against the paper" in out.read_text(encoding="utf-8")
 
 
