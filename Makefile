@@ -65,6 +65,7 @@ experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.beyond_words
 	$(BIN)/python -m experiments.mvc_utility
 	$(BIN)/python -m experiments.baselines300
+	$(BIN)/python -m experiments.provenance
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

@@ -49,3 +49,17 @@ def test_critical_epsilons_give_the_n_w_that_textdp_mvc_draws():
                        == i).mean() for k, i in enumerate(ids)])
     se = np.sqrt((wrong * (1 - wrong) + drawn * (1 - drawn)) / n)
     assert (np.abs(wrong - drawn) > 5 * se).any()
+
+
+def test_the_provenance_model_ranks_successors_by_count_then_backs_off_to_unigrams():
+    from experiments.provenance import BINS, BigramModel, features
+
+    m = BigramModel(["the cat sat", "the cat ran", "the dog sat", "a dog"])
+    assert m.rank("the", "cat") == 1 and m.rank("the", "dog") == 2   # 2 against 1 after "the"
+    # "sat" never follows "the": after its 2 observed successors comes the unigram rank of "sat"
+    # (count 2: only "the", count 3, is strictly more frequent, so unigram rank 2).
+    assert m.rank("the", "sat") == 2 + 2
+    assert m.rank("the", "zebra") is None
+    h = features(m, ["the cat sat", "the zebra"])
+    assert h.shape == (len(BINS) + 2,) and abs(h.sum() - 1) < 1e-12
+    assert h[-1] == 1 / 5                                  # one unseen word of five bigrams

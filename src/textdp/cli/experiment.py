@@ -34,6 +34,8 @@ EXPERIMENTS = {
                    "→ docs/results/mvc_utility.md",
     "baselines300": "1-Diffractor's Table 2/3 and Fig. 4 with every baseline on 300-d vectors "
                     "→ docs/results/baselines300.md",
+    "provenance": "MVC's privacy audit (Tables 3-4): a provenance auditor on fortunes authors "
+                  "→ docs/results/provenance.md",
 }
 
 
