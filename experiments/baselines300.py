@@ -125,6 +125,11 @@ def run(s: Settings, checkpoint: Path | None = None) -> dict[str, Any]:
     return jsonable(out)
 
 
+def figures(results: dict[str, Any], fig_dir: Path) -> dict[str, Path]:
+    """This page is tables only (the 50-d figures are on word_mechanisms.md): no figure."""
+    return {}
+
+
 def _row(out: dict[str, Any], label: str, eps: float) -> dict[str, Any] | None:
     return next((r for r in out["rows"] if r["mechanism"] == label
                  and math.isclose(r["epsilon"], eps) and "skipped" not in r), None)

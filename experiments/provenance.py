@@ -191,12 +191,39 @@ def _unchanged(clean: list[str], private: list[str], vocab: Any) -> float:
     return same / total if total else float("nan")
 
 
+def figures(results: dict[str, Any], fig_dir: Path) -> dict[str, Path]:
+    """The auditor's AUC against ε, ours (mean ± sd over splits) and the paper's Table 4."""
+    from textdp.evaluation.plots import _plt
+
+    plt = _plt()
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    rows = list(zip(*[r["rows"][1:] for r in results["splits"]], strict=True))
+    eps = [cells[0]["epsilon"] for cells in rows]
+    auc = np.array([[c["auc"] for c in cells] for cells in rows])
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.errorbar(eps, auc.mean(axis=1), yerr=auc.std(axis=1, ddof=1) if auc.shape[1] > 1 else None,
+                marker="o", capsize=3, label="ours (fortunes authors, bigram model)")
+    ax.plot(PAPER_EPS, PAPER_TABLE4["auc"], marker="s", linestyle="--", label="paper, Table 4")
+    base = np.mean([r["rows"][0]["auc"] for r in results["splits"]])
+    ax.axhline(base, color="grey", linewidth=1, label="ours, original texts")
+    ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("ε (MVC, 300-d GloVe)")
+    ax.set_ylabel("auditor AUC (lower is more private)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = fig_dir / "auc.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return {"auc": path}
+
+
 def _ms(xs: list[float]) -> str:
     a = np.asarray(xs, dtype=float)
     return f"{a.mean():.2f} ± {a.std(ddof=1):.2f}" if a.size > 1 else f"{a.mean():.2f}"
 
 
-def page(results: dict[str, Any], s: Settings) -> Document:
+def page(results: dict[str, Any], s: Settings, figs: dict[str, Path] | None = None) -> Document:
     doc = Document("MVC's privacy audit (Tables 3–4): a provenance auditor on fortunes authors")
     la, lb = results["load_after"], results["load_before"]
     doc.paragraph(
@@ -239,6 +266,9 @@ def page(results: dict[str, Any], s: Settings) -> Document:
                     + [f"{x:.2f}" if x is not None else "–" for x in paper])
     doc.table(["ε (MVC)", "unchanged", "precision", "recall", "accuracy", "AUC",
                "paper precision", "paper recall", "paper accuracy", "paper AUC"], rows)
+    if figs and "auc" in figs:
+        doc.image(figs["auc"], "Auditor AUC against ε: ours (mean ± sd over splits) and the "
+                               "paper's Table 4")
     base = [r["rows"][0]["auc"] for r in results["splits"]]
     at = {}
     for i in range(1, n_rows):
@@ -298,7 +328,8 @@ def _settings_from(d: dict[str, Any]) -> Settings:
 
 
 def render(results: dict[str, Any], out: Path) -> None:
-    doc = page(results, _settings_from(results["settings"]))
+    figs = figures(results, harness.figure_dir(out))
+    doc = page(results, _settings_from(results["settings"]), figs)
     harness.write_text(out, doc.markdown(out.parent))
     say(f"wrote {out}")
 
