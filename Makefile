@@ -49,7 +49,10 @@ lint: $(VENV)/.textdp-dev
 bench: $(VENV)/.textdp-dev
 	$(BIN)/python -m benchmarks.run
 
-# The papers' experiments (long: minutes to tens of minutes on 2 cores; results under docs/results/).
+# The papers' experiments (long: 3.5-4 hours in all on a shared 2-core machine; each page's header
+# gives its own time). Each page and its results.json live under docs/results/; `python -m
+# experiments.NAME --from-results docs/results/NAME/results.json --out PAGE` redraws a page
+# without running anything.
 # They live in experiments/ at the repository's root, not in the installed package.
 experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.privemb
@@ -59,6 +62,10 @@ experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.diffractor
 	$(BIN)/python -m experiments.privemb300
 	$(BIN)/python -m experiments.deepcandidate300
+	$(BIN)/python -m experiments.beyond_words
+	$(BIN)/python -m experiments.mvc_utility
+	$(BIN)/python -m experiments.baselines300
+	$(BIN)/python -m experiments.provenance
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

@@ -110,6 +110,19 @@ def cached_encode(folder: Path, key: str, texts: Sequence[str],
     return np.concatenate(parts).astype(np.float64) if parts else np.zeros((0, 0))
 
 
+#: The table every results page ends with: one row per claim of the paper that the page checks.
+CLAIMS_HEADING = "Claims against the paper"
+CLAIMS_HEADER = ("claim", "paper", "textdp", "like for like?", "verdict")
+
+
+def claims_lines(rows: Sequence[Sequence[str]]) -> list[str]:
+    """:data:`CLAIMS_HEADER` rows as Markdown lines (for the pages not drawn with ``Document``)."""
+    out = [f"## {CLAIMS_HEADING}", "", "| " + " | ".join(CLAIMS_HEADER) + " |",
+           "|" + "---|" * len(CLAIMS_HEADER)]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return out + [""]
+
+
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` atomically (a reader never sees half a page)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,11 +140,49 @@ def load_json(path: Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+class _Parser(argparse.ArgumentParser):
+    """An experiment's options; after parsing, ``--out`` is resolved so that a smoke run
+    (``--quick``) never writes into ``docs/results/``: without ``--out`` it writes to a fresh
+    temporary folder, and an ``--out`` inside ``docs/results/`` is refused."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.experiment = name
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        ns, rest = super().parse_known_args(args, namespace)
+        quick = bool(getattr(ns, "quick", False)) and getattr(ns, "from_results", None) is None
+        if ns.out is None:
+            ns.out = quick_page(self.experiment) if quick else default_page(self.experiment)
+        elif quick and _inside(ns.out, RESULTS_DIR):
+            self.error(f"--quick writes a smoke run, never the committed results: give an --out "
+                       f"outside {RESULTS_DIR}, or leave --out out (a temporary folder is used)")
+        return ns, rest
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(path).resolve().is_relative_to(folder.resolve())
+
+
+def quick_page(name: str) -> Path:
+    """Where a ``--quick`` smoke run writes when no ``--out`` is given: a fresh temporary folder
+    (printed on stderr), so that the committed page, its results and any cache are left alone."""
+    page = Path(tempfile.mkdtemp(prefix=f"textdp-{name}-quick-")) / f"{name}.md"
+    print(f"[{name}] --quick: writing the smoke run's page and results under {page.parent}",
+          file=sys.stderr, flush=True)
+    return page
+
+
 def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
-    """The options every experiment has: ``--out PAGE``, ``--seed``, ``--from-results FILE``."""
-    ap = argparse.ArgumentParser(prog=command(name), description=(doc or "").split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=default_page(name),
-                    help="the Markdown page to write; figures go to a folder named after it")
+    """The options every experiment has: ``--out PAGE``, ``--seed``, ``--from-results FILE``.
+
+    ``--out`` defaults to the committed page ``docs/results/NAME.md``, except for a ``--quick``
+    smoke run (see :class:`_Parser`)."""
+    ap = _Parser(name, prog=command(name), description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the Markdown page to write; figures and results go to a folder named "
+                         f"after it (default: {default_page(name).relative_to(ROOT)}; a --quick "
+                         "run: a temporary folder)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--from-results", type=Path, default=None, metavar="FILE",
                     help="redo the figures and the page from a run's saved results, without "

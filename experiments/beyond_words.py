@@ -321,7 +321,37 @@ def page(results: dict[str, Any], figs: dict[str, Path] | None = None) -> Docume
     doc.paragraph(f"Machine: {results['machine']}; whole run {results['seconds']:.0f} s "
                   "(on a machine shared with other jobs: speeds are indicative only; "
                   "BENCHMARKS.md has the DP-Prompt benchmark command).", note=True)
+    doc.heading(harness.CLAIMS_HEADING)
+    doc.table(harness.CLAIMS_HEADER, _claims(results))
     return doc
+
+
+def _claims(results: dict[str, Any]) -> list[list[str]]:
+    """The closing table. This page compares mechanisms; DP-Prompt's and CusText's papers are not
+    among the project's papers, so their claims are taken as SPEC §7 states them."""
+    rows = [r for r in results["rows"] if "skipped" not in r]
+    prompt = [r for r in rows if r["kind"] == "prompt"]
+    custext = [r for r in rows if r["kind"] == "custext"]
+    out = []
+    if prompt:
+        out.append(["DP-Prompt is pure ε-LDP between any two documents, ε = n·2(b_hi − b_lo)/T",
+                    "Utpala, Hooker & Chen (Findings of EMNLP 2023), as SPEC §7 states it; the "
+                    "paper's text is not in the project",
+                    "ε_doc = " + ", ".join(f"{r['epsilon']:.4g}" for r in prompt)
+                    + f" for n = {prompt[0].get('max_new_tokens', 32)} tokens, SBERT cosine "
+                    + ", ".join(fmt(r["similarity"]["mean"]) for r in prompt),
+                    "partly: SmolLM2-135M, not the paper's models", "holds by construction "
+                    "(a statement about the sampler, checked in the unit tests)"])
+    if custext:
+        out.append(["CusText is ε-DP between words that share an output set", "Chen et al. "
+                    "(Findings of ACL 2023), as SPEC §7 states it; not in the project",
+                    "re-identification " + ", ".join(_reid(r) for r in custext)
+                    + "; every output reveals its word's group", "yes for the notion",
+                    "holds within a group only (∞ across groups)"])
+    out.append(["(ours) word mechanisms give one statement per document", "–",
+                "only between documents of the same length and token layout", "–",
+                "by composition; documents of different lengths are not covered"])
+    return out
 
 
 def _guarantees(doc: Document, results: dict[str, Any]) -> None:

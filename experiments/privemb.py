@@ -18,14 +18,14 @@ M1 is the baseline :class:`textdp.LaplaceVector` (x + noise ∝ exp(−ε‖z‖
 embeddings of the same words), ε ∈ {1, 2, 5}, β ∈ {0.5, 0.6, 0.7, 0.9} (plus a wider ε range for
 (3)). Each run draws a fresh projection seed and fresh noise; everything derives from ``--seed``.
 SBERT embeddings are cached under ``<textdp cache>/experiments/privemb``; without the ``sbert``
-extra the d = 384 parts are skipped and the page says so. The run saves its raw numbers to
-``<textdp cache>/experiments/privemb/results.npz`` (tens of MB: not committed);
-``--from-results FILE`` redraws the figures and the page from such a file.
+extra the d = 384 parts are skipped and the page says so. The run saves its results beside the page
+(``privemb/results.json``, committed): the pair errors as box-plot statistics (median, quartiles,
+whiskers) per cell — what the page and the figures use, not the 100,000 raw errors per cell — and
+the scores whole; ``--from-results FILE`` redraws the figures and the page from such a file.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import platform
 import sys
@@ -126,12 +126,24 @@ def mechanisms(dim: int, epsilon: float, betas: Sequence[float], projection_seed
 class PairResult:
     space: str
     dim: int
-    # (metric, epsilon, method) → pooled |error| over runs × pairs
-    errors: dict[tuple[str, float, str], np.ndarray] = field(default_factory=dict)
-    # (metric, beta) → |error| of the projection alone (no noise)
-    projection_only: dict[tuple[str, float], np.ndarray] = field(default_factory=dict)
+    # (metric, epsilon, method) → box statistics of the pooled |error| over runs × pairs
+    errors: dict[tuple[str, float, str], dict[str, float]] = field(default_factory=dict)
+    # (metric, beta) → box statistics of the |error| of the projection alone (no noise)
+    projection_only: dict[tuple[str, float], dict[str, float]] = field(default_factory=dict)
     # beta → (max ratio over the 200 words' pairs, 1 + beta) per run
     audit: dict[float, list[float]] = field(default_factory=dict)
+
+
+def box(errors: np.ndarray) -> dict[str, float]:
+    """What the page and the box plots read of a pooled error sample: its size, exact median
+    (``np.median``), quartiles, mean and whiskers (the most extreme values within 1.5 IQR of the
+    quartiles, as matplotlib's ``boxplot`` draws them)."""
+    x = np.sort(np.asarray(errors, dtype=np.float64))
+    q1, q3 = (float(v) for v in np.percentile(x, [25, 75]))
+    lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    inside = x[(x >= lo) & (x <= hi)]
+    return {"n": int(x.size), "med": float(np.median(x)), "q1": q1, "q3": q3,
+            "mean": float(x.mean()), "whislo": float(inside.min()), "whishi": float(inside.max())}
 
 
 def _pair_errors(A: np.ndarray, B: np.ndarray, WA: np.ndarray, WB: np.ndarray
@@ -164,8 +176,8 @@ def run_pairs(space: Embeddings, A: np.ndarray, B: np.ndarray, runs: int, seed: 
             proj.setdefault(("distance", beta), []).append(dist)
             proj.setdefault(("inner product", beta), []).append(inner)
             result.audit.setdefault(beta, []).append(mech.audit(X).max_ratio)
-    result.errors = {k: np.concatenate(v) for k, v in acc.items()}
-    result.projection_only = {k: np.concatenate(v) for k, v in proj.items()}
+    result.errors = {k: box(np.concatenate(v)) for k, v in acc.items()}
+    result.projection_only = {k: box(np.concatenate(v)) for k, v in proj.items()}
     return result
 
 
@@ -288,9 +300,9 @@ def plot_pairs(results: Sequence[PairResult], metric: str, path: Path) -> None:
                              figsize=(4.2 * len(PAIR_EPSILONS), 3.4 * len(results)), squeeze=False)
     for row, res in zip(axes, results, strict=True):
         for ax, eps in zip(row, PAIR_EPSILONS, strict=True):
-            data = [res.errors[(metric, eps, m)] for m in METHOD_ORDER]
-            box = ax.boxplot(data, showfliers=False, patch_artist=True, widths=0.6)
-            for patch, m in zip(box["boxes"], METHOD_ORDER, strict=True):
+            stats = [dict(res.errors[(metric, eps, m)]) for m in METHOD_ORDER]
+            drawn = ax.bxp(stats, showfliers=False, patch_artist=True, widths=0.6)
+            for patch, m in zip(drawn["boxes"], METHOD_ORDER, strict=True):
                 patch.set_facecolor(COLORS[m])
             ax.set_xticks(range(1, len(METHOD_ORDER) + 1),
                           ["M1"] + [f"M2\nβ={b:g}" for b in BETAS], fontsize=8)
@@ -494,13 +506,13 @@ def _pairs_section(r: Results, rel: str) -> list[str]:
             add("| ε | M1 | " + " | ".join(f"M2 β={b:g}" for b in BETAS) + " | best M2 / M1 |")
             add("|---:|---:|" + "---:|" * len(BETAS) + "---:|")
             for eps in PAIR_EPSILONS:
-                med = {m: float(np.median(res.errors[(metric, eps, m)])) for m in METHOD_ORDER}
+                med = {m: res.errors[(metric, eps, m)]["med"] for m in METHOD_ORDER}
                 best = min(med[m2(b)] for b in BETAS)
                 add(f"| {eps:g} | {_fmt(med[M1])} | "
                     + " | ".join(_fmt(med[m2(b)]) for b in BETAS)
                     + f" | {best / med[M1]:.2f} |")
             add("| Φ only | – | " + " | ".join(
-                _fmt(float(np.median(res.projection_only[(metric, b)]))) for b in BETAS) + " | |")
+                _fmt(res.projection_only[(metric, b)]["med"]) for b in BETAS) + " | |")
             add("")
         add(f"![{metric}]({rel}/{metric.replace(' ', '_')}.png)")
         add("")
@@ -621,8 +633,10 @@ def _differences_section(r: Results, rel: str) -> list[str]:
     add("## Differences from the paper")
     add("")
     add("- Embeddings: GloVe 6B **50d** (the library's default vocabulary, 47,883 words) and 384-d "
-        "SBERT, instead of 300-d GloVe and fastText: only these are available offline. At d = 50 "
-        "the projection cannot reduce the dimension (see above).")
+        "SBERT, instead of 300-d GloVe and fastText. The paper's d = 300 runs on "
+        "[privemb300.md](privemb300.md), on the 33,860-word GloVe 840B 300-d table that is "
+        "available offline (fastText is not). At d = 50 the projection cannot reduce the "
+        "dimension (see above).")
     add("- Word lists: the VADER lexicon (valence > 0 / < 0) instead of Hu & Liu's opinion lexicon; "
         "sentence sets: the VADER sets instead of SentEval (MR is the same Pang & Lee sentences; "
         "there is no MPQA, SST-5 or TREC offline). Scores are binarised at 0 and balanced.")
@@ -645,7 +659,96 @@ def page(r: Results, rel: str) -> str:
     for section in (_header, _summary_section, _pairs_section, _audit_section, _svm_section,
                     _sentences_section, _differences_section):
         lines += section(r, rel)
-    return "\n".join(lines) + "\n"
+    lines += [""] + harness.claims_lines(claims(r, sentence_method=m2(SENTENCE_BETA)))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _like(dim: int) -> str:
+    return "yes: d = 300, the paper's" if dim == 300 else f"no: d = {dim}, the paper's is 300"
+
+
+def _verdict_of(ahead: int, behind: int, total: int) -> str:
+    if ahead == total:
+        return "holds"
+    if ahead == 0 and behind > 0:
+        return "does not hold (M1 ahead)"
+    if ahead == 0:
+        return "not shown (no significant difference)"
+    return "partly"
+
+
+def claims(r: Results, *, sentence_method: str,
+           sentence_protocols: Sequence[tuple[str, Callable[[str], str]]] = (("", lambda m: m),)
+           ) -> list[list[str]]:
+    """The closing table of privemb.md and privemb300.md, from the same numbers as the page.
+
+    ``sentence_protocols``: (label, method name for a mechanism) per protocol of experiment 4.
+    """
+    rows: list[list[str]] = []
+    for res in r.pairs:
+        cells = [(e, b) for e in PAIR_EPSILONS for b in BETAS]
+        parts, wins = [], 0
+        for metric in ("distance", "inner product"):
+            med = {(e, m): res.errors[(metric, e, m)]["med"] for e in PAIR_EPSILONS
+                   for m in METHOD_ORDER}
+            better = sum(med[(e, m2(b))] < med[(e, M1)] for e, b in cells)
+            ratios = [med[(e, m2(b))] / med[(e, M1)] for e, b in cells]
+            wins += better
+            parts.append(f"{metric}: M2's median error smaller in {better} of {len(cells)} "
+                         f"(ratio {min(ratios):.2f}–{max(ratios):.2f})")
+        rows.append([f"M2 approximates distances and inner products better than M1 "
+                     f"({res.space}, d = {res.dim})", "§5.1–5.2, Figs. 1–2 (d = 300)",
+                     "; ".join(parts) + " (medians of the pooled errors; no test)",
+                     _like(res.dim), _verdict_of(wins, 0, 2 * len(cells))
+                     if wins else "does not hold (M1 ahead in every cell)"])
+    for res in r.svms:
+        cells = [(e, b) for e in SVM_EPSILONS for b in BETAS]
+        signs = [_paired(res, e, m2(b), "accuracy") for e, b in cells]
+        ahead, behind = signs.count(1), signs.count(-1)
+        rows.append([f"M2's linear SVM on sentiment words is more accurate than M1's "
+                     f"({res.space}, d = {res.dim})", "§5.3, Fig. 3",
+                     f"M2 ahead in {ahead}, behind in {behind} of {len(cells)} (ε, β) cells "
+                     "(paired t-test, 5%)", _like(res.dim), _verdict_of(ahead, behind, len(cells))])
+    spaces = sorted({(sp, res.dim) for (sp, _), res in r.sentences.items()}, key=lambda t: t[1])
+    for space, dim in spaces:
+        sets = [(name, res) for (sp, name), res in r.sentences.items() if sp == space]
+        for label, method in sentence_protocols:
+            signs = [_paired_methods(res, SENTENCE_EPSILON, method(sentence_method), method(M1))
+                     for _, res in sets]
+            diffs = [100 * (res.mean(SENTENCE_EPSILON, method(sentence_method), "test")
+                            - res.mean(SENTENCE_EPSILON, method(M1), "test")) for _, res in sets]
+            rows.append([f"M2 is more accurate than M1 on sentence classification at ε = "
+                         f"{SENTENCE_EPSILON:g}, β = {SENTENCE_BETA:g} ({space}, d = {dim}"
+                         + (f", {label}" if label else "") + ")",
+                         "§5.4, Table 1: MR +2.5, CR +7.1 points",
+                         f"M2 − M1: {min(diffs):+.1f} to {max(diffs):+.1f} points over "
+                         f"{len(sets)} sets; significantly ahead on {signs.count(1)}, behind on "
+                         f"{signs.count(-1)} (paired t-test, 5%)",
+                         _like(dim) + "; VADER sets, not SentEval",
+                         _verdict_of(signs.count(1), signs.count(-1), len(sets))])
+    dims = sorted({res.dim for res in r.pairs})
+    deltas = [gordon_delta(projected_dimension(DELTA, b, default_gaussian_width(d)), b,
+                           default_gaussian_width(d)) for d in dims for b in BETAS]
+    rows.append(["M2 is (ε, δ)-DP with δ = 1e-6 at the paper's m", "Theorem (Gordon's theorem), "
+                 "m = ⌈(ω + √ln(1/δ))²/β²⌉", f"with explicit constants the paper's m supports "
+                 f"δ ≈ {min(deltas):.1g}–{max(deltas):.1g} (d = "
+                 + ", ".join(str(d) for d in dims) + ")", "yes (a computation, not a run)",
+                 "does not hold as stated: about √δ"])
+    return rows
+
+
+def _paired_methods(res: ScoreResult, eps: float, a: str, b: str) -> int:
+    """+1 / −1 when method a's test accuracy is above / below b's in a two-sided paired t-test
+    at 5% over the runs, else 0."""
+    from scipy import stats
+
+    diff = np.array(res.scores[(eps, a)]["test"]) - np.array(res.scores[(eps, b)]["test"])
+    if diff.size < 2 or diff.std(ddof=1) == 0:
+        return int(np.sign(diff.mean())) if diff.size else 0
+    se = float(diff.std(ddof=1)) / math.sqrt(diff.size)
+    if abs(float(diff.mean())) <= stats.t.ppf(0.975, diff.size - 1) * se:
+        return 0
+    return 1 if diff.mean() > 0 else -1
 
 
 def _paired(res: ScoreResult, eps: float, method: str, metric: str) -> int:
@@ -679,10 +782,10 @@ def _summary(pairs: list[PairResult], svms: list[ScoreResult],
         parts = []
         for metric in ("distance", "inner product"):
             cells = [(eps, b) for eps in PAIR_EPSILONS for b in BETAS]
-            better = sum(np.median(res.errors[(metric, e, m2(b))])
-                         < np.median(res.errors[(metric, e, M1)]) for e, b in cells)
-            ratios = [np.median(res.errors[(metric, e, m2(b))]) / np.median(res.errors[(metric, e, M1)])
-                      for e, b in cells]
+            med = {(e, m): res.errors[(metric, e, m)]["med"] for e in PAIR_EPSILONS
+                   for m in METHOD_ORDER}
+            better = sum(med[(e, m2(b))] < med[(e, M1)] for e, b in cells)
+            ratios = [med[(e, m2(b))] / med[(e, M1)] for e, b in cells]
             parts.append(f"{metric}: M2 has the smaller median error "
                          f"{_compare(better, len(cells), '(ε, β) cells')} "
                          f"(M2/M1 error ratio {min(ratios):.2f}–{max(ratios):.2f})")
@@ -755,36 +858,26 @@ def _scores_from(d: dict[str, Any]) -> ScoreResult:
 
 
 def save_results(path: Path, r: Results) -> None:
-    """One ``.npz``: the pooled pair errors as arrays, everything else as JSON in ``meta``."""
-    arrays: dict[str, np.ndarray] = {}
-    meta: dict[str, Any] = {"notes": r.notes, "settings": r.settings, "seconds": r.seconds,
-                            "svms": [_scores_json(x) for x in r.svms],
-                            "sentences": [[list(k), _scores_json(v)] for k, v in r.sentences.items()],
-                            "pairs": []}
-    for i, res in enumerate(r.pairs):
-        meta["pairs"].append({"space": res.space, "dim": res.dim,
-                              "audit": [[b, v] for b, v in res.audit.items()]})
-        for key, err in res.errors.items():
-            arrays[json.dumps([i, "errors", *key])] = err
-        for key, err in res.projection_only.items():
-            arrays[json.dumps([i, "projection_only", *key])] = err
-    arrays["meta"] = np.array(json.dumps(meta))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    tmp.replace(path)
+    """One JSON file (tens of kB: committed beside the page): everything the page and the
+    figures read."""
+    harness.save_json(path, {
+        "notes": r.notes, "settings": r.settings, "seconds": r.seconds,
+        "pairs": [{"space": res.space, "dim": res.dim,
+                   "audit": [[b, v] for b, v in res.audit.items()],
+                   "errors": [[*k, v] for k, v in res.errors.items()],
+                   "projection_only": [[*k, v] for k, v in res.projection_only.items()]}
+                  for res in r.pairs],
+        "svms": [_scores_json(x) for x in r.svms],
+        "sentences": [[list(k), _scores_json(v)] for k, v in r.sentences.items()]}, indent=1)
 
 
 def load_results(path: Path) -> Results:
-    with np.load(path) as f:
-        meta = json.loads(str(f["meta"]))
-        pairs = [PairResult(p["space"], p["dim"], audit={b: v for b, v in p["audit"]})
-                 for p in meta["pairs"]]
-        for name in f.files:
-            if name == "meta":
-                continue
-            i, kind, *key = json.loads(name)
-            getattr(pairs[i], kind)[tuple(key)] = f[name]
+    meta = harness.load_json(path)
+    pairs = [PairResult(p["space"], p["dim"],
+                        errors={(metric, eps, m): v for metric, eps, m, v in p["errors"]},
+                        projection_only={(metric, b): v for metric, b, v in p["projection_only"]},
+                        audit={b: v for b, v in p["audit"]})
+             for p in meta["pairs"]]
     return Results(pairs, [_scores_from(x) for x in meta["svms"]],
                    {tuple(k): _scores_from(v) for k, v in meta["sentences"]},
                    meta["notes"], meta["settings"], meta["seconds"])
@@ -918,7 +1011,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.pair_runs = args.svm_runs = args.sentence_runs = 2
     results = run(args, log)
-    saved = harness.cache_root(NAME) / "results.npz"
+    saved = harness.figure_dir(args.out) / "results.json"
     save_results(saved, results)
     log(f"raw results saved to {saved} (--from-results redraws the page from them)")
     render(results, args.out, log)

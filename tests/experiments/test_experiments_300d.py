@@ -58,17 +58,6 @@ def test_matched_epsilon_reaches_the_target_fraction_of_changed_words():
     assert abs(m.changed_fraction(vocab, ids, 2 * eps, 0) - 0.5) > 0.1
 
 
-def test_deepcandidate300_page_from_the_committed_results_is_the_committed_page(tmp_path):
-    from experiments import deepcandidate300
-
-    saved = RESULTS / "deepcandidate300" / "results.json"
-    out = tmp_path / "deepcandidate300.md"
-    assert deepcandidate300.main(["--from-results", str(saved), "--out", str(out)]) == 0
-    committed = (RESULTS / "deepcandidate300.md").read_text(encoding="utf-8")
-    assert out.read_text(encoding="utf-8") == committed
-    assert "sentence ε" in committed and "N_w matched" in committed
-
-
 # ------------------------------------------------------------------------------------------------
 # privemb300
 
@@ -110,7 +99,7 @@ def test_privemb300_runs_small_and_its_saved_results_give_back_the_page(tmp_path
     settings = m._settings(args, vocab, 40, {name: norms for name in pe.SENTENCE_SETS})
     results = pe.Results(pairs, svms, {("GloVe 840B", n): res for n in pe.SENTENCE_SETS}, [],
                          settings, 60.0)
-    saved = tmp_path / "results.npz"
+    saved = tmp_path / "results.json"
     pe.save_results(saved, results)
     out = tmp_path / "privemb300.md"
     assert m.main(["--from-results", str(saved), "--out", str(out)]) == 0

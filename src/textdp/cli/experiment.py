@@ -30,6 +30,12 @@ EXPERIMENTS = {
                         "→ docs/results/deepcandidate300.md",
     "beyond_words": "DP-Prompt next to MVC and 1-Diffractor: similarity, utility, speed, one "
                     "guarantee per document → docs/results/beyond_words.md",
+    "mvc_utility": "MVC's utility (Fig. 5), both protocols, 50d and 300d, over seeds "
+                   "→ docs/results/mvc_utility.md",
+    "baselines300": "1-Diffractor's Table 2/3 and Fig. 4 with every baseline on 300-d vectors "
+                    "→ docs/results/baselines300.md",
+    "provenance": "MVC's privacy audit (Tables 3-4): a provenance auditor on fortunes authors "
+                  "→ docs/results/provenance.md",
 }
 
 
