@@ -130,9 +130,7 @@ def environment() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)]
                                         + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.setdefault("TEXTDP_CACHE", str(Path.home() / ".cache" / "textdp"))
     env["MPLBACKEND"] = "Agg"
-    env["PYTHONHASHSEED"] = "0"
     return env
 
 
