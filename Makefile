@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch (the sbert and lm extras): pin the CPU build so pip never pulls CUDA.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint bench experiments chromium clean
+.PHONY: demo test docs-check lint bench experiments chromium clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ chromium:
 test: $(VENV)/.textdp-dev chromium
 	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/python -m pytest -q
+
+# Every code block of README.md, docs/ and examples/, the long ones too (model loading, Ray,
+# evaluation: those `make test` leaves out; see tests/docs/_harness.py for the marks).
+docs-check: $(VENV)/.textdp-dev
+	TEXTDP_DOCS_LONG=1 $(BIN)/python -m pytest -q tests/docs
 
 lint: $(VENV)/.textdp-dev
 	$(BIN)/ruff check src tests benchmarks experiments

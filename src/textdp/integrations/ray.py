@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
+from textdp._guide import MissingExtra, install_hint, names_listing
 from textdp.allocation import allocation_params
 from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
 
@@ -83,7 +84,7 @@ def require_ray() -> Any:
         import ray
         import ray.data  # noqa: F401 - ray without the [data] extra has no ray.data
     except ImportError:
-        raise ImportError("Ray Data is not installed: pip install 'textdp[ray]'") from None
+        raise MissingExtra(install_hint("ray", "Ray Data")) from None
     return ray
 
 
@@ -482,7 +483,8 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
 
     require_ray()
     if column not in dataset.columns():
-        raise ValueError(f"the dataset has no column {column!r}")
+        raise ValueError(f"the dataset has no column {column!r} "
+                         f"({names_listing(column, dataset.columns())})")
     mech = build_mechanism(mechanism, epsilon, vocabulary,
                            split_params({k: v for k, v in params.items()
                                          if not k.startswith("_")})[0])
@@ -503,7 +505,8 @@ def _privatize(dataset: Any, column: str, mechanism: Any, epsilon: float | None,
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if column not in dataset.columns():
-        raise ValueError(f"the dataset has no column {column!r}")
+        raise ValueError(f"the dataset has no column {column!r} "
+                         f"({names_listing(column, dataset.columns())})")
     params = dict(params)
     crash_marker = params.pop("_crash_marker", None)  # the fault-tolerance test's hook
     params, options = split_params(params)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from textdp._guide import names_listing
 from textdp.io._lines import BOM, LineFileReader
 from textdp.io.errors import FileError
 from textdp.io.records import Batch, ReadOptions, RecordWriter
@@ -78,9 +79,8 @@ class CsvReader(LineFileReader):
         header, path = self.header, self.name
         count = header.count(name)
         if count == 0:
-            shown = ", ".join(repr(h) for h in header[:20]) + (", …" if len(header) > 20 else "")
             raise FileError(path, self._header_line,
-                            f"no column {name!r} in the header (columns: {shown})")
+                            f"no column {name!r} in the header ({names_listing(name, header)})")
         if count > 1:
             raise FileError(path, self._header_line,
                             f"column {name!r} appears {count} times in the header")

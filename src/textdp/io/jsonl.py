@@ -29,6 +29,7 @@ from json.decoder import scanstring
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
+from textdp._guide import names_listing
 from textdp.io._lines import LineFileReader, LineFileWriter, split_ending
 from textdp.io.records import Batch, ReadOptions
 
@@ -94,6 +95,23 @@ def parse_field_path(field: str) -> tuple[str, ...]:
 
 class _Malformed(Exception):
     """The exact walk found the line not to be valid JSON (the message is made separately)."""
+
+
+def _fields_near(content: str, name: str) -> str:
+    """`` (fields: 'text', …)``: the fields of the object (or of the deepest object on a dotted
+    path) that a missing text field ``name`` was looked up in, nearest first; only on an error."""
+    try:
+        obj = json.loads(content)
+    except ValueError:
+        return ""
+    prefix: list[str] = []
+    for part in name.split(".")[:-1]:
+        if not isinstance(obj, dict) or not isinstance(obj.get(part), dict):
+            break
+        obj, prefix = obj[part], [*prefix, part]
+    if not isinstance(obj, dict):
+        return ""
+    return f" ({names_listing(name, ['.'.join((*prefix, k)) for k in obj], 'fields')})"
 
 
 class _Problem(Exception):
@@ -391,7 +409,8 @@ class JsonLinesReader(LineFileReader):
         for j, name in enumerate(self.text_fields):
             where = found.get(j)
             if where is None:
-                self.reject(self._lines.line, f"no field {name!r} in this object")
+                self.reject(self._lines.line,
+                            f"no field {name!r} in this object{_fields_near(content, name)}")
                 return None
             start, end, value = where
             if isinstance(value, str) and start is not None:

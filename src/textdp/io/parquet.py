@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from textdp._guide import names_listing
 from textdp.io.errors import FileError
 from textdp.io.paths import is_stream
 from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
@@ -90,8 +91,7 @@ class ParquetReader(RecordReader):
         p, names = self.name, schema.names
         count = names.count(name)
         if count == 0:
-            shown = ", ".join(repr(n) for n in names[:20]) + (", …" if len(names) > 20 else "")
-            raise FileError(p, None, f"no column {name!r} (columns: {shown})")
+            raise FileError(p, None, f"no column {name!r} ({names_listing(name, names)})")
         if count > 1:
             raise FileError(p, None, f"column {name!r} appears {count} times")
         index = names.index(name)

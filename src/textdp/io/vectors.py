@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textdp._guide import names_listing
 from textdp.io.errors import FileError
 
 __all__ = ["VECTOR_FORMATS", "first_non_finite_row", "read_vectors", "write_vectors"]
@@ -53,8 +54,8 @@ def _read_parquet(path: Path, field: str) -> np.ndarray:
     except (pa.ArrowException, OSError) as exc:
         raise FileError(path, None, f"not a readable Parquet file ({exc})") from None
     if field not in schema.names:
-        shown = ", ".join(repr(n) for n in schema.names[:20])
-        raise FileError(path, None, f"no column {field!r} (columns: {shown}); name the vector column "
+        shown = names_listing(field, schema.names)
+        raise FileError(path, None, f"no column {field!r} ({shown}); name the vector column "
                                     "with --vector-field, or encode texts with --encode")
     t = schema.field(field).type
     if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):

@@ -27,12 +27,13 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import Parameter
+from textdp._guide import MissingExtra, install_hint
 from textdp.neighbors.engine import check_queries, squared_distances64
 
 __all__ = ["ApproximateNeighbors", "INSTALL", "MODES", "NEIGHBORS", "SAMPLE", "disagreement",
            "load_faiss", "search_note", "searcher"]
 
-INSTALL = "pip install 'textdp[approximate]'  (or: pip install faiss-cpu)"
+INSTALL = install_hint("approximate", "neighbors='approximate' (faiss)")
 MODES = ("exact", "approximate")
 _MAGIC = b"textdp-hnsw 1\n"
 SAMPLE = 1000  # noisy inputs on which the approximate search is compared with the exact one
@@ -48,7 +49,7 @@ def load_faiss() -> Any:
     try:
         import faiss
     except ImportError:
-        raise ImportError(f"neighbors='approximate' needs faiss: {INSTALL}") from None
+        raise MissingExtra(INSTALL) from None
     return faiss
 
 

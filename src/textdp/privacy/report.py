@@ -3,7 +3,7 @@
 Every report has the same top-level keys (:data:`REPORT_KEYS`), whatever its ``kind``:
 
 * ``schema``, ``kind`` (``"word"``, ``"embedding"`` or ``"document"``), ``textdp_version``,
-  ``created`` (UTC);
+  ``textdp_extras`` (the optional extras installed where it ran), ``created`` (UTC);
 * ``mechanism``: ``name``, ``parameters`` and, for embedding and document mechanisms, what
   their ``describe()`` adds (projection, noise, snapping, …);
 * ``guarantee``: the mechanism's :class:`~textdp.privacy.Guarantee` as a dict;
@@ -40,8 +40,9 @@ __all__ = ["REPORT_KEYS", "SCHEMA", "document_report", "embedding_report", "gene
 SCHEMA = "textdp.report/1"
 
 #: The top-level keys of every report, in order.
-REPORT_KEYS = ("schema", "kind", "textdp_version", "created", "mechanism", "guarantee", "inputs",
-               "counts", "unprotected", "warnings", "randomness", "performance")
+REPORT_KEYS = ("schema", "kind", "textdp_version", "textdp_extras", "created", "mechanism",
+               "guarantee", "inputs", "counts", "unprotected", "warnings", "randomness",
+               "performance")
 
 _STRUCTURE = "structure: kept as it is by design"
 
@@ -52,11 +53,13 @@ def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any
             performance: Mapping[str, Any], unit: str = "document i") -> dict[str, Any]:
     """The envelope every kind shares; a seeded run is always warned about."""
     from textdp import __version__
+    from textdp._guide import installed_extras
 
     warnings = list(warnings)
     if seed is not None and not any(w.startswith("seeded run") for w in warnings):
         warnings.append("seeded run: " + _random.SEEDED_NOTE)
     return {"schema": SCHEMA, "kind": kind, "textdp_version": __version__,
+            "textdp_extras": installed_extras(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "mechanism": dict(mechanism), "guarantee": dict(guarantee), "inputs": dict(inputs),
             "counts": dict(counts), "unprotected": unprotected, "warnings": warnings,
@@ -264,6 +267,7 @@ def summary_line(report: Mapping[str, Any]) -> str:
                      f"({'public' if a['public'] else 'data-dependent'}), "
                      f"ε_doc = {a['epsilon_document']:g} per document")
     parts += _released(report)
+    parts += _identifiers(report)
     parts += _unchanged(report)
     unprotected = [f"{u['kind']} {u['count']}" for u in report["unprotected"] if u["count"]]
     parts.append("unprotected: " + (", ".join(unprotected) if unprotected else "none"))
@@ -301,6 +305,17 @@ def _entities(section: Mapping[str, Any] | None) -> list[str]:
     verb = "dropped" if section.get("dropped") else "masked"
     counts = ", ".join(f"{n} {k}" for k, n in section["by_kind"].items())
     return [f"entities {verb}: {counts}"]
+
+
+def _identifiers(report: Mapping[str, Any]) -> list[str]:
+    """``identifiers: 2 masked, 1 kept (email 2, phone 1)``, or nothing when none was found."""
+    section = report.get("identifiers") or {}
+    found = {kind: n for kind, n in (section.get("by_kind") or {}).items() if n}
+    if not found:
+        return []
+    handled = [f"{section[k]} {k}" for k in ("masked", "kept", "dropped") if section.get(k)]
+    kinds = ", ".join(f"{kind} {n}" for kind, n in found.items())
+    return [f"identifiers: {', '.join(handled) or sum(found.values())} ({kinds})"]
 
 
 def _unchanged(report: Mapping[str, Any]) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import check_rng
+from textdp._guide import MissingExtra, install_hint
 from textdp.mechanisms.document._files import save_npz
 
 __all__ = ["Recoder", "RecoderTraining", "train_recoder"]
@@ -198,8 +199,7 @@ def _training_modules() -> Any:
         import sklearn.cluster  # noqa: F401
         import torch
     except ImportError as exc:  # pragma: no cover - depends on optional extras
-        raise ImportError("training the recoder needs torch and scikit-learn (extras 'sbert' and "
-                          f"'experiments'): {exc}") from None
+        raise MissingExtra(f"{install_hint('sbert', 'training the recoder (torch)')}: {exc}") from None
     return torch
 
 
