@@ -163,8 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = [f for f in FILES.values() if not (args.cases / f).is_file()]
     if missing:
         ap.error(f"{args.cases} lacks {', '.join(missing)}")
-    peer = run(args.cases, args.commit, args.seed)
     saved = harness.figure_dir(args.out) / "results.json"
+    if not saved.is_file():
+        ap.error(f"{saved} is missing: run python -m experiments.identifiers first")
+    peer = run(args.cases, args.commit, args.seed)
     results = harness.load_json(saved)
     results["peer"] = peer
     harness.save_json(saved, results, indent=1)
