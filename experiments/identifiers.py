@@ -488,17 +488,17 @@ PEER_NOTE = (
     "at (the first candidate ran on into it; fixed), UATP cards (15 digits starting with 1) were "
     "not cards (fixed), a Belgian IBAN whose bank is missing from python-stdnum's registry was "
     "refused (the registry is no longer consulted: ISO 13616 format and mod-97 decide), an "
-    "address with an impossible prefix length (`10.0.0.0/123`) was not masked (its address "
-    "now is), and `www.` or a scheme before a single bare word (`www.microsoft`, "
-    "`http://microsoft`) was a URL (no longer). Each fix has a test with cases written for "
-    "this project (tests/test_identifiers.py). Left as they are: `http://[2001:db8::1]/path` "
-    "is masked whole as a URL (Presidio wants the IP inside: fully masked, not the right kind); "
-    "`192.168.1.1.1` is five numbers, not an address; identifiers glued to a word "
-    "(`text::ffff:192.0.2.1`, `foo2001:db8::10.0.0.1`) and `/9999` prefixes are not taken "
-    "apart; Israeli, Chinese and Japanese national numbers need their regions "
-    "(`--phone-regions`); `91-415-555-0132` (a country code without `+`, grouped as in North "
-    "America) is not grouped as India writes its numbers, and national numbers must be; "
-    "`LV80 bANK …` passes the IBAN check (Presidio refuses the mixed case).")
+    "address with an impossible prefix length (`10.0.0.0/123`, `2001:db8::/9999`) was not "
+    "masked (its address now is), and `www.` or a scheme before a single bare word "
+    "(`www.microsoft`, `http://microsoft`) was a URL (no longer). Each fix has a test with "
+    "cases written for this project (tests/test_identifiers.py). Left as they are: "
+    "`http://[2001:db8::1]/path` is masked whole as a URL (Presidio wants the IP inside: fully "
+    "masked, not the right kind); `192.168.1.1.1` is five numbers, not an address; identifiers "
+    "glued to a word (`text::ffff:192.0.2.1`, `foo2001:db8::10.0.0.1`) are not taken apart; "
+    "Israeli, Chinese and Japanese national numbers need their regions (`--phone-regions`); "
+    "`91-415-555-0132` (a country code without `+`, grouped as in North America) is not grouped "
+    "as India writes its numbers, and national numbers must be; `LV80 bANK …` passes the IBAN "
+    "check (Presidio refuses the mixed case).")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -237,6 +237,8 @@ def test_an_iban_of_a_bank_missing_from_the_registry_is_an_iban():
 def test_an_address_with_an_impossible_prefix_length_is_still_an_address():
     assert _spans(["route 192.168.10.7/40 down"]) == [("192.168.10.7", "ip")]
     assert _spans(["net fd00:ab::/200 down"]) == [("fd00:ab::", "ip")]
+    assert _spans(["net fd00:ab::/4096 and 10.20.30.40/65535"]) == [("fd00:ab::", "ip"),
+                                                                    ("10.20.30.40", "ip")]
 
 
 def test_a_scheme_or_www_before_a_bare_word_is_no_url():

@@ -37,7 +37,7 @@ url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh
           trailing ``.,;:!?'"`` and unbalanced closing brackets are not part of it
 ip        validated by :mod:`ipaddress`: IPv4 and IPv6 (``::``-compressed, embedded IPv4, zone
           ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``; of an impossible prefix
-          such as ``/123`` the address alone), a port (``10.0.0.1:8080``)
+          such as ``/123`` or ``/9999`` the address alone), a port (``10.0.0.1:8080``)
           or as ``[v6]:port``; ``::`` alone is not an address here
 iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97; not its
           bank registry, which lags behind real banks), any
@@ -96,7 +96,7 @@ _CANDIDATES = {
            rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
            rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
     "ip": r"(?<![\w:.%/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?(?![\w%/-])"
-          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?(?![\w%/-]))",
+          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,5})?(?![\w%/-]))",
     "iban": r"(?<![^\W_])[a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,32}",
     "card": r"(?<![\w+.,-])\d(?:[ .-]?\d){12,22}",
     "phone": r"(?<![\w+.:/-])(?:\+|\(\+?)?\d[\d ().\-/]{4,24}\d(?!\w)",
