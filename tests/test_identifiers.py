@@ -204,3 +204,44 @@ def test_phone_regions_are_configurable():
         textdp.privatize(["x"], identifiers=False, phone_regions=["US"], **KW)
     out = textdp.privatize(["call 030 1234567"], phone_regions=["US"], **KW)
     assert out.report["identifiers"]["phone_regions"] == ["US"]
+
+
+# Gaps found by Presidio's own recogniser tests (experiments/identifiers_peer.py); the cases
+# here are written for this project.
+def test_a_card_right_after_another_card_is_found_too():
+    assert _spans(["cards 5500000000000004 5105-1051-0510-5100 and 4111 1111 1111 1111"]) == [
+        ("5500000000000004", "card"), ("5105-1051-0510-5100", "card"),
+        ("4111 1111 1111 1111", "card")]
+
+
+def test_uatp_cards_start_with_1_and_have_15_digits():
+    from stdnum import luhn
+
+    uatp = "19001234567890" + luhn.calc_check_digit("19001234567890")
+    assert _spans([f"airline card {uatp}"]) == [(uatp, "card")]
+    assert _spans([f"number {uatp}1 and {uatp[:-1]}"]) == []  # 16 and 14 digits: no card
+
+
+def test_an_iban_of_a_bank_missing_from_the_registry_is_an_iban():
+    from stdnum import iban
+    from stdnum.exceptions import ValidationError
+
+    account = "5390012345"
+    bban = account + f"{int(account) % 97 or 97:02d}"
+    number = "BE" + iban.calc_check_digits("BE00" + bban) + bban
+    with pytest.raises(ValidationError):
+        iban.validate(number)  # python-stdnum's bank registry does not know bank 539
+    assert _spans([f"pay to {number} today"]) == [(number, "iban")]
+
+
+def test_an_address_with_an_impossible_prefix_length_is_still_an_address():
+    assert _spans(["route 192.168.10.7/40 down"]) == [("192.168.10.7", "ip")]
+    assert _spans(["net fd00:ab::/200 down"]) == [("fd00:ab::", "ip")]
+    assert _spans(["net fd00:ab::/4096 and 10.20.30.40/65535"]) == [("fd00:ab::", "ip"),
+                                                                    ("10.20.30.40", "ip")]
+
+
+def test_a_scheme_or_www_before_a_bare_word_is_no_url():
+    assert _spans(["see www.intranet and https://intranet or ftp://backup."]) == []
+    assert _spans(["see www.intranet.de and https://intranet/wiki/Home"]) == [
+        ("www.intranet.de", "url"), ("https://intranet/wiki/Home", "url")]

@@ -16,7 +16,7 @@ How they are found (offline; nothing is downloaded at run time):
   its ``tok2vec`` and ``ner`` components run. PERSON → person; GPE, LOC and FAC → location;
   ORG → org. An entity must contain an upper-case letter, and an organisation must not be one
   shouted common word (``LOL``): lower-case "entities" in tweets are mostly false positives,
-  and destroy utility.
+  and destroy utility. A leading article is not part of the name (``the [ORG]``).
 * **the screen**: the model runs only on *windows* around candidate tokens — words that start
   with an upper-case letter and are not English function words — each widened by
   :attr:`Entities.margin` characters (to whitespace) on both sides, overlapping windows merged.
@@ -271,7 +271,8 @@ class Entities:
             allow-list still applies).
         allow_list: public terms released as they are (unprotected, counted).
         margin: characters of context on each side of a candidate word that the model sees
-            (widened to whitespace).
+            (widened to whitespace). 16 by default: on the VADER sentences 99.9% of documents
+            get the same spans as with 24, at 20% less model time (docs/entities.md).
 
     Raises:
         EntityModelError: (when ``person``, ``location`` or ``org`` is asked for, at
@@ -280,7 +281,7 @@ class Entities:
 
     kinds: tuple[str, ...] = ENTITY_KINDS
     allow_list: Sequence[str] = ()
-    margin: int = 24
+    margin: int = 16
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kinds", parse_entity_kinds(self.kinds))
@@ -381,6 +382,11 @@ class Entities:
                 kind = wanted.get(ent.label_)
                 if kind is not None and _plausible(ent.text, kind):
                     start, end = a + ent.start_char, a + ent.end_char
+                    # A leading article is not part of the name ("the Transit Authority",
+                    # "The Smithsonian Institution"): it stays a word.
+                    article = _ARTICLE.match(texts[d], start, end)
+                    if article is not None and article.end() < end:
+                        start = article.end()
                     start, end = _adjacent_names(texts[d], start, end)
                     out[d].append((start, end, kind))
                     words = named.setdefault(d, {})
@@ -392,15 +398,27 @@ class Entities:
                 out[d] += _occurrences(texts[d], words)
 
 
+_ARTICLE = re.compile(r"(?i:the)\s+(?=\w)")
+
+
 def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, str]]:
     """Every whole-word, same-case occurrence in ``text`` of the words of the entities found in
     it: a name the model recognised once (``Hi, I am Maria Garcia``) is masked wherever it
     recurs in the document (``Thanks, Maria``), where the model, with less context, may miss
     it. Still a function of the document alone."""
-    pattern = re.compile(r"(?<![\w'’-])(?:" + "|".join(map(re.escape, sorted(words, key=len,
-                                                                            reverse=True)))
-                         + r")(?![\w'’-])")
-    return [(m.start(), m.end(), words[m.group()]) for m in pattern.finditer(text)]
+    # The words are candidate words (whole matches of the candidate pattern), so their
+    # occurrences are the candidate matches equal to one of them with no hyphen or apostrophe
+    # just before: one precompiled scan instead of a pattern compiled for each document.
+    out = []
+    for m in _candidate_regex().finditer(text):
+        kind = words.get(m.group())
+        if kind is not None and text[m.start() - 1:m.start()] not in _JOINING:
+            if text[m.end():m.end() + 1] not in _JOINING:
+                out.append((m.start(), m.end(), kind))
+    return out
+
+
+_JOINING = ("'", "’", "-")  # characters that join a word to the next (O'Brien, Ji-woo)
 
 
 def _uncommon_candidate(word: str) -> bool:

@@ -27,21 +27,25 @@ email     ``local@domain.tld``, the local part plain (letters of any script, dig
           ``!#$%&'*+/=?^`{|}~-`` and inner dots: ``o'brien@…``) or quoted (``"jo smith"@…``);
           IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``
 url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh``, ``git``, ``ws``,
-          ``wss``, ``file``), ``www.``, or a bare or protocol-relative (``//host/…``) domain
-          with an optional port and path
+          ``wss``, ``file``) and more than one bare word after it (``http://intranet/wiki``,
+          not ``http://microsoft``), ``www.`` and a host ending in a top-level domain, or a
+          bare or protocol-relative (``//host/…``) domain with an optional port and path
           (``github.com/microsoft/presidio``, ``bit.ly/3xYzAbC``) whose last label is a top-level
           domain of the Public Suffix List (ICANN section, read from the ``publicsuffixlist``
           package's bundled file, never downloaded) — except, without a path, a common file
           extension (``setup.py``, ``notes.md``, ``a.zip``) or a Title-case one (``end.It``);
           trailing ``.,;:!?'"`` and unbalanced closing brackets are not part of it
 ip        validated by :mod:`ipaddress`: IPv4 and IPv6 (``::``-compressed, embedded IPv4, zone
-          ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``), a port (``10.0.0.1:8080``)
+          ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``; of an impossible prefix
+          such as ``/123`` or ``/9999`` the address alone), a port (``10.0.0.1:8080``)
           or as ``[v6]:port``; ``::`` alone is not an address here
-iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97), any
+iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97; not its
+          bank registry, which lags behind real banks), any
           case, grouped by spaces or dashes or not at all (``gb82 west 1234 5698 7654 32``); the
           longest valid IBAN at a group boundary, so a trailing ``USD`` group is part of it
-card      13–19 digits starting with 2–6, passing the Luhn check, contiguous or grouped (groups of
-          3–6 digits, the last 1–6, one separator throughout: space, dash or dot)
+card      13–19 digits starting with 2–6 (or 15 starting with 1: UATP), passing the Luhn
+          check, contiguous or grouped (groups of 3–6 digits, the last 1–6, one separator
+          throughout: space, dash or dot)
 phone     libphonenumber (``phonenumbers``): numbers in international form, valid
           (``+14155550132``, ``+90 532 123 45 67``), and national numbers valid in one of the
           configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`) and
@@ -92,7 +96,7 @@ _CANDIDATES = {
            rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
            rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
     "ip": r"(?<![\w:.%/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?(?![\w%/-])"
-          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,3})?(?![\w%/-]))",
+          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,5})?(?![\w%/-]))",
     "iban": r"(?<![^\W_])[a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,32}",
     "card": r"(?<![\w+.,-])\d(?:[ .-]?\d){12,22}",
     "phone": r"(?<![\w+.:/-])(?:\+|\(\+?)?\d[\d ().\-/]{4,24}\d(?!\w)",
@@ -105,6 +109,7 @@ _CANDIDATES = {
 _ANCHORED = ((("email",), 66, 0), (("url",), 0, 0), (("ip", "iban", "card", "phone"), 16, 8),
              (("iban",), 0, 44))
 _TRAILING = ".,;:!?'\""
+_PREFIXED = ("iban", "card")  # kinds whose validator takes a prefix of the candidate
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 # Extensions of files that are also top-level domains: ``setup.py`` is a file, not Paraguay.
 _FILE_EXTENSIONS = frozenset({"py", "sh", "rs", "md", "zip", "mov", "pl", "pm", "ps", "pt", "ml",
@@ -157,8 +162,17 @@ def _url(window: str, m: re.Match) -> list[tuple[int, int]]:
             text = text[:-1]
         else:
             break
-    if m.group("scheme"):
-        return [(m.start(), m.start() + len(text))] if len(text) > len(m.group("scheme")) else []
+    scheme = m.group("scheme")
+    if scheme:
+        rest = text[len(scheme):]
+        host = re.split(r"[/?#:]", rest, maxsplit=1)[0]
+        if scheme[:3].lower() == "www":
+            # A host name in the DNS: "www.microsoft" ends in no top-level domain.
+            if "." not in host or host.rsplit(".", 1)[1].casefold() not in _tlds():
+                return []
+        elif rest == host and "." not in host and "@" not in host:
+            return []  # "http://microsoft": a scheme before one bare word, nothing to locate
+        return [(m.start(), m.start() + len(text))] if rest else []
     host = m.group("host")
     if len(text) < m.end("host") - m.start():
         return []
@@ -207,7 +221,9 @@ def _is_ip(text: str) -> bool:
 
 def _ip(window: str, m: re.Match) -> list[tuple[int, int]]:
     text = m.group()
-    for candidate in dict.fromkeys((text, text.rstrip("."), text.rstrip(".:"))):
+    # An address with an impossible prefix length ("10.0.0.0/123") is still an address.
+    for candidate in dict.fromkeys((text, text.rstrip("."), text.rstrip(".:"),
+                                    text.partition("/")[0])):
         if candidate and _is_ip(candidate):  # "2001:db8::" is one; "10.0.0.1." ends a sentence
             return [(m.start(), m.start() + len(candidate))]
     return []
@@ -218,9 +234,21 @@ def _iban(window: str, m: re.Match) -> list[tuple[int, int]]:
 
     for end in _ends(window, m.start(), m.end(), " -"):
         compact = re.sub(r"[ -]", "", window[m.start():end])
-        if 15 <= len(compact) <= 34 and iban.is_valid(compact.upper()):
+        # ISO 13616 (country format and mod-97) only: python-stdnum's national checks also
+        # look the bank up in its registry, which lags behind real banks (BE68 539…).
+        if 15 <= len(compact) <= 34 and _valid_iban(iban, compact.upper()):
             return [(m.start(), end)]
     return []
+
+
+def _valid_iban(iban: object, number: str) -> bool:
+    from stdnum.exceptions import ValidationError
+
+    try:
+        iban.validate(number, check_country=False)  # type: ignore[attr-defined]
+        return True
+    except ValidationError:
+        return False
 
 
 def _card(window: str, m: re.Match) -> list[tuple[int, int]]:
@@ -230,7 +258,10 @@ def _card(window: str, m: re.Match) -> list[tuple[int, int]]:
         text = window[m.start():end]
         groups = re.split(r"[ .-]", text)
         digits = "".join(groups)
-        if not 13 <= len(digits) <= 19 or digits[0] not in "23456":
+        # Issuer numbers start with 2–6 (ISO/IEC 7812), or 1 for the 15 digits of UATP
+        # (airline) cards.
+        if not 13 <= len(digits) <= 19 or digits[0] not in "23456" and not (
+                digits[0] == "1" and len(digits) == 15):
             continue
         if len(groups) > 1 and (len(set(re.findall(r"[ .-]", text))) > 1
                                 or any(not 3 <= len(g) <= 6 for g in groups[:-1])
@@ -488,8 +519,15 @@ class Identifiers:
         shaped: list[tuple[int, int]] = []  # IBAN-shaped stretches that are no valid IBAN
         for kind in kinds:
             index, pattern, check = self._builtins[kind]
-            for m in pattern.finditer(window):
+            pos = 0
+            while (m := pattern.search(window, pos)) is not None:
                 found = [(index, a, b, index) for a, b in check(window, m) if b > a]
+                # A card or IBAN is the longest valid prefix of its candidate, which may have
+                # run on into the next one ("4012888888881881 4012-8888-…"): read on from
+                # where the identifier ends, or, where none was valid, from the next start.
+                pos = m.end()
+                if kind in _PREFIXED:
+                    pos = max(b for _, _, b, _ in found) if found else m.start() + 1
                 if kind == "iban" and not found:
                     shaped.append(m.span())
                 if shaped and kind in ("card", "phone"):
