@@ -167,7 +167,8 @@ READING = [
     "itself); its events are drawn from the protected outputs only.",
 ]
 
-USING = """```python
+USING = """<!-- docs: long (100,000 draws per pair: minutes on 2 cores) -->
+```python
 import textdp
 from textdp.audit import audit
 
@@ -176,9 +177,11 @@ result = audit(mech, "closest", draws=100_000, n_pairs=10, alpha=0.05, seed=1)
 print(result.markdown())          # the table and the verdict
 result.to_dict()                  # JSON-ready; result.plot("audit.png")
 audit(mech, [("good", "great"), ("bad", "awful")], draws=100_000)
-audit(MyMechanism(vocab, epsilon=2), "random", n_pairs=20)   # any WordMechanism subclass
+# audit(MyMechanism(vocab, epsilon=2), "random", n_pairs=20)   # any WordMechanism subclass
 ```
 
+<!-- docs: long (100,000 draws per pair: minutes on 2 cores) -->
+<!-- docs: setup printf 'good great\\nbad awful\\n' > pairs.txt -->
 ```sh
 textdp audit --mechanism mvc --epsilon 10 --draws 100000 --out audit-mvc/
 textdp audit -m vickrey --epsilon 10 --pairs pairs.txt --seed 1

@@ -136,6 +136,14 @@ def public_generator(seed: Seed, spawn_key: Sequence[int] = ()) -> np.random.Gen
     return seeded_generator(seed, spawn_key)
 
 
+def public_python_random(seed: int) -> Any:
+    """``random.Random(seed)``: public by design, for generated data whose stream must stay the
+    same across numpy versions (:mod:`textdp.datasets.tickets`); never for noise."""
+    import random
+
+    return random.Random(seed)
+
+
 def public_bit_generator(seed: int) -> np.random.PCG64:
     """``numpy.random.PCG64(seed)``, for derivations stated on its raw bit stream (NEP 19)."""
     return np.random.PCG64(seed)

@@ -11,8 +11,10 @@ reserved for fiction or drama where a country has one, e.g. 555-01xx, +44 20 794
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
+from typing import Any
+
+from textdp._random import public_python_random
 
 __all__ = ["Ticket", "generate_tickets", "FIRST_NAMES", "LAST_NAMES", "CITIES"]
 
@@ -121,7 +123,7 @@ class _Writer:
         return "".join(self.parts)
 
 
-def _customer(rng: random.Random) -> dict[str, str]:
+def _customer(rng: Any) -> dict[str, str]:
     first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
     city, country = rng.choice(CITIES)
     template, kinds = _STREETS[country]
@@ -210,7 +212,7 @@ def generate_tickets(n: int = 200, *, seed: int = 0) -> list[Ticket]:
     arguments, on every platform: :class:`random.Random` is specified)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
-    rng = random.Random(seed)
+    rng = public_python_random(seed)
     tickets = []
     for _ in range(n):
         values = _customer(rng)
