@@ -241,6 +241,86 @@ def _see(logs: RayLogs) -> str:
     return "" if logs.path is None else f" (Ray's own messages: {logs.path})"
 
 
+class _Staged:
+    """The output group a worker writes into: one file, named by the driver (``map_text_file``
+    asks its ``files`` for the temporary path of its target, and never commits it)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+
+    def path_for(self, target: Any) -> Path:
+        return self.path
+
+
+class FileWorker:
+    """An actor of the job's one pool: builds the mechanism and its Privatizer once (in its own
+    process: an unseeded Privatizer keys its secure generator from this process's
+    ``os.urandom``), then rewrites whole files with textdp's own readers and writers — every
+    format, JSONL byte for byte, exactly as the local engine — into the staging paths the driver
+    names. Only counts travel back: the records never reach the driver."""
+
+    def __init__(self, spec: dict[str, Any], options: dict[str, Any], seed: int | None,
+                 read_options: Any, format: str | None, batch_size: int,
+                 threads: int = 1) -> None:
+        from textdp.integrations.ray import limit_threads
+        from textdp.pipeline import Privatizer, build_mechanism
+
+        limit_threads(threads)
+        mechanism = build_mechanism(spec["mechanism"], spec["epsilon"], spec["vocabulary"],
+                                    dict(spec["params"]))
+        self.privatizer = Privatizer(mechanism, seed=seed, **options)
+        self.read_options, self.format, self.batch_size = read_options, format, batch_size
+
+    def rewrite(self, index: int, src: str, dst: str, staged: str, first: int
+                ) -> dict[str, Any]:
+        """Privatise file ``src`` (its first document is document ``first`` of the whole input)
+        into ``staged``; returns its io summary and the Privatizer's tallies for it, or the
+        one-line problem with the file (``error``)."""
+        from textdp.integrations.ray import peak_rss
+        from textdp.pipeline import subtract_counters
+
+        before = self.privatizer.counters()
+        run = self.privatizer.run
+
+        def transform(texts: list[str], start: int) -> list[str]:
+            return run(texts, start=first + start)
+
+        try:
+            summary = map_text_file(src, dst, transform, options=self.read_options,
+                                    format=self.format, batch_size=self.batch_size,
+                                    files=_Staged(staged))  # type: ignore[arg-type]
+        except FileError as exc:
+            return {"index": index, "error": str(exc)}
+        stats = subtract_counters(self.privatizer.counters(), before)
+        stats["peak_rss"] = peak_rss()
+        return {"index": index, "summary": summary, "stats": stats}
+
+
+def count_documents(src: str, read_options: Any, format: str | None) -> int | str:
+    """The documents of one file (the counting pass of a seeded run, one task per file): from
+    the Parquet footer where no record can be left out, else by reading the file with textdp's
+    own reader (a malformed file gives its one-line error, as a string)."""
+    from textdp.io import open_records
+
+    try:
+        with open_records(src, format=format, options=read_options) as reader:
+            if reader.format == "parquet" and read_options.on_error == "fail" and \
+                    read_options.null == "error":
+                return int(reader.total or 0) * len(reader.text_fields)
+            return sum(len(batch.texts) for batch in reader.batches(8192))
+    except FileError as exc:
+        return str(exc)
+
+
+def _pool_options(runner: Any) -> dict[str, Any]:
+    """The Privatizer's options an actor rebuilds it with (never the driver's generator)."""
+    identifiers = runner.identifiers if runner.identifiers is not None else False
+    return {"oov": runner.oov.value, "mask_token": runner.mask_token,
+            "keep_stopwords": runner.keep_stopwords, "unchanged_warning": runner.unchanged_warning,
+            "batch_chars": runner.batch_chars, "identifiers": identifiers,
+            "allocation": runner.allocation}
+
+
 class _Windows:
     """``transform(texts, start)`` for :func:`map_text_file`: one Ray job per window."""
 
@@ -249,12 +329,7 @@ class _Windows:
         self.offset = 0  # documents in the files before this one
         self.documents = 0
         self.peak: dict[str, int] = {}  # the largest RSS of a worker process
-        identifiers = runner.identifiers if runner.identifiers is not None else False
-        self.options = {"oov": runner.oov.value, "mask_token": runner.mask_token,
-                        "keep_stopwords": runner.keep_stopwords,
-                        "unchanged_warning": runner.unchanged_warning,
-                        "batch_chars": runner.batch_chars, "identifiers": identifiers,
-                        "allocation": runner.allocation}
+        self.options = _pool_options(runner)
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
         import numpy as np
@@ -299,27 +374,22 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
          t0: float) -> dict[str, Any]:
     from textdp.integrations.ray import engine_report
 
-    workers, batch_size, report = args["workers"], args["batch_size"], args["report"]
+    workers, report = args["workers"], args["report"]
     spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
             "vocabulary": None if args["vocabulary"] is None else args["mech"].vocabulary}
     ray, own = start(workers, args["ray_address"], logs)
     created = _make_parent(pairs[-1][1])  # the output directory of a directory
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        windows = _Windows(runner, spec, workers, batch_size)
-        summaries = []
+        peak: dict[str, int] = {}
         with args["book"].files() as files:
-            for src, dst in pairs:
-                windows.documents = 0
-                summaries.append(map_text_file(
-                    src, dst, windows, options=args["options"], format=args["format"], files=files,
-                    batch_size=batch_size * workers * WINDOW_BATCHES,
-                    progress=progress_bar("privatize")))
-                windows.offset += windows.documents
+            if any(is_stdio(p) for pair in pairs for p in pair):
+                summaries = _windowed(pairs, runner, spec, args, workers, files, peak)
+            else:
+                summaries = _distributed(ray, pairs, runner, spec, args, workers, files, peak)
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
-                                   result["tokens"]["total"], "tokens",
-                                   windows.peak.get("rss", 0))
+                                   result["tokens"]["total"], "tokens", peak.get("rss", 0))
             result = args["book"].attach(result)
             result["io"] = _io(summaries)
             if report is not None:
@@ -334,6 +404,126 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
         if own:
             ray.shutdown()
     return result
+
+
+def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
+              args: dict[str, Any], workers: int, files: Any, peak: dict[str, int]
+              ) -> list[dict[str, Any]]:
+    """Standard input or output: the driver reads and writes, a window of records per Ray job
+    (workers cannot open the command's own streams)."""
+    batch_size = args["batch_size"]
+    windows = _Windows(runner, spec, workers, batch_size)
+    summaries = []
+    for src, dst in pairs:
+        windows.documents = 0
+        summaries.append(map_text_file(
+            src, dst, windows, options=args["options"], format=args["format"], files=files,
+            batch_size=batch_size * workers * WINDOW_BATCHES,
+            progress=progress_bar("privatize")))
+        windows.offset += windows.documents
+    peak.update(windows.peak)
+    return summaries
+
+
+def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
+                 args: dict[str, Any], workers: int, files: Any, peak: dict[str, int]
+                 ) -> list[dict[str, Any]]:
+    """Files in, files out, on the workers: one pool of actors for the job, each file read,
+    privatised and written by one actor with textdp's own reader and writer, into a staging
+    directory beside the output; the driver holds counts only.
+
+    Seeded, a counting pass (one task per file, in parallel) gives each file the position of its
+    first document in the whole input (files in name order), so the output is the local
+    engine's. When every file succeeded, the staged files are moved into ``files`` (the
+    command's atomic group: they appear with the report when it commits); on any failure or
+    interrupt the actors are killed first and the staging directory is removed.
+    """
+    from ray.util import ActorPool
+
+    from textdp.integrations.ray import check_no_generator
+
+    check_no_generator(spec)
+    read_options, format, seed = args["options"], args["format"], runner.seed
+    firsts = _first_documents(ray, pairs, read_options, format) if seed is not None \
+        else [0] * len(pairs)
+    stage = _staging_directory(pairs[-1][1].parent)
+    actors: list[Any] = []
+    try:
+        actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(FileWorker)
+        actors = [actor.remote(spec, _pool_options(runner), seed, read_options, format,
+                               args["batch_size"]) for _ in range(min(workers, len(pairs)))]
+        # The largest files first: the pool's last file is a small one (less idle time).
+        order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
+        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(stage / f"{i:06d}"), firsts[i])
+                 for i in order]
+        summaries: dict[int, dict[str, Any]] = {}
+        bar = progress_bar("privatize")(len(pairs), "files")
+        try:
+            for out in ActorPool(actors).map_unordered(
+                    lambda a, item: a.rewrite.remote(*item), items):
+                if "error" in out:
+                    raise CLIError(out["error"])
+                runner.add_counters(out["stats"])
+                peak["rss"] = max(peak.get("rss", 0), out["stats"]["peak_rss"])
+                summaries[out["index"]] = out["summary"]
+                bar.update(1)
+        finally:
+            bar.close()
+        for i, (_, dst) in enumerate(pairs):
+            os.replace(stage / f"{i:06d}", files.path_for(dst))
+    finally:
+        for a in actors:  # before the staging directory goes: no actor writes there any more
+            ray.kill(a, no_restart=True)
+        _remove_tree(stage)
+    return [summaries[i] for i in range(len(pairs))]
+
+
+def _first_documents(ray: Any, pairs: list[tuple[Path, Path]], read_options: Any,
+                     format: str | None) -> list[int]:
+    """The position of each file's first document in the whole input: the files' documents
+    counted in parallel (one task per file, :func:`count_documents`), summed in name order."""
+    count = ray.remote(num_cpus=1)(count_documents)
+    counts = ray.get([count.remote(str(src), read_options, format) for src, _ in pairs])
+    firsts, total = [], 0
+    for n in counts:
+        if isinstance(n, str):
+            raise CLIError(n)  # the first malformed file in name order, as the local engine
+        firsts.append(total)
+        total += n
+    return firsts
+
+
+#: The staging directory of a job: hidden (never an input), named after the driver's process.
+_STAGE_PREFIX = ".textdp-ray-"
+
+
+def _staging_directory(parent: Path) -> Path:
+    """A fresh staging directory in ``parent`` (the output's own file system: the final moves
+    are renames); those of drivers that no longer run (killed outright) are removed first."""
+    from textdp.io.atomic import _running
+
+    for old in parent.glob(f"{_STAGE_PREFIX}*"):
+        pid = old.name[len(_STAGE_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            _remove_tree(old)
+    return Path(tempfile.mkdtemp(prefix=f"{_STAGE_PREFIX}{os.getpid()}-", dir=parent))
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    for _ in range(3):  # an actor being killed may still close a file there
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+        time.sleep(0.2)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _make_parent(path: Path) -> bool:
