@@ -110,10 +110,25 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
                      logging_level=level)
     except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line here
         where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
+        said = f"{exc}\n{logs.captured() if logs is not None else ''}"
+        if address is not None and ("InvalidAuthToken" in said or "no authentication token"
+                                    in said):
+            raise CLIError(f"cannot join {where}: {_token_problem(said)}") from None
         raise CLIError(f"cannot start {where}: {one_line(exc)}") from None
     if logs is not None:
         logs.started(ray)
     return ray, own
+
+
+def _token_problem(said: str) -> str:
+    """The cause of a refused connection, in one line, from what Ray raised and logged."""
+    give = ("give the cluster's token (`ray get-auth-token` on its head node prints it) as "
+            "RAY_AUTH_TOKEN or in ~/.ray/auth_token")
+    if "InvalidAuthToken" in said:
+        return ("the cluster uses token authentication and refused this process's token "
+                "(InvalidAuthToken: missing or not the cluster's): set RAY_AUTH_MODE=token and "
+                f"{give}")
+    return f"RAY_AUTH_MODE=token, but no token was found: {give}"
 
 
 class RayLogs:
@@ -190,6 +205,19 @@ class RayLogs:
         os.dup2(sink.fileno(), 2)
         self._sink.close()
         self._sink, self.path = sink, path
+
+    def captured(self) -> str:
+        """Ray's lines kept off stderr so far (for an error message that names their cause)."""
+        if self._sink is None:
+            return ""
+        try:
+            self._sink.flush()
+            fd = self._sink.fileno()
+            size = os.fstat(fd).st_size
+            return os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20))).decode(
+                "utf-8", "replace")  # the last MiB at most
+        except (OSError, ValueError):
+            return ""
 
     def _record(self, record: logging.LogRecord) -> bool:
         """A filter on Ray's console handlers: the record goes to the file, not to stderr."""
