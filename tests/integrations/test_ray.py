@@ -419,3 +419,68 @@ def test_the_ledger_counts_ray_releases_with_every_other_front(runtime, tmp_path
     entries = [json.loads(x) for x in book.read_text().splitlines()]
     entries = [e for e in entries if e["type"] == "pending"]  # each followed by its completion
     assert len(entries) == 3 and len({e["input"]["fingerprint"] for e in entries}) == 1
+
+
+def _interrupt_when_staged(cmd, parent, sig):
+    """Run ``cmd``; once its staging directory appears in ``parent`` (the workers are writing),
+    send ``sig``. Returns its exit status and stderr."""
+    import os
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(p.name.startswith(".textdp-ray-") and any(p.iterdir())
+                   for p in parent.iterdir()):
+                proc.send_signal(sig)
+                break
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_cli_interrupted_job_leaves_no_output_directory(runtime, tmp_path, signame):
+    """Issue 25: the workers write into a staging directory; an interrupted job (Ctrl-C, kill)
+    kills its actors and removes it, and no output directory appears."""
+    import signal
+    import sys
+
+    d = tmp_path / "in"
+    d.mkdir()
+    texts = _texts(2500)
+    for k in range(6):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts),
+                                      encoding="utf-8")
+    cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+           "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10", "--seed", "1",
+           "--engine", "ray", "--workers", "2", "--ray-address",
+           ray.get_runtime_context().gcs_address]
+    code, err = _interrupt_when_staged(cmd, tmp_path, getattr(signal, signame))
+    assert code == 130, err[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, no staging
+
+
+def test_cli_failed_file_leaves_no_output_directory(runtime, tmp_path, capsys):
+    """Issue 25: the other files were written by the workers, the last one fails: exit 2, one
+    line naming it, no output directory and no staging directory (unseeded: no counting pass
+    finds the bad file first)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(3):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[:60]), encoding="utf-8")
+    (d / "3.jsonl").write_text('{"text": "the food"}\n{"text": 5}\n', encoding="utf-8")
+    capsys.readouterr()
+    assert main(["privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
+                 "--engine", "ray", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '3.jsonl'}: line 2"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -101,6 +103,7 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
     verbose = logs is None or logs.verbose
     level = "INFO" if verbose else "ERROR"  # INFO: Ray's default
     own = not ray.is_initialized()  # else a caller's runtime (Python, tests): used as it is
+    sigterm = _sigterm_handler()
     try:
         if own and address is not None:
             ray.init(address=address, log_to_driver=verbose, logging_level=level)
@@ -115,9 +118,21 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
                                     in said):
             raise CLIError(f"cannot join {where}: {_token_problem(said)}") from None
         raise CLIError(f"cannot start {where}: {one_line(exc)}") from None
+    finally:
+        # ray.init replaces the SIGTERM handler with one that exits with status 1: the command's
+        # own (SIGTERM unwinds as Ctrl-C does: the cleanup runs, status 130) is put back.
+        if sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
     if logs is not None:
         logs.started(ray)
     return ray, own
+
+
+def _sigterm_handler() -> Any:
+    """The SIGTERM handler to restore after ``ray.init`` (None: none can be set here)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.getsignal(signal.SIGTERM)
 
 
 def _token_problem(said: str) -> str:
@@ -269,17 +284,6 @@ def _see(logs: RayLogs) -> str:
     return "" if logs.path is None else f" (Ray's own messages: {logs.path})"
 
 
-class _Staged:
-    """The output group a worker writes into: one file, named by the driver (``map_text_file``
-    asks its ``files`` for the temporary path of its target, and never commits it)."""
-
-    def __init__(self, path: str) -> None:
-        self.path = Path(path)
-
-    def path_for(self, target: Any) -> Path:
-        return self.path
-
-
 class FileWorker:
     """An actor of the job's one pool: builds the mechanism and its Privatizer once (in its own
     process: an unseeded Privatizer keys its secure generator from this process's
@@ -302,7 +306,8 @@ class FileWorker:
     def rewrite(self, index: int, src: str, dst: str, staged: str, first: int
                 ) -> dict[str, Any]:
         """Privatise file ``src`` (its first document is document ``first`` of the whole input)
-        into ``staged``; returns its io summary and the Privatizer's tallies for it, or the
+        into ``staged`` (a name in the staging directory ending as ``dst`` does); returns its
+        io summary and the Privatizer's tallies for it, or the
         one-line problem with the file (``error``)."""
         from textdp.integrations.ray import peak_rss
         from textdp.pipeline import subtract_counters
@@ -313,12 +318,12 @@ class FileWorker:
         def transform(texts: list[str], start: int) -> list[str]:
             return run(texts, start=first + start)
 
-        try:
-            summary = map_text_file(src, dst, transform, options=self.read_options,
-                                    format=self.format, batch_size=self.batch_size,
-                                    files=_Staged(staged))  # type: ignore[arg-type]
+        try:  # staged: the target's name, so its extension gives the format and compression
+            summary = map_text_file(src, staged, transform, options=self.read_options,
+                                    format=self.format, batch_size=self.batch_size)
         except FileError as exc:
             return {"index": index, "error": str(exc)}
+        summary["output"] = dst
         stats = subtract_counters(self.privatizer.counters(), before)
         stats["peak_rss"] = peak_rss()
         return {"index": index, "summary": summary, "stats": stats}
@@ -406,15 +411,17 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
     spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
             "vocabulary": None if args["vocabulary"] is None else args["mech"].vocabulary}
     ray, own = start(workers, args["ray_address"], logs)
-    created = _make_parent(pairs[-1][1])  # the output directory of a directory
+    created: list[Path] = []  # the output directory of a directory, once made
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         peak: dict[str, int] = {}
         with args["book"].files() as files:
             if any(is_stdio(p) for pair in pairs for p in pair):
+                _make_parent(pairs[-1][1], created)
                 summaries = _windowed(pairs, runner, spec, args, workers, files, peak)
             else:
-                summaries = _distributed(ray, pairs, runner, spec, args, workers, files, peak)
+                summaries = _distributed(ray, pairs, runner, spec, args, workers, files, peak,
+                                         created)
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
                                    result["tokens"]["total"], "tokens", peak.get("rss", 0))
@@ -423,8 +430,8 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
             if report is not None:
                 files.write_json(report, result)
     except BaseException as exc:
-        if created:
-            _remove_empty(pairs[-1][1].parent)
+        for directory in created:
+            _remove_empty(directory)
         if isinstance(exc, Exception) and type(exc).__module__.startswith("ray"):
             raise CLIError(f"Ray: {one_line(exc)}{_see(logs)}") from None
         raise
@@ -454,11 +461,13 @@ def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
 
 
 def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
-                 args: dict[str, Any], workers: int, files: Any, peak: dict[str, int]
-                 ) -> list[dict[str, Any]]:
+                 args: dict[str, Any], workers: int, files: Any, peak: dict[str, int],
+                 created: list[Path]) -> list[dict[str, Any]]:
     """Files in, files out, on the workers: one pool of actors for the job, each file read,
     privatised and written by one actor with textdp's own reader and writer, into a staging
-    directory beside the output; the driver holds counts only.
+    directory beside the output (the output directory of a directory is made only when every
+    file succeeded: a driver killed outright leaves no output directory, only the hidden staging
+    directory, which the next run into the same place removes); the driver holds counts only.
 
     Seeded, a counting pass (one task per file, in parallel) gives each file the position of its
     first document in the whole input (files in name order), so the output is the local
@@ -474,7 +483,8 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
     read_options, format, seed = args["options"], args["format"], runner.seed
     firsts = _first_documents(ray, pairs, read_options, format) if seed is not None \
         else [0] * len(pairs)
-    stage = _staging_directory(pairs[-1][1].parent)
+    out_dir = pairs[-1][1].parent
+    stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
     actors: list[Any] = []
     try:
         actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(FileWorker)
@@ -482,7 +492,8 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
                                args["batch_size"]) for _ in range(min(workers, len(pairs)))]
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
-        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(stage / f"{i:06d}"), firsts[i])
+        staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
+        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), firsts[i])
                  for i in order]
         summaries: dict[int, dict[str, Any]] = {}
         bar = progress_bar("privatize")(len(pairs), "files")
@@ -497,8 +508,9 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
                 bar.update(1)
         finally:
             bar.close()
+        _make_parent(pairs[-1][1], created)
         for i, (_, dst) in enumerate(pairs):
-            os.replace(stage / f"{i:06d}", files.path_for(dst))
+            os.replace(staged[i], files.path_for(dst))
     finally:
         for a in actors:  # before the staging directory goes: no actor writes there any more
             ray.kill(a, no_restart=True)
@@ -554,11 +566,11 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _make_parent(path: Path) -> bool:
-    if path.parent.is_dir():
-        return False
-    path.parent.mkdir()
-    return True
+def _make_parent(path: Path, created: list[Path]) -> None:
+    """The directory of ``path``, made if missing (and then added to ``created``)."""
+    if not path.parent.is_dir():
+        path.parent.mkdir()
+        created.append(path.parent)
 
 
 def _remove_empty(directory: Path) -> None:
