@@ -482,5 +482,5 @@ def test_cli_failed_file_leaves_no_output_directory(runtime, tmp_path, capsys):
     assert main(["privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
                  "--engine", "ray", "--workers", "2"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '3.jsonl'}: line 2"), err
+    assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '3.jsonl'}:2: "), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]

@@ -303,6 +303,10 @@ class FileWorker:
         self.privatizer = Privatizer(mechanism, seed=seed, **options)
         self.read_options, self.format, self.batch_size = read_options, format, batch_size
 
+    def count(self, src: str) -> int | str:
+        """The documents of ``src`` (:func:`count_documents`)."""
+        return count_documents(src, self.read_options, self.format)
+
     def rewrite(self, index: int, src: str, dst: str, staged: str, first: int
                 ) -> dict[str, Any]:
         """Privatise file ``src`` (its first document is document ``first`` of the whole input)
@@ -330,9 +334,9 @@ class FileWorker:
 
 
 def count_documents(src: str, read_options: Any, format: str | None) -> int | str:
-    """The documents of one file (the counting pass of a seeded run, one task per file): from
-    the Parquet footer where no record can be left out, else by reading the file with textdp's
-    own reader (a malformed file gives its one-line error, as a string)."""
+    """The documents of one file (the counting pass of a seeded run, one call per file on the
+    pool): from the Parquet footer where no record can be left out, else by reading the file
+    with textdp's own reader (a malformed file gives its one-line error, as a string)."""
     from textdp.io import open_records
 
     try:
@@ -405,7 +409,7 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
 
 def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs: RayLogs,
          t0: float) -> dict[str, Any]:
-    from textdp.integrations.ray import engine_report
+    from textdp.integrations.ray import engine_report, peak_rss
 
     workers, report = args["workers"], args["report"]
     spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
@@ -425,6 +429,8 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
                                    result["tokens"]["total"], "tokens", peak.get("rss", 0))
+            # This process's own: flat in the input when the workers read and write the files.
+            result["performance"]["driver_peak_rss_mib"] = round(peak_rss() / 2**20, 1)
             result = args["book"].attach(result)
             result["io"] = _io(summaries)
             if report is not None:
@@ -469,7 +475,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
     file succeeded: a driver killed outright leaves no output directory, only the hidden staging
     directory, which the next run into the same place removes); the driver holds counts only.
 
-    Seeded, a counting pass (one task per file, in parallel) gives each file the position of its
+    Seeded, a counting pass (on the pool, in parallel) gives each file the position of its
     first document in the whole input (files in name order), so the output is the local
     engine's. When every file succeeded, the staged files are moved into ``files`` (the
     command's atomic group: they appear with the report when it commits); on any failure or
@@ -481,8 +487,6 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
 
     check_no_generator(spec)
     read_options, format, seed = args["options"], args["format"], runner.seed
-    firsts = _first_documents(ray, pairs, read_options, format) if seed is not None \
-        else [0] * len(pairs)
     out_dir = pairs[-1][1].parent
     stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
     actors: list[Any] = []
@@ -490,6 +494,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
         actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(FileWorker)
         actors = [actor.remote(spec, _pool_options(runner), seed, read_options, format,
                                args["batch_size"]) for _ in range(min(workers, len(pairs)))]
+        firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
         staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
@@ -518,12 +523,14 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
     return [summaries[i] for i in range(len(pairs))]
 
 
-def _first_documents(ray: Any, pairs: list[tuple[Path, Path]], read_options: Any,
-                     format: str | None) -> list[int]:
+def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[int]:
     """The position of each file's first document in the whole input: the files' documents
-    counted in parallel (one task per file, :func:`count_documents`), summed in name order."""
-    count = ray.remote(num_cpus=1)(count_documents)
-    counts = ray.get([count.remote(str(src), read_options, format) for src, _ in pairs])
+    counted in parallel by the pool's actors (no further processes to start), summed in name
+    order."""
+    from ray.util import ActorPool
+
+    counts = list(ActorPool(actors).map(lambda a, src: a.count.remote(src),
+                                        [str(src) for src, _ in pairs]))
     firsts, total = [], 0
     for n in counts:
         if isinstance(n, str):
