@@ -484,3 +484,39 @@ def test_cli_failed_file_leaves_no_output_directory(runtime, tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '3.jsonl'}:2: "), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_cli_ledger_reads_the_input_once_on_the_driver(runtime, tmp_path, monkeypatch):
+    """Issue 25: with --ledger the driver fingerprints the files once, before the release (the
+    local engine's fingerprint); the check at commit compares each file's fingerprint computed
+    by the workers from the records they released, instead of reading the input again."""
+    import importlib
+
+    import textdp.io
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(3):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[20 * k:20 * k + 20]),
+                                      encoding="utf-8")
+    opened = []
+    real = textdp.io.open_records
+
+    def counting(path, *args, **kwargs):
+        opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(textdp.io, "open_records", counting)
+    # (importlib: the attribute textdp.cli._ledger is shadowed in the package)
+    monkeypatch.setattr(importlib.import_module("textdp.cli._ledger"), "open_records", counting)
+    book = tmp_path / "ledger.jsonl"
+    assert _cli([d, "-o", tmp_path / "out", "--engine", "ray", "--workers", "2",
+                 "--ledger", book, "--report", tmp_path / "r.json"]) == 0
+    assert sorted(opened) == sorted(str(d / f"{k}.jsonl") for k in range(3))
+    entries = [json.loads(x) for x in book.read_text().splitlines()]
+    pending = [e for e in entries if e["type"] == "pending"]
+    fingerprint = fingerprint_texts(TEXTS[:60])[0]
+    assert [e["input"]["fingerprint"] for e in pending] == [fingerprint]  # the local engine's
+    assert entries[-1]["type"] == "complete"

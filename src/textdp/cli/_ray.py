@@ -307,19 +307,23 @@ class FileWorker:
         """The documents of ``src`` (:func:`count_documents`)."""
         return count_documents(src, self.read_options, self.format)
 
-    def rewrite(self, index: int, src: str, dst: str, staged: str, first: int
-                ) -> dict[str, Any]:
+    def rewrite(self, index: int, src: str, dst: str, staged: str, first: int,
+                fingerprint: bool = False) -> dict[str, Any]:
         """Privatise file ``src`` (its first document is document ``first`` of the whole input)
         into ``staged`` (a name in the staging directory ending as ``dst`` does); returns its
         io summary and the Privatizer's tallies for it, or the
         one-line problem with the file (``error``)."""
         from textdp.integrations.ray import peak_rss
         from textdp.pipeline import subtract_counters
+        from textdp.privacy.fingerprint import InputHash
 
         before = self.privatizer.counters()
         run = self.privatizer.run
+        digest = InputHash("texts") if fingerprint else None
 
         def transform(texts: list[str], start: int) -> list[str]:
+            if digest is not None:  # the records released, for the ledger's check at commit
+                digest.texts(texts)
             return run(texts, start=first + start)
 
         try:  # staged: the target's name, so its extension gives the format and compression
@@ -330,7 +334,10 @@ class FileWorker:
         summary["output"] = dst
         stats = subtract_counters(self.privatizer.counters(), before)
         stats["peak_rss"] = peak_rss()
-        return {"index": index, "summary": summary, "stats": stats}
+        out = {"index": index, "summary": summary, "stats": stats}
+        if digest is not None:
+            out["fingerprint"] = (digest.hexdigest(), digest.count)
+        return out
 
 
 def count_documents(src: str, read_options: Any, format: str | None) -> int | str:
@@ -347,6 +354,35 @@ def count_documents(src: str, read_options: Any, format: str | None) -> int | st
             return sum(len(batch.texts) for batch in reader.batches(8192))
     except FileError as exc:
         return str(exc)
+
+
+class Fingerprint:
+    """``--ledger``'s fingerprint of the files, in name order as one input (the local engine's,
+    :func:`textdp.cli._ledger.fingerprint_file`), computed in one streaming pass on the driver
+    before any output — SHA-256 over the whole sequence cannot be split over workers — together
+    with each file's own, which the workers compute from the records they release: comparing
+    those at commit checks that the input did not change, without a second pass."""
+
+    def __init__(self, paths: list[Path], *, options: Any, format: str | None) -> None:
+        self.paths, self.options, self.format = paths, options, format
+        #: Each file's (fingerprint, count), once computed (None: no ledger).
+        self.files: list[tuple[str, int]] | None = None
+        self.value: tuple[str, int] | None = None
+
+    def __call__(self) -> tuple[str, int]:
+        from textdp.io import open_records
+        from textdp.privacy.fingerprint import InputHash
+
+        whole, files = InputHash("texts"), []
+        for path in self.paths:
+            one = InputHash("texts")
+            with open_records(path, format=self.format, options=self.options) as reader:
+                for batch in reader.batches(4096):
+                    whole.texts(batch.texts)
+                    one.texts(batch.texts)
+            files.append((one.hexdigest(), one.count))
+        self.files, self.value = files, (whole.hexdigest(), whole.count)
+        return self.value
 
 
 def _pool_options(runner: Any) -> dict[str, Any]:
@@ -498,8 +534,11 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
         staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
-        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), firsts[i])
+        fingerprint = args.get("fingerprint")
+        ledger = fingerprint is not None and fingerprint.files is not None
+        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), firsts[i], ledger)
                  for i in order]
+        released: dict[int, tuple[str, int]] = {}
         summaries: dict[int, dict[str, Any]] = {}
         bar = progress_bar("privatize")(len(pairs), "files")
         try:
@@ -510,9 +549,15 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
                 runner.add_counters(out["stats"])
                 peak["rss"] = max(peak.get("rss", 0), out["stats"]["peak_rss"])
                 summaries[out["index"]] = out["summary"]
+                if ledger:
+                    released[out["index"]] = tuple(out["fingerprint"])
                 bar.update(1)
         finally:
             bar.close()
+        if ledger:  # checked at commit: the same records as fingerprinted before the release
+            same = [released[i] for i in range(len(pairs))] == fingerprint.files
+            args["book"].released(fingerprint.value if same else
+                                  ("changed", sum(n for _, n in released.values())))
         _make_parent(pairs[-1][1], created)
         for i, (_, dst) in enumerate(pairs):
             os.replace(staged[i], files.path_for(dst))
