@@ -520,3 +520,22 @@ def test_cli_ledger_reads_the_input_once_on_the_driver(runtime, tmp_path, monkey
     fingerprint = fingerprint_texts(TEXTS[:60])[0]
     assert [e["input"]["fingerprint"] for e in pending] == [fingerprint]  # the local engine's
     assert entries[-1]["type"] == "complete"
+
+
+def test_cli_glob_pattern_as_input(runtime, tmp_path, capsys):
+    """Issue 25: INPUT may be a glob pattern (quoted for the shell): its files in name order are
+    one corpus, as a directory's; a pattern matching nothing is one line."""
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(2):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[10 * k:10 * k + 10]),
+                                      encoding="utf-8")
+    (d / "notes.md").write_text("not matched", encoding="utf-8")
+    assert _cli([d / "*.jsonl", "-o", tmp_path / "out", "--engine", "ray", "--workers", "2"]) == 0
+    got = [json.loads(x)["text"] for k in range(2)
+           for x in (tmp_path / "out" / f"{k}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert got == textdp.privatize(TEXTS[:20], epsilon=10, seed=9).texts
+    capsys.readouterr()
+    assert _cli([d / "*.csv", "-o", tmp_path / "out2", "--engine", "ray"]) == 2
+    assert capsys.readouterr().err.strip() == f"textdp: error: {d / '*.csv'}: matches no file"

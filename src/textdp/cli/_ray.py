@@ -33,7 +33,8 @@ from textdp.io.streams import is_stdio
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
     help="local: this process; ray: a Ray Data actor pool (pip install 'textdp[ray]'), the "
-         "same output for a seed. INPUT may then be a directory of files (OUTPUT: a directory).")]
+         "same output for a seed. INPUT may then be a directory of files or a quoted glob "
+         "pattern such as 'data/*.jsonl' (OUTPUT: a directory).")]
 WorkersOption = Annotated[int | None, typer.Option(
     "--workers", min=1, show_default=False,
     help="--engine ray: actors in the pool, one CPU each (default: the CPUs of this machine, "
@@ -69,10 +70,12 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
         raise CLIError(f"--engine must be local or ray, got {engine!r}")
     if report is not None:
         check_report_path(report, input, output)
-    if is_stdio(input) or not input.is_dir():
+    pattern = not is_stdio(input) and not input.exists() and any(c in str(input) for c in "*?[")
+    if not pattern and (is_stdio(input) or not input.is_dir()):
         check_paths(input, output, report, format)
         return [(input, output)]
-    files = directory_inputs(input, format)  # the files the local engine reads, or an error
+    # The files the local engine reads, or an error.
+    files = glob_inputs(input, format) if pattern else directory_inputs(input, format)
     if output.exists() and not output.is_dir():
         raise FileError(output, None, "is a file; the output of a directory is a directory")
     if output.absolute() == input.absolute():
@@ -83,6 +86,27 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
     if taken:
         raise FileError(output / taken[0], None, "exists; give a new or empty output directory")
     return [(f, output / f.name) for f in files]
+
+
+def glob_inputs(pattern: Path, format: str | None) -> list[Path]:
+    """The files a glob pattern (``'data/*.jsonl'``, quoted for the shell) names, in name order:
+    each must be an input file (:func:`textdp.io.check_input`), and their names distinct (each
+    gives the output file of the same name in the output directory)."""
+    import glob
+
+    from textdp.io import check_input
+
+    files = sorted(Path(p) for p in glob.glob(str(pattern)))
+    if not files:
+        raise FileError(pattern, None, "matches no file")
+    names: dict[str, Path] = {}
+    for f in files:
+        check_input(f, format)
+        if f.name in names:
+            raise FileError(f, None, f"has the name of {names[f.name]}: the output directory "
+                                     "would hold both under one name")
+        names[f.name] = f
+    return files
 
 
 def start(workers: int | None, address: str | None, logs: RayLogs | None = None
