@@ -50,6 +50,8 @@ VerboseOption = Annotated[bool, typer.Option(
 
 #: Records privatised per Ray job: a window of --batch-size × workers × this many.
 WINDOW_BATCHES = 64
+#: Restarts of a dead actor, and retries of the file it was writing.
+ACTOR_RETRIES = 3
 #: The object store of a local runtime (spills to disk beyond it).
 OBJECT_STORE_BYTES = 256 * 2**20
 
@@ -551,7 +553,11 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
     stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
     actors: list[Any] = []
     try:
-        actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(FileWorker)
+        # An actor that dies (a lost node, out of memory) is restarted and its file rewritten
+        # from the start (the staged file is overwritten); a bounded number of times, so that a
+        # file that kills every actor fails the job instead of retrying for ever.
+        actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
+                           max_task_retries=ACTOR_RETRIES)(FileWorker)
         actors = [actor.remote(spec, _pool_options(runner), seed, read_options, format,
                                args["batch_size"]) for _ in range(min(workers, len(pairs)))]
         firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
