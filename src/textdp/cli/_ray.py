@@ -1,13 +1,19 @@
 """``textdp privatize --engine ray``: the same command, the privatisation on a Ray actor pool.
 
-The driver reads and writes the files with the same readers and writers as the local engine
-(every format; JSONL byte for byte; atomic output, one-line errors), a window of records at a
-time; each window is privatised by :func:`textdp.integrations.ray.run_text` — Ray Data
-``map_batches`` over a pool of ``--workers`` actors that build the mechanism once. The rows carry
-their position in the whole input (files of a directory in name order), so a seeded run writes
-exactly what the local engine writes. Without ``--ray-address`` a local Ray runtime is started
+Files in, files out, on the workers (issue 25): one pool of ``--workers`` :class:`FileWorker`
+actors per job, each building the mechanism once, reads, privatises and writes whole files with
+textdp's own readers and writers (every format; JSONL byte for byte; the same one-line errors)
+into a hidden staging directory beside the output; the driver holds counts only. A seeded run
+first counts each file's documents on the pool, so every document keeps its position in the whole
+input (files of a directory or a glob pattern in name order) and the output is exactly the local
+engine's. The staged files are moved into the command's atomic group (with ``--ledger``, checked
+at commit against the fingerprint taken before the release) when every file succeeded; a failure
+or an interrupt kills the actors and removes the staging directory. Standard input/output, which a
+worker cannot open, keep the driver reading and writing: windows of records privatised by
+:func:`textdp.integrations.ray.run_text`. Without ``--ray-address`` a local Ray runtime is started
 (``--workers`` CPUs, a small object store, no dashboard) and shut down at the end; with one, the
-job runs on that cluster (``ray start --head`` on its head node).
+job runs on that cluster (``ray start --head`` on its head node; token authentication named in
+one line when it refuses this process).
 """
 
 from __future__ import annotations
