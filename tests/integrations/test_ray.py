@@ -468,6 +468,32 @@ def test_cli_interrupted_job_leaves_no_output_directory(runtime, tmp_path, signa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, no staging
 
 
+def test_cli_killed_driver_leaves_only_its_hidden_staging_directory(runtime, tmp_path):
+    """Issue 25: a driver killed outright (SIGKILL) cannot clean up, but the output directory is
+    made only at the end, so none appears; its hidden staging directory stays beside it and the
+    next run writing there removes it (its process no longer runs)."""
+    import signal
+    import sys
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(6):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in _texts(2500)), encoding="utf-8")
+    cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+           "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
+           "--engine", "ray", "--workers", "2", "--ray-address",
+           ray.get_runtime_context().gcs_address]
+    code, _ = _interrupt_when_staged(cmd, tmp_path, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left[0].startswith(".textdp-ray-") and left[1:] == ["in"], left
+    for k in range(6):  # a small job now: the same directory, fewer records
+        (d / f"{k}.jsonl").write_text(json.dumps({"text": TEXTS[k]}) + "\n", encoding="utf-8")
+    assert _cli([d, "-o", tmp_path / "out", "--engine", "ray", "--workers", "2"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
 def test_cli_failed_file_leaves_no_output_directory(runtime, tmp_path, capsys):
     """Issue 25: the other files were written by the workers, the last one fails: exit 2, one
     line naming it, no output directory and no staging directory (unseeded: no counting pass
