@@ -85,7 +85,7 @@ def run() -> str:
               _env_int("TEXTDP_BENCH_RAY_DIFF_WORDS", 4_000_000), 20)]
     for n, (label, mech, words, files) in enumerate(cases):
         d = root / f"case{n}"
-        single = _write(vader_texts(words), d, files)
+        single = _write(vader_texts(int(words * 1.05)), d, files)  # ≥ words: see the report
         lw, lrep, lload = _cli([str(single), "-o", str(root / f"local{n}.parquet"), *mech],
                                root / f"local{n}.json")
         rw, rrep, rload = _cli([str(d), "-o", str(root / f"ray{n}"), *mech, "--engine", "ray",
@@ -96,16 +96,19 @@ def run() -> str:
         lines.append(f"| {label} | {_words(rrep):,} | {files} | Ray, 2 workers | {rw:.1f} | "
                      f"{_words(rrep) / rw:,.0f} | **{lw / rw:.2f}** | "
                      f"{rrep['performance']['driver_peak_rss_mib']:.0f} | {rload:.1f} |")
-    lines += ["", "Driver peak RSS (1-Diffractor ε=1, Ray, 2 workers, 20 files):", "",
+    lines += ["", "Driver peak RSS (1-Diffractor ε=1, `--no-identifiers`, Ray, 2 workers, 20 files):",
+              "",
               "| words | wall s | driver peak RSS MiB | worker peak RSS MiB | load |",
               "|---:|---:|---:|---:|---:|"]
     for size in [int(s) for s in os.environ.get("TEXTDP_BENCH_RAY_RSS_WORDS",
                                                 "4000000,40000000").split(",") if s.strip()]:
         d = root / f"rss{size}"
-        _write(vader_texts(size), d, 20, single=False)
+        _write(vader_texts(int(size * 1.05)), d, 20, single=False)
+        # --no-identifiers: at 40M words a batch raised IndexError in the identifier finder
+        # (textdp/text/identifiers.py, _stretches; reported, not fixed here).
         rw, rrep, rload = _cli([str(d), "-o", str(root / f"rss-out{size}"), "-m", "diffractor",
-                                "--epsilon", "1", "--engine", "ray", "--workers", "2"],
-                               root / f"rss{size}.json")
+                                "--epsilon", "1", "--engine", "ray", "--workers", "2",
+                                "--no-identifiers"], root / f"rss{size}.json")
         perf = rrep["performance"]
         lines.append(f"| {_words(rrep):,} | {rw:.1f} | **{perf['driver_peak_rss_mib']:.0f}** | "
                      f"{perf.get('worker_peak_rss_mib', 0):.0f} | {rload:.1f} |")
