@@ -431,3 +431,149 @@ def test_entities_on_ray_by_default_equal_the_local_run(runtime):
     assert "Maria" not in " ".join(local.texts)
     assert report["entities"] == local.report["entities"]
     assert report["entities"]["by_kind"]["person"] == 8 and report["entities"]["allowed_kept"] == 4
+
+
+def _interrupt_when_staged(cmd, parent, sig):
+    """Run ``cmd``; once its staging directory appears in ``parent`` (the workers are writing),
+    send ``sig``. Returns its exit status and stderr."""
+    import os
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(p.name.startswith(".textdp-ray-") and any(p.iterdir())
+                   for p in parent.iterdir()):
+                proc.send_signal(sig)
+                break
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_cli_interrupted_job_leaves_no_output_directory(runtime, tmp_path, signame):
+    """Issue 25: the workers write into a staging directory; an interrupted job (Ctrl-C, kill)
+    kills its actors and removes it, and no output directory appears."""
+    import signal
+    import sys
+
+    d = tmp_path / "in"
+    d.mkdir()
+    texts = _texts(2500)
+    for k in range(6):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts),
+                                      encoding="utf-8")
+    cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+           "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10", "--seed", "1",
+           "--engine", "ray", "--workers", "2", "--ray-address",
+           ray.get_runtime_context().gcs_address]
+    code, err = _interrupt_when_staged(cmd, tmp_path, getattr(signal, signame))
+    assert code == 130, err[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, no staging
+
+
+def test_cli_killed_driver_leaves_only_its_hidden_staging_directory(runtime, tmp_path):
+    """Issue 25: a driver killed outright (SIGKILL) cannot clean up, but the output directory is
+    made only at the end, so none appears; its hidden staging directory stays beside it and the
+    next run writing there removes it (its process no longer runs)."""
+    import signal
+    import sys
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(6):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in _texts(2500)), encoding="utf-8")
+    cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+           "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
+           "--engine", "ray", "--workers", "2", "--ray-address",
+           ray.get_runtime_context().gcs_address]
+    code, _ = _interrupt_when_staged(cmd, tmp_path, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left[0].startswith(".textdp-ray-") and left[1:] == ["in"], left
+    for k in range(6):  # a small job now: the same directory, fewer records
+        (d / f"{k}.jsonl").write_text(json.dumps({"text": TEXTS[k]}) + "\n", encoding="utf-8")
+    assert _cli([d, "-o", tmp_path / "out", "--engine", "ray", "--workers", "2"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+def test_cli_failed_file_leaves_no_output_directory(runtime, tmp_path, capsys):
+    """Issue 25: the other files were written by the workers, the last one fails: exit 2, one
+    line naming it, no output directory and no staging directory (unseeded: no counting pass
+    finds the bad file first)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(3):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[:60]), encoding="utf-8")
+    (d / "3.jsonl").write_text('{"text": "the food"}\n{"text": 5}\n', encoding="utf-8")
+    capsys.readouterr()
+    assert main(["privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
+                 "--engine", "ray", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '3.jsonl'}:2: "), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_cli_ledger_reads_the_input_once_on_the_driver(runtime, tmp_path, monkeypatch):
+    """Issue 25: with --ledger the driver fingerprints the files once, before the release (the
+    local engine's fingerprint); the check at commit compares each file's fingerprint computed
+    by the workers from the records they released, instead of reading the input again."""
+    import importlib
+
+    import textdp.io
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(3):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[20 * k:20 * k + 20]),
+                                      encoding="utf-8")
+    opened = []
+    real = textdp.io.open_records
+
+    def counting(path, *args, **kwargs):
+        opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(textdp.io, "open_records", counting)
+    # (importlib: the attribute textdp.cli._ledger is shadowed in the package)
+    monkeypatch.setattr(importlib.import_module("textdp.cli._ledger"), "open_records", counting)
+    book = tmp_path / "ledger.jsonl"
+    assert _cli([d, "-o", tmp_path / "out", "--engine", "ray", "--workers", "2",
+                 "--ledger", book, "--report", tmp_path / "r.json"]) == 0
+    assert sorted(opened) == sorted(str(d / f"{k}.jsonl") for k in range(3))
+    entries = [json.loads(x) for x in book.read_text().splitlines()]
+    pending = [e for e in entries if e["type"] == "pending"]
+    fingerprint = fingerprint_texts(TEXTS[:60])[0]
+    assert [e["input"]["fingerprint"] for e in pending] == [fingerprint]  # the local engine's
+    assert entries[-1]["type"] == "complete"
+
+
+def test_cli_glob_pattern_as_input(runtime, tmp_path, capsys):
+    """Issue 25: INPUT may be a glob pattern (quoted for the shell): its files in name order are
+    one corpus, as a directory's; a pattern matching nothing is one line."""
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(2):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[10 * k:10 * k + 10]),
+                                      encoding="utf-8")
+    (d / "notes.md").write_text("not matched", encoding="utf-8")
+    assert _cli([d / "*.jsonl", "-o", tmp_path / "out", "--engine", "ray", "--workers", "2"]) == 0
+    got = [json.loads(x)["text"] for k in range(2)
+           for x in (tmp_path / "out" / f"{k}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert got == textdp.privatize(TEXTS[:20], epsilon=10, seed=9).texts
+    capsys.readouterr()
+    assert _cli([d / "*.csv", "-o", tmp_path / "out2", "--engine", "ray"]) == 2
+    assert capsys.readouterr().err.strip() == f"textdp: error: {d / '*.csv'}: matches no file"

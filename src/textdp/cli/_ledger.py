@@ -117,6 +117,7 @@ class CommandLedger:
         self._fingerprint: Callable[[], tuple[str, int]] | None = None
         self._expected: tuple[str, int] | None = None
         self._hash: Any = None
+        self._released: tuple[str, int] | None = None
         self._groups: list[_LedgerFiles] = []
         if path is None and budget is not None:
             raise CLIError("--budget needs --ledger PATH")
@@ -203,13 +204,21 @@ class CommandLedger:
 
         return watched
 
+    def released(self, fingerprint: tuple[str, int]) -> None:
+        """The (fingerprint, count) of the records released, where the release pass computed it
+        outside this process (the Ray engine's workers): compared at commit instead of reading
+        the input once more."""
+        self._released = fingerprint
+
     def before_commit(self) -> None:
         """Refuse (exit 2) when the records released are not those fingerprinted before the
         release (an input that grew or changed while it was read); the caller aborts its output
         and the pending line is voided."""
         if self.release is None or self._expected is None or self._fingerprint is None:
             return
-        if self._hash is not None:
+        if self._released is not None:
+            seen = self._released
+        elif self._hash is not None:
             seen = (self._hash.hexdigest(), self._hash.count)
         else:
             seen = self._fingerprint()

@@ -1,21 +1,29 @@
 """``textdp privatize --engine ray``: the same command, the privatisation on a Ray actor pool.
 
-The driver reads and writes the files with the same readers and writers as the local engine
-(every format; JSONL byte for byte; atomic output, one-line errors), a window of records at a
-time; each window is privatised by :func:`textdp.integrations.ray.run_text` — Ray Data
-``map_batches`` over a pool of ``--workers`` actors that build the mechanism once. The rows carry
-their position in the whole input (files of a directory in name order), so a seeded run writes
-exactly what the local engine writes. Without ``--ray-address`` a local Ray runtime is started
+Files in, files out, on the workers (issue 25): one pool of ``--workers`` :class:`FileWorker`
+actors per job, each building the mechanism once, reads, privatises and writes whole files with
+textdp's own readers and writers (every format; JSONL byte for byte; the same one-line errors)
+into a hidden staging directory beside the output; the driver holds counts only. A seeded run
+first counts each file's documents on the pool, so every document keeps its position in the whole
+input (files of a directory or a glob pattern in name order) and the output is exactly the local
+engine's. The staged files are moved into the command's atomic group (with ``--ledger``, checked
+at commit against the fingerprint taken before the release) when every file succeeded; a failure
+or an interrupt kills the actors and removes the staging directory. Standard input/output, which a
+worker cannot open, keep the driver reading and writing: windows of records privatised by
+:func:`textdp.integrations.ray.run_text`. Without ``--ray-address`` a local Ray runtime is started
 (``--workers`` CPUs, a small object store, no dashboard) and shut down at the end; with one, the
-job runs on that cluster (``ray start --head`` on its head node).
+job runs on that cluster (``ray start --head`` on its head node; token authentication named in
+one line when it refuses this process).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -30,8 +38,9 @@ from textdp.io.streams import is_stdio
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
-    help="local: this process; ray: a Ray Data actor pool (the 'ray' extra: pip install -e '.[ray]'), the "
-         "same output for a seed. INPUT may then be a directory of files (OUTPUT: a directory).")]
+    help="local: this process; ray: a Ray Data actor pool (the 'ray' extra: pip install -e '.[ray]'), "
+         "the same output for a seed. INPUT may then be a directory of files or a quoted glob "
+         "pattern such as 'data/*.jsonl' (OUTPUT: a directory).")]
 WorkersOption = Annotated[int | None, typer.Option(
     "--workers", min=1, show_default=False,
     help="--engine ray: actors in the pool, one CPU each (default: the CPUs of this machine, "
@@ -47,6 +56,8 @@ VerboseOption = Annotated[bool, typer.Option(
 
 #: Records privatised per Ray job: a window of --batch-size × workers × this many.
 WINDOW_BATCHES = 64
+#: Restarts of a dead actor, and retries of the file it was writing.
+ACTOR_RETRIES = 3
 #: The object store of a local runtime (spills to disk beyond it).
 OBJECT_STORE_BYTES = 256 * 2**20
 
@@ -67,10 +78,12 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
         raise CLIError(f"--engine must be local or ray, got {engine!r}")
     if report is not None:
         check_report_path(report, input, output)
-    if is_stdio(input) or not input.is_dir():
+    pattern = not is_stdio(input) and not input.exists() and any(c in str(input) for c in "*?[")
+    if not pattern and (is_stdio(input) or not input.is_dir()):
         check_paths(input, output, report, format)
         return [(input, output)]
-    files = directory_inputs(input, format)  # the files the local engine reads, or an error
+    # The files the local engine reads, or an error.
+    files = glob_inputs(input, format) if pattern else directory_inputs(input, format)
     if output.exists() and not output.is_dir():
         raise FileError(output, None, "is a file; the output of a directory is a directory")
     check_distinct({"input": input}, {"output": output})  # as files, not as names
@@ -80,6 +93,27 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
     if taken:
         raise FileError(output / taken[0], None, "exists; give a new or empty output directory")
     return [(f, output / f.name) for f in files]
+
+
+def glob_inputs(pattern: Path, format: str | None) -> list[Path]:
+    """The files a glob pattern (``'data/*.jsonl'``, quoted for the shell) names, in name order:
+    each must be an input file (:func:`textdp.io.check_input`), and their names distinct (each
+    gives the output file of the same name in the output directory)."""
+    import glob
+
+    from textdp.io import check_input
+
+    files = sorted(Path(p) for p in glob.glob(str(pattern)))
+    if not files:
+        raise FileError(pattern, None, "matches no file")
+    names: dict[str, Path] = {}
+    for f in files:
+        check_input(f, format)
+        if f.name in names:
+            raise FileError(f, None, f"has the name of {names[f.name]}: the output directory "
+                                     "would hold both under one name")
+        names[f.name] = f
+    return files
 
 
 def start(workers: int | None, address: str | None, logs: RayLogs | None = None
@@ -100,6 +134,7 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
     verbose = logs is None or logs.verbose
     level = "INFO" if verbose else "ERROR"  # INFO: Ray's default
     own = not ray.is_initialized()  # else a caller's runtime (Python, tests): used as it is
+    sigterm = _sigterm_handler()
     try:
         if own and address is not None:
             ray.init(address=address, log_to_driver=verbose, logging_level=level)
@@ -109,10 +144,37 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
                      logging_level=level)
     except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line here
         where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
+        said = f"{exc}\n{logs.captured() if logs is not None else ''}"
+        if address is not None and ("InvalidAuthToken" in said or "no authentication token"
+                                    in said):
+            raise CLIError(f"cannot join {where}: {_token_problem(said)}") from None
         raise CLIError(f"cannot start {where}: {one_line(exc)}") from None
+    finally:
+        # ray.init replaces the SIGTERM handler with one that exits with status 1: the command's
+        # own (SIGTERM unwinds as Ctrl-C does: the cleanup runs, status 130) is put back.
+        if sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
     if logs is not None:
         logs.started(ray)
     return ray, own
+
+
+def _sigterm_handler() -> Any:
+    """The SIGTERM handler to restore after ``ray.init`` (None: none can be set here)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.getsignal(signal.SIGTERM)
+
+
+def _token_problem(said: str) -> str:
+    """The cause of a refused connection, in one line, from what Ray raised and logged."""
+    give = ("give the cluster's token (`ray get-auth-token` on its head node prints it) as "
+            "RAY_AUTH_TOKEN or in ~/.ray/auth_token")
+    if "InvalidAuthToken" in said:
+        return ("the cluster uses token authentication and refused this process's token "
+                "(InvalidAuthToken: missing or not the cluster's): set RAY_AUTH_MODE=token and "
+                f"{give}")
+    return f"RAY_AUTH_MODE=token, but no token was found: {give}"
 
 
 class RayLogs:
@@ -190,6 +252,19 @@ class RayLogs:
         self._sink.close()
         self._sink, self.path = sink, path
 
+    def captured(self) -> str:
+        """Ray's lines kept off stderr so far (for an error message that names their cause)."""
+        if self._sink is None:
+            return ""
+        try:
+            self._sink.flush()
+            fd = self._sink.fileno()
+            size = os.fstat(fd).st_size
+            return os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20))).decode(
+                "utf-8", "replace")  # the last MiB at most
+        except (OSError, ValueError):
+            return ""
+
     def _record(self, record: logging.LogRecord) -> bool:
         """A filter on Ray's console handlers: the record goes to the file, not to stderr."""
         self._write(f"{record.levelname} {record.name}: {record.getMessage()}\n")
@@ -240,6 +315,116 @@ def _see(logs: RayLogs) -> str:
     return "" if logs.path is None else f" (Ray's own messages: {logs.path})"
 
 
+class FileWorker:
+    """An actor of the job's one pool: builds the mechanism and its Privatizer once (in its own
+    process: an unseeded Privatizer keys its secure generator from this process's
+    ``os.urandom``), then rewrites whole files with textdp's own readers and writers — every
+    format, JSONL byte for byte, exactly as the local engine — into the staging paths the driver
+    names. Only counts travel back: the records never reach the driver."""
+
+    def __init__(self, spec: dict[str, Any], options: dict[str, Any], seed: int | None,
+                 read_options: Any, format: str | None, batch_size: int,
+                 threads: int = 1) -> None:
+        from textdp.integrations.ray import limit_threads
+        from textdp.pipeline import Privatizer, build_mechanism
+
+        limit_threads(threads)
+        mechanism = build_mechanism(spec["mechanism"], spec["epsilon"], spec["vocabulary"],
+                                    dict(spec["params"]))
+        self.privatizer = Privatizer(mechanism, seed=seed, **options)
+        self.read_options, self.format, self.batch_size = read_options, format, batch_size
+
+    def count(self, src: str) -> int | str:
+        """The documents of ``src`` (:func:`count_documents`)."""
+        return count_documents(src, self.read_options, self.format)
+
+    def rewrite(self, index: int, src: str, dst: str, staged: str, first: int,
+                fingerprint: bool = False) -> dict[str, Any]:
+        """Privatise file ``src`` (its first document is document ``first`` of the whole input)
+        into ``staged`` (a name in the staging directory ending as ``dst`` does); returns its
+        io summary and the Privatizer's tallies for it, or the
+        one-line problem with the file (``error``)."""
+        from textdp.integrations.ray import peak_rss
+        from textdp.pipeline import subtract_counters
+        from textdp.privacy.fingerprint import InputHash
+
+        before = self.privatizer.counters()
+        run = self.privatizer.run
+        digest = InputHash("texts") if fingerprint else None
+
+        def transform(texts: list[str], start: int) -> list[str]:
+            if digest is not None:  # the records released, for the ledger's check at commit
+                digest.texts(texts)
+            return run(texts, start=first + start)
+
+        try:  # staged: the target's name, so its extension gives the format and compression
+            summary = map_text_file(src, staged, transform, options=self.read_options,
+                                    format=self.format, batch_size=self.batch_size)
+        except FileError as exc:
+            return {"index": index, "error": str(exc)}
+        summary["output"] = dst
+        stats = subtract_counters(self.privatizer.counters(), before)
+        stats["peak_rss"] = peak_rss()
+        out = {"index": index, "summary": summary, "stats": stats}
+        if digest is not None:
+            out["fingerprint"] = (digest.hexdigest(), digest.count)
+        return out
+
+
+def count_documents(src: str, read_options: Any, format: str | None) -> int | str:
+    """The documents of one file (the counting pass of a seeded run, one call per file on the
+    pool): from the Parquet footer where no record can be left out, else by reading the file
+    with textdp's own reader (a malformed file gives its one-line error, as a string)."""
+    from textdp.io import open_records
+
+    try:
+        with open_records(src, format=format, options=read_options) as reader:
+            if reader.format == "parquet" and read_options.on_error == "fail" and \
+                    read_options.null == "error":
+                return int(reader.total or 0) * len(reader.text_fields)
+            return sum(len(batch.texts) for batch in reader.batches(8192))
+    except FileError as exc:
+        return str(exc)
+
+
+class Fingerprint:
+    """``--ledger``'s fingerprint of the files, in name order as one input (the local engine's,
+    :func:`textdp.cli._ledger.fingerprint_file`), computed in one streaming pass on the driver
+    before any output — SHA-256 over the whole sequence cannot be split over workers — together
+    with each file's own, which the workers compute from the records they release: comparing
+    those at commit checks that the input did not change, without a second pass."""
+
+    def __init__(self, paths: list[Path], *, options: Any, format: str | None) -> None:
+        self.paths, self.options, self.format = paths, options, format
+        #: Each file's (fingerprint, count), once computed (None: no ledger).
+        self.files: list[tuple[str, int]] | None = None
+        self.value: tuple[str, int] | None = None
+
+    def __call__(self) -> tuple[str, int]:
+        from textdp.io import open_records
+        from textdp.privacy.fingerprint import InputHash
+
+        whole, files = InputHash("texts"), []
+        for path in self.paths:
+            one = InputHash("texts")
+            with open_records(path, format=self.format, options=self.options) as reader:
+                for batch in reader.batches(4096):
+                    whole.texts(batch.texts)
+                    one.texts(batch.texts)
+            files.append((one.hexdigest(), one.count))
+        self.files, self.value = files, (whole.hexdigest(), whole.count)
+        return self.value
+
+
+def _pool_options(runner: Any) -> dict[str, Any]:
+    """The Privatizer's options an actor rebuilds it with (never the driver's generator)."""
+    identifiers = runner.identifiers if runner.identifiers is not None else False
+    return {"oov": runner.oov.value, "mask_token": runner.mask_token,
+            "keep_stopwords": runner.keep_stopwords, "unchanged_warning": runner.unchanged_warning,
+            "batch_chars": runner.batch_chars, "identifiers": identifiers,
+            "allocation": runner.allocation, "entities": runner.entities}
+
+
 class _Windows:
     """``transform(texts, start)`` for :func:`map_text_file`: one Ray job per window."""
 
@@ -248,12 +433,7 @@ class _Windows:
         self.offset = 0  # documents in the files before this one
         self.documents = 0
         self.peak: dict[str, int] = {}  # the largest RSS of a worker process
-        identifiers = runner.identifiers if runner.identifiers is not None else False
-        self.options = {"oov": runner.oov.value, "mask_token": runner.mask_token,
-                        "keep_stopwords": runner.keep_stopwords,
-                        "unchanged_warning": runner.unchanged_warning,
-                        "batch_chars": runner.batch_chars, "identifiers": identifiers,
-                        "allocation": runner.allocation, "entities": runner.entities}
+        self.options = _pool_options(runner)
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
         import numpy as np
@@ -296,36 +476,35 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
 
 def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs: RayLogs,
          t0: float) -> dict[str, Any]:
-    from textdp.integrations.ray import engine_report
+    from textdp.integrations.ray import engine_report, peak_rss
 
-    workers, batch_size, report = args["workers"], args["batch_size"], args["report"]
+    workers, report = args["workers"], args["report"]
     spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
             "vocabulary": None if args["vocabulary"] is None else args["mech"].vocabulary}
     ray, own = start(workers, args["ray_address"], logs)
-    created = _make_parent(pairs[-1][1])  # the output directory of a directory
+    created: list[Path] = []  # the output directory of a directory, once made
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        windows = _Windows(runner, spec, workers, batch_size)
-        summaries = []
+        peak: dict[str, int] = {}
         with args["book"].files() as files:
-            for src, dst in pairs:
-                windows.documents = 0
-                summaries.append(map_text_file(
-                    src, dst, windows, options=args["options"], format=args["format"], files=files,
-                    batch_size=batch_size * workers * WINDOW_BATCHES,
-                    progress=progress_bar("privatize")))
-                windows.offset += windows.documents
+            if any(is_stdio(p) for pair in pairs for p in pair):
+                _make_parent(pairs[-1][1], created)
+                summaries = _windowed(pairs, runner, spec, args, workers, files, peak)
+            else:
+                summaries = _distributed(ray, pairs, runner, spec, args, workers, files, peak,
+                                         created)
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
-                                   result["tokens"]["total"], "tokens",
-                                   windows.peak.get("rss", 0))
+                                   result["tokens"]["total"], "tokens", peak.get("rss", 0))
+            # This process's own: flat in the input when the workers read and write the files.
+            result["performance"]["driver_peak_rss_mib"] = round(peak_rss() / 2**20, 1)
             result = args["book"].attach(result)
             result["io"] = _io(summaries)
             if report is not None:
                 files.write_json(report, result)
     except BaseException as exc:
-        if created:
-            _remove_empty(pairs[-1][1].parent)
+        for directory in created:
+            _remove_empty(directory)
         if isinstance(exc, Exception) and type(exc).__module__.startswith("ray"):
             raise CLIError(f"Ray: {one_line(exc)}{_see(logs)}") from None
         raise
@@ -335,11 +514,150 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
     return result
 
 
-def _make_parent(path: Path) -> bool:
-    if path.parent.is_dir():
-        return False
-    path.parent.mkdir()
-    return True
+def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
+              args: dict[str, Any], workers: int, files: Any, peak: dict[str, int]
+              ) -> list[dict[str, Any]]:
+    """Standard input or output: the driver reads and writes, a window of records per Ray job
+    (workers cannot open the command's own streams)."""
+    batch_size = args["batch_size"]
+    windows = _Windows(runner, spec, workers, batch_size)
+    summaries = []
+    for src, dst in pairs:
+        windows.documents = 0
+        summaries.append(map_text_file(
+            src, dst, windows, options=args["options"], format=args["format"], files=files,
+            batch_size=batch_size * workers * WINDOW_BATCHES,
+            progress=progress_bar("privatize")))
+        windows.offset += windows.documents
+    peak.update(windows.peak)
+    return summaries
+
+
+def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
+                 args: dict[str, Any], workers: int, files: Any, peak: dict[str, int],
+                 created: list[Path]) -> list[dict[str, Any]]:
+    """Files in, files out, on the workers: one pool of actors for the job, each file read,
+    privatised and written by one actor with textdp's own reader and writer, into a staging
+    directory beside the output (the output directory of a directory is made only when every
+    file succeeded: a driver killed outright leaves no output directory, only the hidden staging
+    directory, which the next run into the same place removes); the driver holds counts only.
+
+    Seeded, a counting pass (on the pool, in parallel) gives each file the position of its
+    first document in the whole input (files in name order), so the output is the local
+    engine's. When every file succeeded, the staged files are moved into ``files`` (the
+    command's atomic group: they appear with the report when it commits); on any failure or
+    interrupt the actors are killed first and the staging directory is removed.
+    """
+    from ray.util import ActorPool
+
+    from textdp.integrations.ray import check_no_generator
+
+    check_no_generator(spec)
+    read_options, format, seed = args["options"], args["format"], runner.seed
+    out_dir = pairs[-1][1].parent
+    stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
+    actors: list[Any] = []
+    try:
+        # An actor that dies (a lost node, out of memory) is restarted and its file rewritten
+        # from the start (the staged file is overwritten); a bounded number of times, so that a
+        # file that kills every actor fails the job instead of retrying for ever.
+        actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
+                           max_task_retries=ACTOR_RETRIES)(FileWorker)
+        actors = [actor.remote(spec, _pool_options(runner), seed, read_options, format,
+                               args["batch_size"]) for _ in range(min(workers, len(pairs)))]
+        firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
+        # The largest files first: the pool's last file is a small one (less idle time).
+        order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
+        staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
+        fingerprint = args.get("fingerprint")
+        ledger = fingerprint is not None and fingerprint.files is not None
+        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), firsts[i], ledger)
+                 for i in order]
+        released: dict[int, tuple[str, int]] = {}
+        summaries: dict[int, dict[str, Any]] = {}
+        bar = progress_bar("privatize")(len(pairs), "files")
+        try:
+            for out in ActorPool(actors).map_unordered(
+                    lambda a, item: a.rewrite.remote(*item), items):
+                if "error" in out:
+                    raise CLIError(out["error"])
+                runner.add_counters(out["stats"])
+                peak["rss"] = max(peak.get("rss", 0), out["stats"]["peak_rss"])
+                summaries[out["index"]] = out["summary"]
+                if ledger:
+                    released[out["index"]] = tuple(out["fingerprint"])
+                bar.update(1)
+        finally:
+            bar.close()
+        if ledger:  # checked at commit: the same records as fingerprinted before the release
+            same = [released[i] for i in range(len(pairs))] == fingerprint.files
+            args["book"].released(fingerprint.value if same else
+                                  ("changed", sum(n for _, n in released.values())))
+        _make_parent(pairs[-1][1], created)
+        for i, (_, dst) in enumerate(pairs):
+            os.replace(staged[i], files.path_for(dst))
+    finally:
+        for a in actors:  # before the staging directory goes: no actor writes there any more
+            ray.kill(a, no_restart=True)
+        _remove_tree(stage)
+    return [summaries[i] for i in range(len(pairs))]
+
+
+def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[int]:
+    """The position of each file's first document in the whole input: the files' documents
+    counted in parallel by the pool's actors (no further processes to start), summed in name
+    order."""
+    from ray.util import ActorPool
+
+    counts = list(ActorPool(actors).map(lambda a, src: a.count.remote(src),
+                                        [str(src) for src, _ in pairs]))
+    firsts, total = [], 0
+    for n in counts:
+        if isinstance(n, str):
+            raise CLIError(n)  # the first malformed file in name order, as the local engine
+        firsts.append(total)
+        total += n
+    return firsts
+
+
+#: The staging directory of a job: hidden (never an input), named after the driver's process.
+_STAGE_PREFIX = ".textdp-ray-"
+
+
+def _staging_directory(parent: Path) -> Path:
+    """A fresh staging directory in ``parent`` (the output's own file system: the final moves
+    are renames); those of drivers that no longer run (killed outright) are removed first."""
+    from textdp.io.atomic import _running
+
+    for old in parent.glob(f"{_STAGE_PREFIX}*"):
+        pid = old.name[len(_STAGE_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            _remove_tree(old)
+    return Path(tempfile.mkdtemp(prefix=f"{_STAGE_PREFIX}{os.getpid()}-", dir=parent))
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    for _ in range(3):  # an actor being killed may still close a file there
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+        time.sleep(0.2)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _make_parent(path: Path, created: list[Path]) -> None:
+    """The directory of ``path``, made if missing (and then added to ``created``)."""
+    if not path.parent.is_dir():
+        path.parent.mkdir()
+        created.append(path.parent)
 
 
 def _remove_empty(directory: Path) -> None:

@@ -337,10 +337,11 @@ def _run(a: dict[str, Any]) -> None:
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
     if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
-        with book.check(mech, lambda: fingerprint_file([s for s, _ in pairs], options=options,
-                                                       format=format), seed=a["seed"]):
+        fingerprint = _ray.Fingerprint([s for s, _ in pairs], options=options, format=format)
+        with book.check(mech, fingerprint, seed=a["seed"]):
             return _ray.run(pairs, runner, {**a, "epsilon": epsilon, "params": params,
-                                            "mech": mech, "options": options, "book": book})
+                                            "mech": mech, "options": options, "book": book,
+                                            "fingerprint": fingerprint})
 
     # 3. Stream; OUTPUT and the report appear together at the end, or not at all (--ledger:
     # recorded as pending before, completed after).
