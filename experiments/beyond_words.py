@@ -113,8 +113,9 @@ def _word_row(label: str, name: str, kwargs: dict[str, Any], texts: list[str],
     # (any ε) only gives the metric's diameter.
     probe = mechanisms.create(name, **({**params, "epsilon": 1.0} if allocated else params))
     t0 = time.perf_counter()
-    result = (privatize(texts, name, seed=seed, **kwargs) if allocated
-              else privatize(texts, probe, seed=seed))
+    # entities="none": the mechanisms as the papers run them
+    result = (privatize(texts, name, seed=seed, entities="none", **kwargs) if allocated
+              else privatize(texts, probe, seed=seed, entities="none"))
     seconds = time.perf_counter() - t0
     report = result.report
     g = report["guarantee"]

@@ -321,7 +321,8 @@ def _mvc(d: _Data, out: dict[str, Any], mvc_epsilons: Sequence[float], mvc_sente
         t = time.perf_counter()
         for trial in range(d.trials):
             seed = int(harness.rng(d.seed, 6, _eps_key(eps), trial).integers(2**31))
-            private = privatize(flat, mechanism="mvc", epsilon=eps, seed=seed).texts
+            private = privatize(flat, mechanism="mvc", epsilon=eps, seed=seed,
+                                entities="none").texts
             emb = memo(private)
             doc_emb = np.vstack([e.mean(axis=0) for e in np.split(emb, np.cumsum(counts)[:-1])])
             preds.append(c_nonpriv.predict(doc_emb))

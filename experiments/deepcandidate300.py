@@ -124,7 +124,8 @@ def _mvc_runs(d: dc._Data, out: dict[str, Any], configs: list[tuple[str, Any, fl
         t = time.perf_counter()
         for trial in range(d.trials):
             seed = int(harness.rng(d.seed, 12, c_i, trial).integers(2**31))
-            res = privatize(flat, mechanism="mvc", epsilon=eps, seed=seed, vocabulary=vocab)
+            res = privatize(flat, mechanism="mvc", epsilon=eps, seed=seed, vocabulary=vocab,
+                          entities="none")
             pol = res.report["tokens"]["by_policy"]
             changed.append(1.0 - pol["privatized_unchanged"] / max(1, pol["privatized"]))
             emb = memo(res.texts)
