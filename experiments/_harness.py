@@ -190,6 +190,21 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
     return ap
 
 
+def settings_from(cls: type, saved: dict[str, Any]) -> Any:
+    """An experiment's settings dataclass from its saved JSON (lists back to tuples)."""
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+
+
+def quick_main(name: str, doc: str | None, argv: list[str] | None, run: Callable[[Any], Any],
+               settings: Callable[[bool, int], Any], render: Callable[..., Any]) -> int:
+    """``main`` of an experiment whose only option is ``--quick`` (tiny sizes, a smoke run that
+    never writes into docs/results/): run it, or re-render its page ``--from-results``."""
+    ap = parser(name, doc)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    args = ap.parse_args(argv)
+    return run_or_render(args, lambda: run(settings(args.quick, args.seed)), render, indent=1)
+
+
 def run_or_render(args: argparse.Namespace, run: Callable[[], Any],
                   render: Callable[[Any, Path], None], *, indent: int | None = None) -> int:
     """The end of an experiment's ``main``: with ``--from-results`` redraw the page from saved

@@ -443,18 +443,13 @@ def settings(quick: bool, seed: int) -> Settings:
 def render(results: dict[str, Any], out: Path) -> None:
     fig_dir = harness.figure_dir(out)
     figs = figures(results, fig_dir)
-    s = Settings(**{k: tuple(v) if isinstance(v, list) else v
-                    for k, v in results["settings"].items()})
+    s = harness.settings_from(Settings, results["settings"])
     harness.write_text(out, page(results, figs, s).markdown(out.parent))
     say(f"wrote {out} and {len(figs)} figures in {fig_dir}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = harness.parser(NAME, __doc__)
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
-    args = ap.parse_args(argv)
-    return harness.run_or_render(args, lambda: run(settings(args.quick, args.seed)), render,
-                                 indent=1)
+    return harness.quick_main(NAME, __doc__, argv, run, settings, render)
 
 
 if __name__ == "__main__":

@@ -682,7 +682,7 @@ def settings(quick: bool, seed: int) -> Settings:
 
 
 def _settings_from(d: dict[str, Any]) -> Settings:
-    return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+    return harness.settings_from(Settings, d)
 
 
 def run_table1_only(s: Settings, saved: Path) -> dict[str, Any]:

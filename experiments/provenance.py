@@ -324,7 +324,7 @@ def settings(quick: bool, seed: int) -> Settings:
 
 
 def _settings_from(d: dict[str, Any]) -> Settings:
-    return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+    return harness.settings_from(Settings, d)
 
 
 def render(results: dict[str, Any], out: Path) -> None:
@@ -335,11 +335,7 @@ def render(results: dict[str, Any], out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = harness.parser(NAME, __doc__)
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
-    args = ap.parse_args(argv)
-    return harness.run_or_render(args, lambda: run(settings(args.quick, args.seed)), render,
-                                 indent=1)
+    return harness.quick_main(NAME, __doc__, argv, run, settings, render)
 
 
 if __name__ == "__main__":
