@@ -2,18 +2,30 @@
 
 Every release of textdp states its guarantee for that release alone; releasing the same input
 again spends privacy again. A :class:`Ledger` records each release (input fingerprint,
-mechanism, parameters, guarantee, vocabulary fingerprint, record count, time, textdp version,
-whether it was seeded) and, before the next release, reads the file back: the release learns how
+the input's name and the output's path where the front knows them, mechanism, parameters,
+guarantee, its measurement's stable ids, vocabulary fingerprint, record count, time, textdp
+version, whether it was seeded) and, before the next release, reads the file back: the release learns how
 often its input was released before and what the cumulative guarantee is under sequential
-composition (:mod:`textdp.privacy.composition`), and a ``refuse`` policy stops a release whose
+composition (:mod:`textdp.privacy.composition`, keyed on the stable ids of the release's
+measurement, :mod:`textdp.privacy.measurement`), and a ``refuse`` policy stops a release whose
 cumulative ε would exceed a budget before anything is released.
 
 One small API for every front (CLI, Python API, integrations)::
 
     ledger = Ledger("releases.jsonl", policy="refuse", budget=20)
-    with ledger.release(mechanism=mech, input_fingerprint=fp, records=n, seed=None) as rel:
+    with ledger.release(mechanism=mech, input_fingerprint=fp, records=n, seed=None,
+                        input_name="notes.txt", output_path="notes.private.txt") as rel:
         output = ...                        # rel.section / rel.warnings go into the report
     # completed here if the block succeeded, voided if it raised
+
+:meth:`Ledger.release` is the one guarded release (budget check → release → record) every front
+uses; :func:`guarded_release` is the same for a front whose ledger is optional.
+
+Lines of schema ``textdp.ledger/2`` written before the stable ids carry no ``measurement``: their
+metric id is derived from the mechanism's name, parameters and input space
+(:func:`textdp.privacy.measurement.legacy_metric_id`), so they read with the same totals and
+compose with new releases of the same metric. The new fields (``measurement``, ``input.name``,
+``input.output``) are additive: a textdp that predates them reads such lines as before.
 
 Write-ahead protocol (docs/accounting.md, "The ledger file"):
 
@@ -54,6 +66,7 @@ from typing import Any
 
 from textdp.privacy.composition import Composition, Spend, compose
 from textdp.privacy.fingerprint import ENCODING
+from textdp.privacy.measurement import legacy_metric_id, measurement_of, space_id
 
 try:  # POSIX only: the ledger's exclusive lock
     import fcntl
@@ -61,7 +74,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["POLICIES", "SCHEMA", "SCHEMAS", "Contents", "Ledger", "LedgerError", "LedgerRefused",
-           "LedgerWarning", "Release", "as_ledger", "iter_inputs", "parse"]
+           "LedgerWarning", "Release", "as_ledger", "guarded_release", "iter_inputs", "parse"]
 
 SCHEMA = "textdp.ledger/2"
 #: Every schema the reader validates: ``/1`` lines (written after the output, by textdp before
@@ -205,6 +218,14 @@ def _check_release(entry: dict[str, Any]) -> None:
     _get(source, "encoding", str, "input.")
     if _get(source, "records", int, "input.") < 0:
         raise _Invalid("input.records is negative")
+    for key in ("name", "output"):  # optional: recorded since the stable ids
+        if source.get(key) is not None:
+            _get(source, key, str, "input.")
+    if "measurement" in entry:
+        measured = _get(entry, "measurement", dict)
+        _get(measured, "notion", str, "measurement.")
+        if not _get(measured, "input_metric", str, "measurement."):
+            raise _Invalid("measurement.input_metric is empty")
     mechanism = _get(entry, "mechanism", dict)
     _get(mechanism, "name", str, "mechanism.")
     _get(mechanism, "parameters", dict, "mechanism.")
@@ -325,8 +346,22 @@ def _read_fd(fd: int) -> bytes:
 
 
 def _spends(entries: list[dict[str, Any]]) -> list[Spend]:
-    return [Spend.from_guarantee(e["guarantee"], release=e["id"], space=e.get("space", ""))
-            for e in entries]
+    return [_spend(e) for e in entries]
+
+
+def _spend(entry: dict[str, Any]) -> Spend:
+    """A release's spend, keyed on its measurement's stable ids; a line written before they were
+    recorded gets the metric id derived from its mechanism, parameters and space."""
+    space = entry.get("space", "")
+    measured = entry.get("measurement")
+    if measured is not None:
+        return Spend.from_guarantee(entry["guarantee"], release=entry["id"], space=space,
+                                    metric_id=measured["input_metric"],
+                                    notion=measured["notion"])
+    mechanism, guarantee = entry["mechanism"], entry["guarantee"]
+    metric_id = legacy_metric_id(mechanism["name"], mechanism["parameters"],
+                                 str(guarantee.get("metric") or ""), space)
+    return Spend.from_guarantee(guarantee, release=entry["id"], space=space, metric_id=metric_id)
 
 
 def _json_value(value: Any) -> Any:
@@ -417,9 +452,12 @@ class Ledger:
             os.close(fd)  # closing releases the lock
 
     def release(self, *, mechanism: Any, input_fingerprint: str, records: int,
-                seed: int | None, input_kind: str = "texts", space: str | None = None) -> Release:
-        """A :class:`Release` context: entering checks and writes the pending line, leaving
-        completes it (or voids it when the block raised).
+                seed: int | None, input_kind: str = "texts", space: str | None = None,
+                input_name: str | os.PathLike | None = None,
+                output_path: str | os.PathLike | None = None) -> Release:
+        """The guarded release every front uses: a :class:`Release` context whose entering
+        checks the budget and writes the pending line, and whose leaving completes it (or voids
+        it when the block raised).
 
         Args:
             mechanism: the built mechanism (its ``name``, ``parameters``, ``guarantee``; a word
@@ -430,17 +468,49 @@ class Ledger:
             input_kind: ``texts``, ``vectors`` or ``documents`` (the fingerprint's encoding).
             space: what else fixes the metric (vocabulary, encoder, sentence splitter); default:
                 the mechanism's vocabulary fingerprint, else "".
+            input_name: what a person finds the input by: a file path, ``column 'text'`` of a
+                DataFrame or dataset; None when the front has no name for it.
+            output_path: where the output was written, when it is a file.
         """
         if space is None:
             vocabulary = getattr(mechanism, "vocabulary", None)
             space = f"vocabulary sha256 {vocabulary.fingerprint}" if vocabulary is not None else ""
         entry = _entry(mechanism, input_fingerprint, records, seed, input_kind, space,
-                       self.policy, self.budget)
+                       self.policy, self.budget, _name(input_name), _name(output_path))
         return Release(self, entry)
 
 
+def guarded_release(ledger: Ledger | None, **release: Any) -> contextlib.AbstractContextManager:
+    """:meth:`Ledger.release` for a front whose ledger is optional: with no ledger the block runs
+    unguarded and gets None; else it gets the entered :class:`Release` (keyword arguments as
+    :meth:`Ledger.release`)."""
+    if ledger is None:
+        return contextlib.nullcontext(None)
+    return ledger.release(**release)
+
+
+def _name(value: str | os.PathLike | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):  # several files released as one corpus
+        return ", ".join(os.fspath(v) for v in value)
+    return os.fspath(value)
+
+
+def _measurement(mechanism: Any, space: str) -> dict[str, str] | None:
+    """The stable ids of the release's measurement (None for an object that has none: its line
+    is then keyed as an old line is)."""
+    try:
+        measured = measurement_of(mechanism, space_id(space))
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return {"name": measured.name, "notion": measured.notion,
+            "input_metric": measured.input_metric}
+
+
 def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
-           space: str, policy: str, budget: float | None) -> dict[str, Any]:
+           space: str, policy: str, budget: float | None, input_name: str | None = None,
+           output_path: str | None = None) -> dict[str, Any]:
     """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
     from textdp import __version__
 
@@ -450,7 +520,7 @@ def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, inp
         "time": _now(),
         "textdp_version": __version__,
         "input": {"fingerprint": fingerprint, "encoding": f"{ENCODING} {input_kind}",
-                  "records": int(records)},
+                  "records": int(records), "name": input_name, "output": output_path},
         "mechanism": {"name": mechanism.name, "parameters": _json_value(mechanism.parameters)},
         "guarantee": _json_value({k: v for k, v in mechanism.guarantee.to_dict().items()
                                   if k in ("notion", "epsilon", "delta", "metric", "verified",
@@ -461,6 +531,9 @@ def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, inp
         "budget": budget,
         "pid": os.getpid(),
     }
+    measured = _measurement(mechanism, space)
+    if measured is not None:
+        entry["measurement"] = measured
     return {"schema": SCHEMA, "id": _digest(entry), **{k: v for k, v in entry.items()
                                                        if k != "schema"}}
 

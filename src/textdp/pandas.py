@@ -98,6 +98,9 @@ def privatize_series(series: pd.Series, mechanism: Any = "mvc", epsilon: float |
     run, params = _split_options(kwargs)
     mech = build_mechanism(mechanism, epsilon, params.pop("vocabulary", None), params)
     rows, texts = _documents(series)
+    if run.get("ledger") is not None:
+        run.setdefault("input_name", None if series.name is None
+                       else f"DataFrame column {series.name!r}")
     result = _privatize(texts, mech, seed=seed, **run)
     out = _rebuild(series, rows, result.texts)
     report = result.report

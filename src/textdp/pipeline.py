@@ -761,6 +761,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               identifier_patterns: Mapping[str, str] | None = None,
               deny_list: Iterable[str] | None = None, ledger: Any = None,
               ledger_policy: str = "warn", budget: float | None = None,
+              input_name: str | None = None,
               allocation: str | Allocation | None = None, epsilon_document: float | None = None,
               epsilon_floor: float | None = None, epsilon_ceiling: float | None = None,
               phone_regions: Sequence[str] | None = None,
@@ -790,6 +791,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             ``ledger`` (earlier releases of these texts, cumulative guarantee), ``refuse`` raises
             :class:`textdp.ledger.LedgerRefused` before privatising when the budget would be
             exceeded, and the release is appended once it succeeded (docs/accounting.md).
+        input_name: what the ledger records to find the release again (a file, a column).
         allocation: a budget-allocation rule (``uniform``, ``position``, ``frequency``) or an
             :class:`textdp.allocation.Allocation`; with a rule name, ``epsilon_document`` (and
             optionally ``epsilon_floor``, ``epsilon_ceiling``) replace ``epsilon``
@@ -822,7 +824,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
 
     fingerprint, count = fingerprint_texts(texts)
     with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
-                      seed=seed) as release:
+                      seed=seed, input_name=input_name) as release:
         out = _run_all(runner, texts, batch_size)
         report = release.attach(runner.report())
     return PrivatizeResult(out, report)

@@ -114,6 +114,8 @@ class CommandLedger:
 
         self.release: Any = None
         self.input = input
+        #: Where the output goes (recorded in the ledger so the release can be found again).
+        self.output = others[0] if others else None
         self._fingerprint: Callable[[], tuple[str, int]] | None = None
         self._expected: tuple[str, int] | None = None
         self._hash: Any = None
@@ -153,8 +155,12 @@ class CommandLedger:
 
         fp, count = fingerprint()
         self._fingerprint, self._expected = fingerprint, (fp, count)
+        output = self.output
         guard = self.book.release(mechanism=mechanism, input_fingerprint=fp, records=count,
-                                  seed=seed, input_kind=input_kind, space=space)
+                                  seed=seed, input_kind=input_kind, space=space,
+                                  input_name=self.input,
+                                  output_path=("standard output" if output is not None
+                                               and is_stdio(output) else output))
         try:
             self.release = guard.__enter__()
         except LedgerError as exc:

@@ -20,7 +20,8 @@ SHOW_HELP = """Print the releases recorded in the ledger PATH and the cumulative
 
 \b
 One block per input (its sha256 fingerprint), in the order first seen: every release (id,
-time, mechanism, notion, ε, δ, records, seeded or not), then the total under sequential
+time, mechanism, notion, ε, δ, records, seeded or not; the input's name, a file or a column,
+and the output's path where the release recorded them), then the total under sequential
 composition: metric DP ε's add for the same metric and vocabulary, (ε, δ) add for
 PrivEmb/LaplaceVector, SentDP ε's add; different metrics are listed side by side, never
 summed; utility-optimised and unverified releases are stated as not composable
@@ -42,6 +43,8 @@ def _document(path: Path, contents: Any) -> dict[str, Any]:
     from textdp.ledger import iter_inputs
 
     inputs = [{"fingerprint": fp, "encoding": entries[0]["input"].get("encoding"),
+               "names": sorted({e["input"]["name"] for e in entries
+                                if e["input"].get("name") is not None}),
                "releases": [e["id"] for e in entries], "cumulative": composition.to_dict()}
               for fp, entries, composition in iter_inputs(contents)]
     def plain(e: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +55,18 @@ def _document(path: Path, contents: Any) -> dict[str, Any]:
             "inputs": inputs, "voided": [plain(e) for e in contents.voided],
             "invalid_lines": contents.invalid, "torn_last_line": contents.torn,
             "warnings": contents.problems(path) + ([contents.note] if contents.note else [])}
+
+
+def _where(release: dict[str, Any]) -> str:
+    """What a person finds the release by: the input's name, its record count and the output's
+    path (recorded by textdp since the stable ids; "" for an older line)."""
+    source = release["input"]
+    name, output = source.get("name"), source.get("output")
+    if name is None and output is None:
+        return ""
+    return (f"input {name if name is not None else '(unnamed)'}, "
+            f"{source.get('records')} record(s)"
+            + (f" → output {output}" if output is not None else ""))
 
 
 def _text(doc: dict[str, Any]) -> list[str]:
@@ -70,10 +85,14 @@ def _text(doc: dict[str, Any]) -> list[str]:
                          f"ε = {_eps(g.get('epsilon'))}  δ = {_eps(g.get('delta'))}"
                          + ("  pending (counted)" if r["state"] == "pending" else "")
                          + ("  seeded (not for production)" if r.get("seeded") else ""))
+            where = _where(r)
+            if where:
+                lines.append(f"      {where}")
         lines.append(f"  total: {item['cumulative']['summary']}")
     for r in doc["voided"]:
+        where = _where(r)
         lines.append(f"voided (not counted): {r['id']}  {r['time']}  {r['mechanism']['name']}  "
-                     f"line {r['line']}")
+                     f"line {r['line']}" + (f"  ({where})" if where else ""))
     for bad in doc["invalid_lines"]:
         lines.append(f"invalid line {bad['line']} (not counted): {bad['why']}")
     return lines

@@ -182,7 +182,7 @@ def privatize(ds: Any, column: str = "text", mechanism: Any = "mvc",
                             if k not in _PRIVATIZER_OPTIONS and k != "vocabulary"})
     fingerprint, count = _column_fingerprint(ds, column)
     with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
-                      seed=seed) as release:
+                      seed=seed, input_name=f"dataset column {column!r}") as release:
         result, report = _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size,
                                     kwargs)
         release.attach(report)

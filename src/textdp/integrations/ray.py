@@ -490,7 +490,7 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
                                          if not k.startswith("_")})[0])
     fingerprint, count = fingerprint_texts(texts_of(dataset, column))
     with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
-                      seed=seed) as release:
+                      seed=seed, input_name=f"Ray Data column {column!r}") as release:
         out, report = _privatize(*args)
         release.attach(report)
     return out, report

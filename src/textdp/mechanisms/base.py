@@ -16,6 +16,7 @@ import numpy as np
 
 from textdp._checks import EPSILON, Parameter, check_parameters, check_rng
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
+from textdp.privacy.measurement import Measurement, measurement_of
 from textdp.vocab import Vocabulary, load_default
 
 __all__ = ["WordMechanism", "EUCLIDEAN_PER_WORD", "MIN_EPSILON"]
@@ -125,6 +126,17 @@ class WordMechanism(ABC):
     def metric(self) -> str:
         """The metric of :meth:`distance`, in words (for the guarantee)."""
         return f"Euclidean distance between word vectors of {self.vocabulary.name}"
+
+    @property
+    def input_metric(self) -> str:
+        """The stable id of :meth:`distance` (:mod:`textdp.privacy.measurement`): what the ledger
+        composes on. Default: the Euclidean metric of this vocabulary, named by its fingerprint."""
+        return f"word-euclidean:{self.vocabulary.fingerprint}"
+
+    @property
+    def measurement(self) -> Measurement:
+        """Input metric, notion and :meth:`privacy_map` as one measurement."""
+        return measurement_of(self)
 
     @property
     def per_word(self) -> str:

@@ -25,6 +25,12 @@ real notion, e.g. PrivEmb's assumed input domain) composes under the same assump
 lists it under ``unverified``. These are listed as such; the cumulative
   guarantee of their input is stated as not bounded.
 
+Groups are keyed on the stable ids of :mod:`textdp.privacy.measurement` (the notion's family and
+the input metric's id: ``word-euclidean:<vocabulary fingerprint>``, ``vector-l2@encoder:…``, …),
+never on the prose of the metric, so rewording a sentence cannot split one budget into two. A spend
+without an id (a ledger line written before ids were recorded, whose metric could not be derived)
+is keyed on an id of its prose, as it was: it composes with the spends of the same prose only.
+
 Sums are exact: the floats are added as rationals and the total rounded up to the next float,
 never down (as the privacy maps round).
 """
@@ -37,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textdp.privacy import Notion, round_up_sum
+from textdp.privacy.measurement import NOTION_IDS, _prose_id, notion_from_id
 
 __all__ = ["Composition", "Group", "Spend", "compose", "family_of", "sum_up"]
 
@@ -92,6 +99,9 @@ class Spend:
             encoder (embeddings of texts), the sentence splitter (SentDP); "" when none.
         verified: False when the guarantee rests on assumptions textdp could not verify (e.g.
             PrivEmb's input domain): it still composes under them, and the group says so.
+        metric_id: the stable id of the input metric, input space included
+            (:mod:`textdp.privacy.measurement`): what groups are keyed on. "" when unknown: then an
+            id of the prose (``metric`` and ``space``) stands in for it.
     """
 
     release: str
@@ -101,23 +111,40 @@ class Spend:
     metric: str = ""
     space: str = ""
     verified: bool = True
+    metric_id: str = ""
+
+    @property
+    def key(self) -> str:
+        """The metric id this spend composes on (an id of its prose when it has none)."""
+        return self.metric_id or _prose_id(self.metric, self.space)
 
     @classmethod
     def from_guarantee(cls, guarantee: Mapping[str, Any], *, release: str = "",
-                       space: str = "") -> Spend:
-        """From a guarantee dict (``Guarantee.to_dict()``, or a report's ``guarantee``)."""
+                       space: str = "", metric_id: str = "", notion: str = "") -> Spend:
+        """From a guarantee dict (``Guarantee.to_dict()``, or a report's ``guarantee``);
+        ``notion`` (a stable id) replaces the guarantee's prose notion when given."""
         eps = guarantee.get("epsilon", math.inf)
-        return cls(release=release, notion=str(guarantee.get("notion", "")),
+        return cls(release=release, notion=notion or str(guarantee.get("notion", "")),
                    epsilon=math.inf if eps in ("inf", None) else float(eps),
                    delta=float(guarantee.get("delta") or 0.0),
                    metric=str(guarantee.get("metric") or ""), space=space,
-                   verified=bool(guarantee.get("verified", True)))
+                   verified=bool(guarantee.get("verified", True)), metric_id=metric_id)
+
+
+def _notion(value: str) -> Notion:
+    """The notion of a spend: a stable id (``metric-dp``) or the prose a report prints."""
+    if value in _NOTION_ID_SET:
+        return notion_from_id(value)
+    return Notion(value)
+
+
+_NOTION_ID_SET = frozenset(NOTION_IDS.values())
 
 
 def family_of(spend: Spend) -> str | None:
     """The composition family of a spend, or None when it has no composable statement."""
     try:
-        notion = Notion(spend.notion)
+        notion = _notion(spend.notion)
     except ValueError:
         return None
     if not math.isfinite(spend.epsilon) or notion not in _FAMILIES:
@@ -137,9 +164,12 @@ class Group:
     delta: float
     #: The releases whose guarantee rests on unverified assumptions (the total does too).
     unverified: tuple[str, ...] = ()
+    #: The stable id of the metric the group is keyed on (``prose:…`` for old unmapped lines).
+    metric_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "metric": self.metric, "space": self.space,
+        return {"family": self.family, "metric": self.metric, "metric_id": self.metric_id,
+                "space": self.space,
                 "releases": list(self.releases), "count": len(self.releases),
                 "epsilon": self.epsilon, "delta": self.delta, "rule": _RULES[self.family],
                 "unverified": list(self.unverified)}
@@ -199,23 +229,27 @@ class Composition:
 
 def compose(spends: Iterable[Spend]) -> Composition:
     """The cumulative guarantee of ``spends`` (releases of one input) under sequential
-    composition, per notion: grouped by (family, metric, space), sums exact and rounded up."""
-    keyed: dict[tuple[str, str, str], list[Spend]] = {}
+    composition, per notion: grouped by (family, metric id), sums exact and rounded up. A group
+    shows the prose metric and space of its first release."""
+    keyed: dict[tuple[str, str], list[Spend]] = {}
     unbounded: list[dict[str, str]] = []
     for spend in spends:
         family = family_of(spend)
         if family is None:
+            prose = spend.notion
             try:
-                why = _NOT_COMPOSABLE.get(Notion(spend.notion), "")
+                notion = _notion(spend.notion)
+                why, prose = _NOT_COMPOSABLE.get(notion, ""), str(notion)
             except ValueError:
                 why = f"unknown notion {spend.notion!r}"
             why = why or f"ε = {spend.epsilon:g}: no finite bound to compose"
-            unbounded.append({"release": spend.release, "notion": spend.notion, "why": why})
+            unbounded.append({"release": spend.release, "notion": prose, "why": why})
             continue
-        keyed.setdefault((family, spend.metric, spend.space), []).append(spend)
-    groups = tuple(Group(family, metric, space, tuple(s.release for s in members),
+        keyed.setdefault((family, spend.key), []).append(spend)
+    groups = tuple(Group(family, members[0].metric, members[0].space,
+                         tuple(s.release for s in members),
                          sum_up(s.epsilon for s in members),
                          min(1.0, sum_up(s.delta for s in members)),
-                         tuple(s.release for s in members if not s.verified))
-                   for (family, metric, space), members in keyed.items())
+                         tuple(s.release for s in members if not s.verified), key)
+                   for (family, key), members in keyed.items())
     return Composition(groups, tuple(unbounded))

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
+from textdp.privacy.measurement import Measurement, measurement_of
 
 __all__ = ["DocumentMechanism", "SENTDP_SAME_COUNT"]
 
@@ -58,6 +59,15 @@ class DocumentMechanism(ABC):
         """ε-SentDP's map: documents of k sentences differing in ``d_in`` substituted sentences
         get (d_in·ε, 0) (group privacy; Meehan et al. 2022, Def. 3.1), rounded up, vectorised."""
         return Budget(round_up_product(self._epsilon, check_distance(d_in)))
+
+    #: The stable id of the metric ``d_in`` counts in: substituted sentences (a release's input
+    #: space adds the sentence splitter, which decides what one sentence is).
+    input_metric: ClassVar[str] = "sentence-substitution"
+
+    @property
+    def measurement(self) -> Measurement:
+        """Input metric, notion and :meth:`privacy_map` as one measurement."""
+        return measurement_of(self)
 
     def _sentdp_guarantee(self, *, per_word: str, assumptions: tuple[str, ...],
                           reference: str) -> Guarantee:

@@ -43,6 +43,7 @@ from textdp import _random
 from textdp._checks import DELTA, EPSILON, Parameter, check_nonnegative_int, check_parameters, check_rng
 from textdp.noise import metric_laplace
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
+from textdp.privacy.measurement import Measurement, measurement_of
 
 __all__ = [
     "DEFAULT_PROJECTION_SEED", "AuditResult", "EmbeddingMechanism", "LaplaceVector", "PrivEmb",
@@ -355,6 +356,15 @@ class EmbeddingMechanism(ABC):
         LaplaceVector and strict PrivEmb; for PrivEmb, it covers the input domain it assumes).
         """
         return Budget(round_up_product(self._epsilon, check_distance(d_in)), self._map_delta())
+
+    #: The stable id of the metric ``d_in`` is measured in: ‖x − x′‖ between input vectors (a
+    #: release's input space adds the encoder when the vectors are embeddings of texts).
+    input_metric: ClassVar[str] = "vector-l2"
+
+    @property
+    def measurement(self) -> Measurement:
+        """Input metric, notion and :meth:`privacy_map` as one measurement."""
+        return measurement_of(self)
 
     def _guarantee(self, **prose: Any) -> Guarantee:
         """The guarantee with its notion, ε, δ and numerics from the code, the rest in words."""

@@ -33,6 +33,7 @@ import numpy as np
 
 from textdp._checks import Parameter, check_parameters, check_rng
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up, round_up_product
+from textdp.privacy.measurement import Measurement, measurement_of
 
 __all__ = ["DEFAULT_CLIP", "DEFAULT_MAX_NEW_TOKENS", "DEFAULT_TEMPLATE", "DPPrompt",
            "clipped_log_probabilities", "sample_tokens"]
@@ -173,6 +174,14 @@ class DPPrompt:
                 "temperature": self._temperature, "max_new_tokens": self._n,
                 "clip_low": self.clip[0], "clip_high": self.clip[1], "template": self.template,
                 "given": self._given}
+
+    #: The stable id of the metric ``d_in`` counts in: documents substituted, any content.
+    input_metric: ClassVar[str] = "document-substitution"
+
+    @property
+    def measurement(self) -> Measurement:
+        """Input metric, notion and :meth:`privacy_map` as one measurement."""
+        return measurement_of(self)
 
     def privacy_map(self, d_in: Any) -> Budget:
         """``d_in`` = number of the person's documents that differ (any content): d_in·ε_doc."""

@@ -354,6 +354,15 @@ class CusText(WordMechanism):
                 f"set of K = {self._k} words of {self.vocabulary.name}), ∞ across groups")
 
     @property
+    def input_metric(self) -> str:
+        """The substitution metric over the output sets (0 / 1 within a set / ∞ across): the
+        sets are a function of the vocabulary, K and the words left out of them."""
+        return f"word-output-set:k={self._k}{self._excluded_id()}:{self.vocabulary.fingerprint}"
+
+    def _excluded_id(self) -> str:
+        return ""
+
+    @property
     def per_word(self) -> str:
         return ("Pr[M(w)=y] ≤ exp(ε)·Pr[M(w′)=y] for words w, w′ that share an output set and every "
                 "output y; words of different groups have disjoint output sets, so an output "
@@ -428,6 +437,12 @@ class CusTextPlus(CusText):
     @property
     def stopwords(self) -> frozenset[str]:
         return self._params["stopwords"] or ENGLISH_STOPWORDS
+
+    def _excluded_id(self) -> str:
+        if self._params["stopwords"] is None:
+            return ":excluded=english"
+        words = "\n".join(sorted(self.stopwords)).encode("utf-8")
+        return f":excluded={hashlib.sha256(words).hexdigest()[:16]}"
 
     def _excluded(self) -> np.ndarray:
         mask = np.zeros(len(self.vocabulary), dtype=bool)

@@ -235,6 +235,11 @@ class Diffractor(WordMechanism):
                 f"{self.lists_fingerprint[:16]}…)")
 
     @property
+    def input_metric(self) -> str:
+        # The lists' fingerprint covers the models, seeds and the list algorithm's version.
+        return f"word-list-position:{self.lists_fingerprint}"
+
+    @property
     def per_word(self) -> str:
         return "Pr[M(w)=y] ≤ exp(ε·d_max(w,w′))·Pr[M(w′)=y] for all words w, w′ and outputs y"
 

@@ -121,6 +121,11 @@ class Mahalanobis(WordMechanism):
                 f"word vectors of {self.vocabulary.name} scaled to trace {self.vocabulary.dim}")
 
     @property
+    def input_metric(self) -> str:
+        # Σ_λ is a function of the vocabulary's vectors and λ alone.
+        return f"word-mahalanobis:lam={self._lam!r}:{self.vocabulary.fingerprint}"
+
+    @property
     def per_word(self) -> str:
         return ("Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖_R)·Pr[M(w′)=y] for all words w, w′ and "
                 "outputs y")
