@@ -138,3 +138,16 @@ def test_only_the_ledger_writes_ledger_lines():
                 offenders += [f"{path.name}: imports {a.name}" for a in node.names
                               if a.name in private]
     assert offenders == []
+
+
+@pytest.mark.parametrize("rule", ["uniform", "position"])
+def test_an_allocated_release_records_its_allocation_measurement(tmp_path, vocab, rule):
+    from textdp.allocation import Allocation, Allocator
+
+    path = tmp_path / "ledger.jsonl"
+    textdp.privatize(TEXTS, "mvc", vocabulary=vocab, allocation=rule, epsilon_document=6.0,
+                     epsilon_ceiling=2.5, ledger=Ledger(path))
+    [entry] = Ledger(path).read().entries
+    measured = Allocator(Allocation(rule, 6.0, None, 2.5), MVC(vocab, epsilon=2.5)).measurement
+    assert entry["guarantee"]["epsilon"] == measured.privacy_map(1.0).epsilon == 2.5
+    assert entry["measurement"]["input_metric"] == measured.input_metric

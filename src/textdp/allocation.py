@@ -35,6 +35,7 @@ from textdp.mechanisms import WordMechanism, create
 from textdp.mechanisms.base import MIN_EPSILON
 from textdp.mechanisms.word.custext import loss_upper_bound
 from textdp.privacy import format_up, round_up_product
+from textdp.privacy.measurement import Measurement, allocated
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
 __all__ = ["Allocation", "Allocator", "RULES", "PUBLIC_RULES", "frequency_weights"]
@@ -245,6 +246,14 @@ class Allocator:
         return out
 
     # --- the guarantee -----------------------------------------------------------------------
+    @property
+    def measurement(self) -> Measurement:
+        """The allocated run as a measurement of its own (:func:`textdp.privacy.measurement.
+        allocated`): per word, in the mechanism's metric, ε_top·d; the ledger records the same."""
+        a = self.allocation
+        return allocated(self.mechanism.measurement, epsilon_document=a.epsilon_document,
+                         epsilon_top=a.top, public=a.public)
+
     def worst_case_per_word(self, n: int) -> float:
         """Frequency rule, documents of n privatised words: max over words a, b that share an
         output set and outputs y of |ln Pr[M_{ε(n,a)}(a)=y] − ln Pr[M_{ε(n,b)}(b)=y]|, bounded

@@ -47,14 +47,15 @@ from textdp.privacy.measurement import NOTION_IDS, _prose_id, notion_from_id
 
 __all__ = ["Composition", "Group", "Spend", "compose", "family_of", "sum_up"]
 
-#: Notions whose ε's add over the same metric, and how the group is named in a report.
-_FAMILIES: dict[Notion, str] = {
-    Notion.METRIC_DP: "metric DP per word",
-    Notion.PURE_LIPSCHITZ: "Lipschitz privacy",
-    Notion.APPROXIMATE_LIPSCHITZ: "Lipschitz privacy",
-    Notion.SENTENCE_DP: "ε-SentDP",
-    Notion.OUTPUT_SET_DP: "output-set DP per word",
-    Notion.LOCAL_DP: "pure ε-DP per document",
+#: Notions (by stable id) whose ε's add over the same metric, and how the group is named in a
+#: report: the prose is rendered from the id.
+_FAMILIES: dict[str, str] = {
+    "metric-dp": "metric DP per word",
+    "pure-lipschitz": "Lipschitz privacy",
+    "approx-lipschitz": "Lipschitz privacy",
+    "sentence-dp": "ε-SentDP",
+    "output-set-dp": "output-set DP per word",
+    "local-dp": "pure ε-DP per document",
 }
 _RULES = {
     "metric DP per word": "sequential composition, same metric and vocabulary: ε's add "
@@ -67,10 +68,10 @@ _RULES = {
     "pure ε-DP per document": "sequential composition: ε's add (any two documents)",
 }
 _NOT_COMPOSABLE = {
-    Notion.UTILITY_OPTIMISED_METRIC_DP:
+    "utility-optimised-metric-dp":
         "utility-optimised: non-sensitive words are released unprotected, so repeated releases "
         "reveal them without bound; no cumulative ε can be stated",
-    Notion.NONE: "no formal guarantee for these parameters (ε = ∞)",
+    "none": "no formal guarantee for these parameters (ε = ∞)",
 }
 
 
@@ -144,7 +145,7 @@ _NOTION_ID_SET = frozenset(NOTION_IDS.values())
 def family_of(spend: Spend) -> str | None:
     """The composition family of a spend, or None when it has no composable statement."""
     try:
-        notion = _notion(spend.notion)
+        notion = NOTION_IDS[_notion(spend.notion)]
     except ValueError:
         return None
     if not math.isfinite(spend.epsilon) or notion not in _FAMILIES:
@@ -239,7 +240,7 @@ def compose(spends: Iterable[Spend]) -> Composition:
             prose = spend.notion
             try:
                 notion = _notion(spend.notion)
-                why, prose = _NOT_COMPOSABLE.get(notion, ""), str(notion)
+                why, prose = _NOT_COMPOSABLE.get(NOTION_IDS[notion], ""), str(notion)
             except ValueError:
                 why = f"unknown notion {spend.notion!r}"
             why = why or f"ε = {spend.epsilon:g}: no finite bound to compose"
