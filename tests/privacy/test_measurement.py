@@ -223,3 +223,19 @@ def test_old_ledger_lines_get_the_ids_new_lines_record():
     custom = word("custext_plus", vocab)
     assert legacy_metric_id("custext_plus", {"k": 5, "stopwords": "3 user-supplied"},
                             custom.guarantee.metric, space).startswith("prose:")
+
+
+@pytest.mark.parametrize("name", ["custext", "diffractor", "santext", "mahalanobis"])
+def test_the_map_at_the_distance_bounds_the_mechanisms_privacy_loss(name):
+    """Where a mechanism computes its privacy loss some other way (CusText from its exact laws,
+    1-Diffractor from integer positions), the measurement's map at the pair's distance bounds it:
+    the map is what the ledger spends, so it must not be below what the mechanism loses."""
+    mech = word(name, toy(seed=5), epsilon=1.3)
+    rng = np.random.default_rng(6)
+    a, b = rng.integers(0, 60, 300), rng.integers(0, 60, 300)
+    loss = mech.privacy_loss(a, b)
+    bound = mech.measurement.privacy_map(mech.distance(a, b)).epsilon
+    if name in ("custext", "diffractor"):  # distances 0/1/∞ and integer positions: exact
+        assert (loss <= bound).all()
+    else:  # Euclidean-type: the loss is the map at the distance raised past its rounding error
+        assert (loss >= bound).all() and (loss <= bound * (1 + 1e-9)).all()
