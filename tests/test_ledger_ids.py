@@ -151,3 +151,24 @@ def test_an_allocated_release_records_its_allocation_measurement(tmp_path, vocab
     measured = Allocator(Allocation(rule, 6.0, None, 2.5), MVC(vocab, epsilon=2.5)).measurement
     assert entry["guarantee"]["epsilon"] == measured.privacy_map(1.0).epsilon == 2.5
     assert entry["measurement"]["input_metric"] == measured.input_metric
+
+
+def test_a_later_release_names_where_the_earlier_one_came_from(tmp_path, vocab):
+    path = tmp_path / "ledger.jsonl"
+    textdp.privatize(TEXTS, "mvc", 3.0, vocabulary=vocab, ledger=Ledger(path),
+                     input_name="notes.txt")
+    again = textdp.privatize(TEXTS, "mvc", 3.0, vocabulary=vocab, ledger=Ledger(path))
+    [earlier] = again.report["ledger"]["earlier"]
+    assert earlier["input_name"] == "notes.txt" and earlier["output"] is None
+    assert any("from notes.txt" in w for w in again.report["warnings"])
+
+
+def test_datasets_records_the_column(tmp_path, vocab):
+    datasets = pytest.importorskip("datasets")
+    from textdp.integrations.datasets import privatize
+
+    path = tmp_path / "ledger.jsonl"
+    ds = datasets.Dataset.from_dict({"review": TEXTS})
+    privatize(ds, "review", "mvc", 2.0, vocabulary=vocab, ledger=str(path))
+    [entry] = Ledger(path).read().entries
+    assert entry["input"]["name"] == "dataset column 'review'"

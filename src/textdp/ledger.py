@@ -611,6 +611,8 @@ class Release:
         if self.earlier:
             names = ", ".join(f"{e['id']} ({e['time']}, {e['mechanism']['name']} "
                               f"ε = {e['guarantee'].get('epsilon')}"
+                              + (f", from {e['input']['name']}" if e["input"].get("name")
+                                 else "")
                               + (", pending" if e["_state"] == "pending" else "") + ")"
                               for e in self.earlier)
             self.warnings.append(
@@ -638,7 +640,9 @@ class Release:
                 "earlier": [{"id": e["id"], "time": e["time"], "mechanism": e["mechanism"]["name"],
                              "state": e["_state"], "notion": e["guarantee"].get("notion"),
                              "epsilon": e["guarantee"].get("epsilon"),
-                             "delta": e["guarantee"].get("delta")} for e in self.earlier],
+                             "delta": e["guarantee"].get("delta"),
+                             "input_name": e["input"].get("name"),
+                             "output": e["input"].get("output")} for e in self.earlier],
                 "cumulative": self.composition.to_dict() if self.composition else None,
                 "torn_last_line": self.contents.torn, "invalid_lines": self.contents.invalid,
                 "recorded": "write-ahead: a pending line before the output, completed after it "
