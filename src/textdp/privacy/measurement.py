@@ -41,7 +41,7 @@ import numpy as np
 
 from textdp.privacy import Budget, Notion, check_distance, round_up_product, round_up_sum
 
-__all__ = ["NOTION_IDS", "Measurement", "allocated", "composed", "legacy_metric_id",
+__all__ = ["NOTION_IDS", "Measurement", "allocated", "composed", "document_map", "legacy_metric_id",
            "measurement_of", "notion_from_id", "notion_id", "space_id"]
 
 #: The stable id of each notion (what ledgers key on; the Notion's value is the prose).
