@@ -11,6 +11,8 @@ the secure generator.
   ``local_files_only``), with a sha256 fingerprint of its weights file(s).
 * :func:`generate_ids` — batched generation with left padding and a KV cache.
 * :class:`Paraphraser` — texts in, private paraphrases out, and the privacy report.
+* :func:`privatize_spec` — what ``textdp.privatize(texts, mechanism="dp_prompt", ...)`` runs:
+  the texts and the report (with its ``ledger`` section when a ledger guards the release).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from textdp._guide import MissingExtra, install_hint
 from textdp.mechanisms.prompt import DPPrompt
 
 __all__ = ["DEFAULT_GGUF", "LanguageModel", "Paraphraser", "default_model_path", "generate_ids",
-           "load_model", "paraphrase"]
+           "load_model", "paraphrase", "privatize_spec"]
 
 INSTALL_HINT = install_hint("lm", "DP-Prompt (torch and transformers)")
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -317,3 +319,25 @@ def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = No
     with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
                       seed=seed, space="any two documents"):
         return runner.run(texts)
+
+
+def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = None,
+                   book: Any = None) -> tuple[list[str], dict[str, Any]]:
+    """Run the prompt release ``spec`` (:func:`textdp.spec.release_spec` with ``dp_prompt``)
+    over ``texts``: (the paraphrases, the report). ``book``, a :class:`textdp.ledger.Ledger` or
+    None, guards the release (checked before the model runs, recorded after) and its section
+    is attached to the report. Pure ε-DP per document composes by adding ε's, whatever the model.
+    """
+    runner = spec.paraphraser(batch_size=batch_size)
+    texts = list(texts)
+    if book is None:
+        out = runner.run(texts)
+        return out, runner.report()
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    fingerprint, count = fingerprint_texts(texts)
+    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
+                      seed=spec.seed, space="any two documents") as release:
+        out = runner.run(texts)
+        report = release.attach(runner.report())
+    return out, report
