@@ -207,15 +207,15 @@ class DataFrameAccessor:
             if unknown:
                 raise ValueError(f"seeds given for columns not privatised: {sorted(map(str, unknown))}")
         book = as_ledger(ledger, ledger_policy, budget)
-        spec = release_spec(mechanism, epsilon, **options)
+        per_column = isinstance(seed, Mapping)
+        spec = release_spec(mechanism, epsilon, seed=None if per_column else seed, **options)
         # Every column is checked (a dict among the texts) before any is released.
         documents = {c: _documents(frame[c]) for c in columns}
         out = frame.copy()
         reports: dict[str, Any] = {}
         for c in columns:
-            s = seed.get(c) if isinstance(seed, Mapping) else seed
-            col = _release(frame[c], documents[c], dataclasses.replace(spec, seed=check_seed(s)),
-                           book, batch_size)
+            one = dataclasses.replace(spec, seed=check_seed(seed.get(c))) if per_column else spec
+            col = _release(frame[c], documents[c], one, book, batch_size)
             reports[str(c)] = col.attrs[REPORT_KEY]
             out[c] = col
         shared = [c for c in columns if not isinstance(seed, Mapping) and seed is not None]
