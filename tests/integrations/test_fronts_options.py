@@ -59,7 +59,7 @@ def test_every_front_passes_every_option_by_its_name(monkeypatch):
     for front, module, call in _fronts():
         seen: dict = {}
 
-        def fake(mechanism="mvc", epsilon=None, **kw):
+        def fake(mechanism="mvc", epsilon=None, *, seen=seen, **kw):
             seen.update(mechanism=mechanism, epsilon=epsilon, **kw)
             raise _Captured
 
