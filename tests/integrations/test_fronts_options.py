@@ -123,6 +123,22 @@ def test_fronts_that_cannot_run_dp_prompt_say_why_in_one_line():
         textdp.privatize(["w1"], mechanism="dp_prompt", epsilon=100.0, deny_list=["w1"])
 
 
+def test_a_generator_inside_a_spec_is_never_shipped_to_ray_actors():
+    import dataclasses
+
+    import numpy as np
+
+    pytest.importorskip("ray")
+    from textdp.integrations.ray import check_no_generator
+    from textdp.spec import release_spec
+
+    spec = release_spec("mvc", 8.0, seed=1)
+    check_no_generator(spec)
+    bad = dataclasses.replace(spec, params=(("rng", np.random.default_rng(0)),))
+    with pytest.raises(ValueError, match="random generator"):
+        check_no_generator(bad)
+
+
 # --- dp_prompt through textdp.privatize, with the tiny test model of test_dp_prompt.py --------
 WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]
 

@@ -48,6 +48,7 @@ public pair the datasets front uses.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -254,6 +255,8 @@ def check_no_generator(obj: Any, depth: int = 3) -> None:
         return
     if isinstance(obj, dict):
         items = list(obj.values())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # a ReleaseSpec (slots)
+        items = [getattr(obj, f.name) for f in dataclasses.fields(obj)]
     elif isinstance(obj, list | tuple):
         items = list(obj)
     else:
