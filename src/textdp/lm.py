@@ -305,20 +305,16 @@ def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = No
 
     ``ledger`` (a path or a :class:`textdp.ledger.Ledger`), ``ledger_policy`` and ``budget`` as in
     :func:`textdp.privatize`: pure ε-DP per document composes by adding ε's, whatever the model.
+    The texts only: ``textdp.privatize(texts, mechanism="dp_prompt", ...)`` returns the report
+    too.
     """
     from textdp.ledger import as_ledger
+    from textdp.spec import release_spec
 
     book = as_ledger(ledger, ledger_policy, budget)
-    runner = Paraphraser(model=model, seed=seed, batch_size=batch_size, **params)
-    texts = list(texts)
-    if book is None:
-        return runner.run(texts)
-    from textdp.privacy.fingerprint import fingerprint_texts
-
-    fingerprint, count = fingerprint_texts(texts)
-    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
-                      seed=seed, space="any two documents"):
-        return runner.run(texts)
+    spec = release_spec("dp_prompt", params.pop("epsilon", None), seed=seed, model=model,
+                        **params)
+    return privatize_spec(spec, texts, batch_size=batch_size, book=book)[0]
 
 
 def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = None,
