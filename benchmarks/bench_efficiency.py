@@ -20,7 +20,7 @@ N_TOKENS = 100_000
 
 def run() -> str:
     rows, skipped = [], []
-    for name in registry.available():
+    for name in registry.available("word"):
         eps = EPSILON.get(name, 10.0)
         try:
             rows.append(measure_efficiency(name, eps, n_tokens=N_TOKENS, repeats=3))

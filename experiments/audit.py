@@ -3,7 +3,7 @@
     python -m experiments.audit                     # → docs/audit.md, docs/audit/ (PNG, results)
     python -m experiments.audit --draws 1000000     # the size (hours on 2 cores)
 
-For each mechanism of ``textdp.mechanisms.available()`` (Vickrey twice: as specified, with the
+For each mechanism of ``textdp.mechanisms.available("word")`` (Vickrey twice: as specified, with the
 input word excluded, and in its ε·d variant; 1-Diffractor with both methods), at an ε in the
 range its documentation uses: :func:`textdp.audit.audit` on the ``--pairs`` closest pairs of
 GloVe 6B 50d (textdp's default vocabulary), ``--draws`` draws per word, α = ``--alpha`` per

@@ -11,6 +11,8 @@ the secure generator.
   ``local_files_only``), with a sha256 fingerprint of its weights file(s).
 * :func:`generate_ids` — batched generation with left padding and a KV cache.
 * :class:`Paraphraser` — texts in, private paraphrases out, and the privacy report.
+* :func:`privatize_spec` — what ``textdp.privatize(texts, mechanism="dp_prompt", ...)`` runs:
+  the texts and the report (with its ``ledger`` section when a ledger guards the release).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from textdp._guide import MissingExtra, install_hint
 from textdp.mechanisms.prompt import DPPrompt
 
 __all__ = ["DEFAULT_GGUF", "LanguageModel", "Paraphraser", "default_model_path", "generate_ids",
-           "load_model", "paraphrase"]
+           "load_model", "paraphrase", "privatize_spec"]
 
 INSTALL_HINT = install_hint("lm", "DP-Prompt (torch and transformers)")
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -303,17 +305,37 @@ def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = No
 
     ``ledger`` (a path or a :class:`textdp.ledger.Ledger`), ``ledger_policy`` and ``budget`` as in
     :func:`textdp.privatize`: pure ε-DP per document composes by adding ε's, whatever the model.
+    The texts only: ``textdp.privatize(texts, mechanism="dp_prompt", ...)`` returns the report
+    too.
     """
     from textdp.ledger import as_ledger
+    from textdp.spec import release_spec
 
     book = as_ledger(ledger, ledger_policy, budget)
-    runner = Paraphraser(model=model, seed=seed, batch_size=batch_size, **params)
+    spec = release_spec("dp_prompt", params.pop("epsilon", None), seed=seed, model=model,
+                        **params)
+    return privatize_spec(spec, texts, batch_size=batch_size, book=book)[0]
+
+
+def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = None,
+                   book: Any = None, input_name: str | None = None
+                   ) -> tuple[list[str], dict[str, Any]]:
+    """Run the prompt release ``spec`` (:func:`textdp.spec.release_spec` with ``dp_prompt``)
+    over ``texts``: (the paraphrases, the report). ``book``, a :class:`textdp.ledger.Ledger` or
+    None, guards the release (checked before the model runs, recorded after) and its section
+    is attached to the report. Pure ε-DP per document composes by adding ε's, whatever the model.
+    """
+    runner = spec.paraphraser(batch_size=batch_size)
     texts = list(texts)
     if book is None:
-        return runner.run(texts)
+        out = runner.run(texts)
+        return out, runner.report()
     from textdp.privacy.fingerprint import fingerprint_texts
 
     fingerprint, count = fingerprint_texts(texts)
     with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
-                      seed=seed, space="any two documents"):
-        return runner.run(texts)
+                      seed=spec.seed, space="any two documents",
+                      input_name=input_name) as release:
+        out = runner.run(texts)
+        report = release.attach(runner.report())
+    return out, report

@@ -2,8 +2,15 @@
 
 ``series.textdp.privatize(mechanism="mvc", epsilon=8)`` returns a Series with the same index, name
 and (for text dtypes) dtype; ``df.textdp.privatize(columns=["a", "b"], ...)`` returns a DataFrame
-with those columns privatised and the other columns untouched. The privacy report goes to
-``.attrs["textdp_report"]`` (a DataFrame's: one report per column, by column name).
+with those columns privatised and the other columns untouched. ``columns`` is required: no column
+is privatised unless it is named (an identifier or a code in a string column would come back
+masked, and every column spends ε). A named column that does not hold text (numbers, dicts) is
+refused, before any column is released. The privacy report goes to ``.attrs["textdp_report"]``
+(a DataFrame's: one report per column, by column name), and a DataFrame's ε per column and in
+total to ``.attrs["textdp_budget"]``.
+
+The options are those of :func:`textdp.spec.release_spec` (the same names in every front:
+:data:`textdp.spec.OPTION_NAMES`), built into one release spec per call; ``dp_prompt`` works too.
 
 Which documents, and which generator each uses:
 
@@ -27,7 +34,7 @@ repository root).
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,23 +47,17 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise MissingExtra(install_hint("pandas", "textdp.pandas")) from exc
 
-from textdp.allocation import allocation_params
-from textdp.pipeline import build_mechanism
-from textdp.pipeline import privatize as _privatize
+from textdp._checks import check_seed
+from textdp.ledger import as_ledger
+from textdp.pipeline import run_spec
+from textdp.spec import ReleaseSpec, release_spec
 
-__all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "REPORT_KEY"]
+__all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "REPORT_KEY", "BUDGET_KEY"]
 
 #: Where the report is stored: ``result.attrs[REPORT_KEY]``.
 REPORT_KEY = "textdp_report"
-
-# Options of textdp.privatize that configure the run, not the mechanism.
-_RUN_OPTIONS = frozenset(inspect.signature(_privatize).parameters) - {
-    "texts", "mechanism", "epsilon", "seed", "vocabulary", "params"}
-
-
-def _split_options(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    run = {k: v for k, v in kwargs.items() if k in _RUN_OPTIONS}
-    return run, {k: v for k, v in kwargs.items() if k not in _RUN_OPTIONS}
+#: Where a DataFrame's ε per column and in total is stored: ``result.attrs[BUDGET_KEY]``.
+BUDGET_KEY = "textdp_budget"
 
 
 def _documents(series: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -68,8 +69,8 @@ def _documents(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     if set(map(type, texts)) - {str}:
         for r, t in zip(rows.tolist(), texts, strict=True):
             if not isinstance(t, str):
-                raise TypeError(f"row {series.index[r]!r} of {series.name!r} is "
-                                f"{type(t).__name__}, expected a string or a missing value")
+                raise TypeError(f"column {series.name!r} holds {type(t).__name__} at row "
+                                f"{series.index[r]!r}, expected strings (or missing values)")
     return rows, texts
 
 
@@ -84,32 +85,70 @@ def _rebuild(series: pd.Series, rows: np.ndarray, texts: list[str]) -> pd.Series
     return pd.Series(values, index=series.index, name=series.name, dtype=dtype)
 
 
-def privatize_series(series: pd.Series, mechanism: Any = "mvc", epsilon: float | None = None,
-                     *, seed: int | None = None, **kwargs: Any) -> pd.Series:
-    """Privatise the texts of ``series`` (see the module docstring); report in ``.attrs``.
+def _is_text(dtype: Any) -> bool:
+    """A dtype that may hold text: a string dtype, ``object`` or a categorical of either."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    return pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
 
-    ``mechanism`` is a name or a built word mechanism; ``kwargs`` are the options of
-    :func:`textdp.privatize` (``oov``, ``mask_token``, ``keep_stopwords``, ``identifiers``, …,
-    ``vocabulary``) and the mechanism's parameters.
-    """
-    if not isinstance(series, pd.Series):
-        raise TypeError(f"expected a pandas Series, got {type(series).__name__}")
-    kwargs, epsilon = allocation_params(kwargs, epsilon, mechanism)
-    run, params = _split_options(kwargs)
-    mech = build_mechanism(mechanism, epsilon, params.pop("vocabulary", None), params)
-    rows, texts = _documents(series)
-    if run.get("ledger") is not None:
-        run.setdefault("input_name", None if series.name is None
-                       else f"DataFrame column {series.name!r}")
-    result = _privatize(texts, mech, seed=seed, **run)
+
+def _release(series: pd.Series, documents: tuple[np.ndarray, list[str]], spec: ReleaseSpec,
+             book: Any, batch_size: int | None) -> pd.Series:
+    """One column released under ``spec``: the Series, its report in ``.attrs``."""
+    rows, texts = documents
+    result = run_spec(spec, texts, batch_size=batch_size, book=book,
+                      input_name=None if series.name is None
+                      else f"DataFrame column {series.name!r}")
     out = _rebuild(series, rows, result.texts)
-    report = result.report
+    out.attrs = {**series.attrs, REPORT_KEY: _pandas_section(result.report, series, rows)}
+    return out
+
+
+def _pandas_section(report: dict[str, Any], series: pd.Series, rows: np.ndarray
+                    ) -> dict[str, Any]:
+    """What this front adds to a column's report: ``engine`` and the ``pandas`` section."""
     report["engine"] = "pandas"
     report["pandas"] = {"rows": int(len(series)), "missing": int(len(series) - rows.size),
                         "column": None if series.name is None else str(series.name),
                         "document_numbering": "row order, missing values skipped"}
-    out.attrs = {**series.attrs, REPORT_KEY: report}
-    return out
+    return report
+
+
+def _frame_budget(reports: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """ε per column and in total (:data:`BUDGET_KEY`): the columns of one row belong to one
+    person, so their releases compose sequentially (ε's add, rounded up; guarantees in
+    different metrics are listed side by side, not summed: :func:`textdp.privacy.composition.compose`).
+    """
+    from textdp.privacy.composition import Spend, compose
+
+    per_column = {c: {"notion": r["guarantee"].get("notion"),
+                      "epsilon": r["guarantee"].get("epsilon"),
+                      "delta": r["guarantee"].get("delta")} for c, r in reports.items()}
+    total = compose(Spend.from_guarantee(r["guarantee"], release=c,
+                                         space=str((r.get("vocabulary") or {}).get("fingerprint", "")))
+                    for c, r in reports.items())
+    return {"per_column": per_column, "total": total.to_dict(),
+            "composition": "sequential over the columns: a row's texts in every named column "
+                           "are released once per column, so their ε's add"}
+
+
+def privatize_series(series: pd.Series, mechanism: Any = "mvc", epsilon: float | None = None,
+                     *, seed: int | None = None, batch_size: int | None = None,
+                     ledger: Any = None, ledger_policy: str = "warn",
+                     budget: float | None = None, **options: Any) -> pd.Series:
+    """Privatise the texts of ``series`` (see the module docstring); report in ``.attrs``.
+
+    ``mechanism`` is a name (:func:`textdp.mechanisms.available`, ``dp_prompt`` included) or a
+    built word mechanism; ``options`` are those of :func:`textdp.spec.release_spec` (``oov``,
+    ``mask_token``, ``keep_stopwords``, ``identifiers``, ``deny_list``, …, ``vocabulary``,
+    ``allocation``) and the mechanism's parameters; ``batch_size`` and the ledger as in
+    :func:`textdp.privatize`.
+    """
+    if not isinstance(series, pd.Series):
+        raise TypeError(f"expected a pandas Series, got {type(series).__name__}")
+    book = as_ledger(ledger, ledger_policy, budget)
+    spec = release_spec(mechanism, epsilon, seed=seed, **options)
+    return _release(series, _documents(series), spec, book, batch_size)
 
 
 @pd.api.extensions.register_series_accessor("textdp")
@@ -120,9 +159,9 @@ class SeriesAccessor:
         self._series = series
 
     def privatize(self, mechanism: Any = "mvc", epsilon: float | None = None, *,
-                  seed: int | None = None, **kwargs: Any) -> pd.Series:
+                  seed: int | None = None, **options: Any) -> pd.Series:
         """A Series of private texts; see :func:`privatize_series`."""
-        return privatize_series(self._series, mechanism, epsilon, seed=seed, **kwargs)
+        return privatize_series(self._series, mechanism, epsilon, seed=seed, **options)
 
 
 @pd.api.extensions.register_dataframe_accessor("textdp")
@@ -134,38 +173,51 @@ class DataFrameAccessor:
 
     def privatize(self, columns: Sequence[Any] | Any = None, mechanism: Any = "mvc",
                   epsilon: float | None = None, *,
-                  seed: int | Mapping[Any, int] | None = None, **kwargs: Any) -> pd.DataFrame:
+                  seed: int | Mapping[Any, int] | None = None, batch_size: int | None = None,
+                  ledger: Any = None, ledger_policy: str = "warn", budget: float | None = None,
+                  **options: Any) -> pd.DataFrame:
         """A copy of the frame with ``columns`` privatised, each a separate release (ε each).
 
-        ``columns`` defaults to every column of a string or object dtype. ``seed`` is None, one
-        integer for every column, or ``{column: seed}`` (columns left out are unseeded). The
-        mechanism is built once and shared; the reports are in
-        ``.attrs["textdp_report"][column]``.
+        ``columns`` (required) names the text columns to privatise; the others are untouched.
+        ``seed`` is None, one integer for every column, or ``{column: seed}`` (columns left out
+        are unseeded). One release spec is built and shared; the reports are in
+        ``.attrs["textdp_report"][column]``, the ε per column and in total in
+        ``.attrs["textdp_budget"]``. With a ledger, each column is its own release in it.
         """
         frame = self._frame
+        text_columns = [c for c in frame.columns if _is_text(frame[c].dtype)]
         if columns is None:
-            columns = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)
-                       or frame[c].dtype == object]
-        elif isinstance(columns, str) or not isinstance(columns, Sequence):
+            raise ValueError("name the columns to privatise: columns=[...] (text columns: "
+                             f"{', '.join(map(repr, text_columns)) or 'none'})")
+        if isinstance(columns, str) or not isinstance(columns, Sequence):
             columns = [columns]
         columns = list(columns)
         missing = [c for c in columns if c not in frame.columns]
-        if missing or not columns:
-            raise KeyError(f"no such column(s): {missing!r} ({names_listing(str(missing[0]), frame.columns)})"
-                           if missing else "no text columns")
+        if missing:
+            raise KeyError(f"no such column(s): {missing!r} "
+                           f"({names_listing(str(missing[0]), frame.columns)})")
+        if not columns:
+            raise ValueError("columns is empty: name the text columns to privatise")
         if len(set(columns)) != len(columns):
             raise ValueError(f"a column is named twice in {columns!r}")
+        not_text = [c for c in columns if not _is_text(frame[c].dtype)]
+        if not_text:
+            raise TypeError(f"column {not_text[0]!r} holds {frame[not_text[0]].dtype}, not text "
+                            f"(text columns: {', '.join(map(repr, text_columns)) or 'none'})")
         if isinstance(seed, Mapping):
             unknown = set(seed) - set(columns)
             if unknown:
                 raise ValueError(f"seeds given for columns not privatised: {sorted(map(str, unknown))}")
-        run, params = _split_options(kwargs)
-        mech = build_mechanism(mechanism, epsilon, params.pop("vocabulary", None), params)
+        book = as_ledger(ledger, ledger_policy, budget)
+        per_column = isinstance(seed, Mapping)
+        spec = release_spec(mechanism, epsilon, seed=None if per_column else seed, **options)
+        # Every column is checked (a dict among the texts) before any is released.
+        documents = {c: _documents(frame[c]) for c in columns}
         out = frame.copy()
         reports: dict[str, Any] = {}
         for c in columns:
-            s = seed.get(c) if isinstance(seed, Mapping) else seed
-            col = privatize_series(frame[c], mech, seed=s, **run)
+            one = dataclasses.replace(spec, seed=check_seed(seed.get(c))) if per_column else spec
+            col = _release(frame[c], documents[c], one, book, batch_size)
             reports[str(c)] = col.attrs[REPORT_KEY]
             out[c] = col
         shared = [c for c in columns if not isinstance(seed, Mapping) and seed is not None]
@@ -174,5 +226,5 @@ class DataFrameAccessor:
                     "draws from the same stream (seed, i), so their noise is correlated")
             for c in shared:
                 reports[str(c)]["warnings"].append(note)
-        out.attrs = {**frame.attrs, REPORT_KEY: reports}
+        out.attrs = {**frame.attrs, REPORT_KEY: reports, BUDGET_KEY: _frame_budget(reports)}
         return out

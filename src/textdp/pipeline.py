@@ -33,7 +33,7 @@ import numpy as np
 
 from textdp import _random
 from textdp._checks import check_probability, check_seed
-from textdp.allocation import Allocation, Allocator, resolve_allocation
+from textdp.allocation import Allocation, Allocator
 from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text import TokenClass, restore_case
@@ -43,7 +43,7 @@ from textdp.text.identifiers import DENIED, Identifiers
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
 
-__all__ = ["OOVPolicy", "Privatizer", "PrivatizeResult", "privatize", "DEFAULT_MASK"]
+__all__ = ["OOVPolicy", "Privatizer", "PrivatizeResult", "privatize", "run_spec", "DEFAULT_MASK"]
 
 DEFAULT_MASK = "[MASK]"
 
@@ -55,6 +55,9 @@ SEGMENT_CHARS = 1 << 16
 #: Default bound on the characters privatised in one vectorised step (memory ~ tokens, not
 #: documents: a 30 MB line is privatised 256 Ki characters at a time).
 DEFAULT_BATCH_CHARS = 1 << 18
+#: Documents per call to :meth:`Privatizer.run` in :func:`privatize` (never the output of a
+#: seeded run).
+DEFAULT_BATCH_SIZE = 4096
 
 _BREAK = re.compile(r"\s(?=\S)")
 _INSIDE = frozenset({"Mn", "Mc", "Me", "Cf"})  # a hard cut never lands before one of these
@@ -753,7 +756,7 @@ def build_mechanism(mechanism: str | WordMechanism, epsilon: float | None,
 def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               epsilon: float | None = None, *, seed: int | None = None, oov: str = "mask",
               mask_token: str = DEFAULT_MASK, keep_stopwords: bool = False,
-              vocabulary: Vocabulary | None = None, batch_size: int = 4096,
+              vocabulary: Vocabulary | None = None, batch_size: int | None = None,
               unchanged_warning: float = DEFAULT_UNCHANGED_WARNING,
               batch_chars: int = DEFAULT_BATCH_CHARS,
               identifiers: bool | Identifiers = True,
@@ -768,12 +771,18 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
               entities: str | Sequence[str] | bool | Entities | None = "default",
               allow_list: Iterable[str] | None = None,
               **params: Any) -> PrivatizeResult:
-    """Privatise ``texts`` word by word and report the guarantee.
+    """Privatise ``texts`` and report the guarantee: word by word, or (``dp_prompt``) each
+    document rewritten by a language model.
+
+    The options are those of :func:`textdp.spec.release_spec` (the same names in every front:
+    :data:`textdp.spec.OPTION_NAMES`), plus this front's ``batch_size`` and ledger.
 
     Args:
         texts: documents (strings).
-        mechanism: a name from :func:`textdp.mechanisms.available` or a built mechanism.
-        epsilon: privacy parameter (per unit of the mechanism's metric).
+        mechanism: a name from :func:`textdp.mechanisms.available` (word mechanisms and
+            ``dp_prompt``) or a built word mechanism.
+        epsilon: privacy parameter (per unit of the mechanism's metric; for ``dp_prompt``, per
+            document).
         seed: None (OS entropy, for production) or an integer (reproducible; flagged).
         oov: policy for out-of-vocabulary words, numbers and identifiers: mask, keep, drop,
             random (see :class:`OOVPolicy`).
@@ -784,8 +793,9 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             terms released as they are: see :class:`Privatizer`.
         unchanged_warning: warn in the report when the expected fraction of privatised words
             returned unchanged exceeds it (default 0.5).
-        batch_size, batch_chars: documents and characters per vectorised step (memory vs.
-            speed; never the output of a seeded run).
+        batch_size, batch_chars: documents (default 4096; for ``dp_prompt``, documents per
+            generation batch, default :data:`textdp.lm.DEFAULT_BATCH_SIZE`) and characters per
+            vectorised step (memory vs. speed; never the output of a seeded run).
         ledger, ledger_policy, budget: a privacy ledger (a path or a :class:`textdp.ledger.Ledger`),
             its policy (``warn`` or ``refuse``) and ε budget per input: the report gains
             ``ledger`` (earlier releases of these texts, cumulative guarantee), ``refuse`` raises
@@ -796,36 +806,58 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
             :class:`textdp.allocation.Allocation`; with a rule name, ``epsilon_document`` (and
             optionally ``epsilon_floor``, ``epsilon_ceiling``) replace ``epsilon``
             (docs/allocation.md).
-        **params: further mechanism parameters.
+        **params: further mechanism parameters (for ``dp_prompt``: ``epsilon_per_token`` or
+            ``temperature`` instead of ``epsilon``, ``max_new_tokens``, ``clip_low``,
+            ``clip_high``, ``template``, and ``model``: a local model path or a
+            :class:`textdp.lm.LanguageModel`; the word policy options do not apply to it).
 
     Returns:
         ``.texts`` (one output per input, in order) and ``.report`` (a JSON-ready dict).
     """
     from textdp.ledger import as_ledger
+    from textdp.spec import release_spec
 
     book = as_ledger(ledger, ledger_policy, budget)
-    allocation, epsilon = resolve_allocation(allocation, epsilon, epsilon_document, epsilon_floor,
-                                             epsilon_ceiling, mechanism)
-    mech = build_mechanism(mechanism, epsilon, vocabulary, params)
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
-    if not isinstance(batch_size, int) or batch_size < 1:
+    spec = release_spec(
+        mechanism, epsilon, seed=seed, vocabulary=vocabulary, oov=oov, mask_token=mask_token,
+        keep_stopwords=keep_stopwords, identifiers=identifiers,
+        identifier_labels=identifier_labels, identifier_patterns=identifier_patterns,
+        deny_list=deny_list, phone_regions=phone_regions, entities=entities,
+        allow_list=allow_list, allocation=allocation, epsilon_document=epsilon_document,
+        epsilon_floor=epsilon_floor, epsilon_ceiling=epsilon_ceiling,
+        unchanged_warning=unchanged_warning, batch_chars=batch_chars, **params)
+    return run_spec(spec, texts, batch_size=batch_size, book=book, input_name=input_name)
+
+
+def run_spec(spec: Any, texts: Iterable[str], *, batch_size: int | None = None,
+             book: Any = None, input_name: str | None = None) -> PrivatizeResult:
+    """Run one release ``spec`` (:class:`textdp.spec.ReleaseSpec`) over ``texts``, guarded by the
+    ledger ``book`` (a :class:`textdp.ledger.Ledger` or None): what :func:`textdp.privatize` does
+    once its keywords are a spec, for the fronts that build the spec themselves (pandas)."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not a single string")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                   or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    runner = Privatizer(mech, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
-                        seed=seed, unchanged_warning=unchanged_warning, batch_chars=batch_chars,
-                        identifiers=identifiers, identifier_labels=identifier_labels,
-                        identifier_patterns=identifier_patterns, deny_list=deny_list,
-                        allocation=allocation, phone_regions=phone_regions,
-                        entities=entities, allow_list=allow_list)
     texts = list(texts)
+    if spec.kind == "prompt":
+        from textdp.lm import privatize_spec
+
+        out, report = privatize_spec(spec, texts, batch_size=batch_size, book=book,
+                                     input_name=input_name)
+        return PrivatizeResult(out, report)
+    runner = spec.privatizer()
+    size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     if book is None:
-        return PrivatizeResult(_run_all(runner, texts, batch_size), runner.report())
+        return PrivatizeResult(_run_all(runner, texts, size), runner.report())
     from textdp.privacy.fingerprint import fingerprint_texts
 
     fingerprint, count = fingerprint_texts(texts)
-    with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
-                      seed=seed, input_name=input_name) as release:
-        out = _run_all(runner, texts, batch_size)
+    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
+                      seed=spec.seed, input_name=input_name) as release:
+        out = _run_all(runner, texts, size)
         report = release.attach(runner.report())
     return PrivatizeResult(out, report)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from numbers import Real
 from typing import Any
 
 from textdp._checks import check_probability, check_seed
@@ -126,14 +127,33 @@ class ReleaseSpec:
         """The built mechanism (built once per process and spec; a worker builds its own)."""
         if not isinstance(self.mechanism, str):
             return self.mechanism
-        key = (self, id(self.vocabulary))
-        hit = _BUILT.get(key)
-        if hit is None:
-            hit = _build(self)
+        # Keyed on what the mechanism is built from (not the policy, whose Identifiers or
+        # Entities objects may hold dicts); a parameter that cannot be hashed is not cached.
+        key = (self.mechanism, self.epsilon, self.params, id(self.vocabulary))
+        try:
+            hit = _BUILT.get(key)
+        except TypeError:
+            return _build(self)
+        if hit is None or hit[0] is not self.vocabulary:
+            hit = (self.vocabulary, _build(self))
             if len(_BUILT) >= 8:
                 _BUILT.pop(next(iter(_BUILT)))
             _BUILT[key] = hit
-        return hit
+        return hit[1]
+
+    def paraphraser(self, *, batch_size: int | None = None, single_line: bool = False) -> Any:
+        """A fresh :class:`textdp.lm.Paraphraser` running this spec (prompt mechanisms): the
+        language model is the ``model`` parameter (a path, a :class:`textdp.lm.LanguageModel`,
+        or None for the default)."""
+        if self.kind != "prompt":
+            raise ValueError(f"mechanism {self.name!r} is a word mechanism: run it with "
+                             "spec.privatizer()")
+        from textdp import lm
+
+        return lm.Paraphraser(self.mechanism_object(), model=dict(self.params).get("model"),
+                              seed=self.seed, single_line=single_line,
+                              batch_size=lm.DEFAULT_BATCH_SIZE if batch_size is None
+                              else batch_size)
 
     def privatizer(self) -> Any:
         """A fresh :class:`textdp.pipeline.Privatizer` running this spec (word mechanisms)."""
@@ -147,7 +167,7 @@ class ReleaseSpec:
                           allocation=self.allocation, **self.policy.options())
 
 
-_BUILT: dict[tuple[ReleaseSpec, int], Any] = {}
+_BUILT: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
 def _build(spec: ReleaseSpec) -> Any:
@@ -157,6 +177,7 @@ def _build(spec: ReleaseSpec) -> Any:
 
         if spec.vocabulary is not None:
             raise ValueError("dp_prompt takes no vocabulary")
+        params.pop("model", None)  # the language model runs the mechanism (paraphraser())
         return DPPrompt(epsilon=spec.epsilon, **params)
     from textdp.mechanisms import create
 
@@ -183,7 +204,8 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
                  batch_chars: int = 1 << 18, **params: Any) -> ReleaseSpec:
     """The one place keyword arguments become a release: checked here, once, for every front.
 
-    ``params`` are the mechanism's own parameters (``n_lists``, ``k``, …); a name that is
+    ``params`` are the mechanism's own parameters (``n_lists``, ``k``, …; for ``dp_prompt``
+    also ``model``, the language model: a path or a :class:`textdp.lm.LanguageModel`); a name that is
     neither an option nor a parameter of the mechanism is a ValueError naming the nearest
     option. The mechanism is built here (so every error surfaces before any text is read) and
     kept in a per-process cache.
@@ -193,7 +215,7 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
     from textdp.mechanisms.base import WordMechanism
 
     built = not isinstance(mechanism, str)
-    names = sorted(set(registry.available()) | PROMPT_MECHANISMS)
+    names = registry.available()  # word and prompt mechanisms
     if not built and mechanism not in names:
         raise ValueError(f"unknown mechanism {mechanism!r}; "
                          f"{names_listing(str(mechanism), names, 'available')}")
@@ -209,6 +231,8 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
             raise ValueError("epsilon is required")
         if built and not isinstance(mechanism, WordMechanism):
             raise TypeError("mechanism must be a name or a textdp word mechanism")
+    if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, Real)):
+        raise TypeError(f"epsilon must be a number, got {epsilon!r}")
     if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
         raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
     policy = TokenPolicy(
@@ -226,7 +250,17 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
                            unchanged_warning, "unchanged_warning", open_low=False,
                            open_high=False),
                        batch_chars=batch_chars)
+    if spec.kind == "prompt":
+        # The token policy is the word mechanisms': a prompt mechanism rewrites whole documents.
+        unused = [f.name for f in fields(TokenPolicy)
+                  if getattr(policy, f.name) != getattr(_DEFAULT_POLICY, f.name)]
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: not used by {spec.name} (it rewrites whole "
+                             "documents with a language model)")
     spec.mechanism_object()  # every mechanism error now, before any text is read
     if spec.kind == "word":
         spec.privatizer()  # every policy error now
     return spec
+
+
+_DEFAULT_POLICY = TokenPolicy()

@@ -34,7 +34,7 @@ ALPHA = 1e-6
 # exact law that may not have landed yet (skipped until they are registered).
 # Every registered mechanism with an exact law; the known ones must be among them, so the
 # agreement test below can never pass by having nothing to check.
-CANDIDATES = sorted(n for n in registry.available()
+CANDIDATES = sorted(n for n in registry.available("word")
                     if callable(getattr(registry.get(n), "output_distribution", None)))
 
 

@@ -14,6 +14,7 @@ import textdp
 import textdp.pandas  # noqa: F401 - registers the accessor
 from textdp.cli import main
 from textdp.integrations.datasets import COUNTERS_COLUMN, _fingerprint, privatize
+from textdp.spec import release_spec
 
 TEXTS = ["The food was great, but the waiter was rude.", None, "Call jsmith@acme.com today!",
          "Cold soup and warm beer in the old town.", "", "I LOVED it.", None,
@@ -83,14 +84,15 @@ def test_seeded_fingerprint_depends_on_everything_the_output_does(ds, tmp_path):
     b, rb = privatize(disk, epsilon=8, seed=5)
     assert ra["datasets"]["fingerprint"] == rb["datasets"]["fingerprint"]
     assert a["text"][:] == b["text"][:] and ra["documents"] == rb["documents"]  # replayed: same
-    mvc8, mvc9 = textdp.mechanisms.create("mvc", epsilon=8), textdp.mechanisms.create("mvc", epsilon=9)
-    assert _fingerprint(disk, "text", 5, mvc8, {}) == ra["datasets"]["fingerprint"]
-    other = {_fingerprint(disk, "text", 6, mvc8, {}), _fingerprint(disk, "text", 5, mvc9, {}),
-             _fingerprint(disk, "text", 5, mvc8, {"oov": "keep"}),
-             _fingerprint(disk.select(range(4)), "text", 5, mvc8, {}),
-             _fingerprint(disk.rename_column("text", "body"), "body", 5, mvc8, {})}
+    def fp(d=disk, column="text", seed=5, epsilon=8, **options):
+        spec = release_spec("mvc", epsilon, seed=seed, **options)
+        return _fingerprint(d, column, spec, spec.mechanism_object())
+
+    assert fp() == ra["datasets"]["fingerprint"]
+    other = {fp(seed=6), fp(epsilon=9), fp(oov="keep"), fp(disk.select(range(4))),
+             fp(disk.rename_column("text", "body"), "body")}
     assert ra["datasets"]["fingerprint"] not in other and len(other) == 5
-    assert _fingerprint(disk, "text", None, mvc8, {}) != _fingerprint(disk, "text", None, mvc8, {})
+    assert fp(seed=None) != fp(seed=None)
 
 
 def test_allocation_runs_on_every_process_and_is_in_the_fingerprint(ds):
@@ -119,9 +121,45 @@ def test_errors(ds):
         privatize(ds, column="body", epsilon=8)
     with pytest.raises(TypeError, match="strings"):
         privatize(ds, column="id", epsilon=8)
-    with pytest.raises(TypeError, match="DatasetDict"):
-        privatize(datasets.DatasetDict({"train": ds}), epsilon=8)
+    with pytest.raises(TypeError, match="Dataset or DatasetDict"):
+        privatize({"train": ds}, epsilon=8)
+    with pytest.raises(ValueError, match="not both"):
+        privatize(ds, column="id", columns=["text"], epsilon=8)
+    with pytest.raises(ValueError, match="dp_prompt is not run by the datasets front") as err:
+        privatize(ds, mechanism="dp_prompt", epsilon=100.0)
+    assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="epsilon"):
         privatize(ds)
     with pytest.raises(ValueError, match="reserved"):
         privatize(ds.add_column(COUNTERS_COLUMN, [None] * len(ds)), epsilon=8)
+
+
+# --- front semantics (issue 23, item 6) -------------------------------------------------------
+def test_a_dataset_dict_is_privatised_split_by_split_with_a_budget(ds):
+    small = datasets.Dataset.from_dict({"text": ["Cold soup.", None, "A quiet street."]})
+    splits = datasets.DatasetDict({"train": ds, "test": small})
+    out, report = privatize(splits, epsilon=8, seed=3, batch_size=4)
+    assert isinstance(out, datasets.DatasetDict) and set(out) == {"train", "test"}
+    for name, split in splits.items():
+        alone, r = privatize(split, epsilon=8, seed=3)
+        assert out[name]["text"] == alone["text"]
+        assert report["splits"][name]["documents"] == r["documents"]
+    (total,) = report["budget"]["total"]
+    assert total["epsilon"] == 8.0  # disjoint rows: parallel composition, not 16
+
+
+def test_several_columns_at_once_each_a_release(tmp_path):
+    two = datasets.Dataset.from_dict({"a": ["The food was great.", None], "b": ["Cold soup.", "Hi."],
+                                      "n": [1, 2]})
+    out, report = privatize(two, columns=["a", "b"], epsilon=4, seed=1,
+                            ledger=tmp_path / "l.jsonl")
+    for c in "ab":
+        assert out[c] == privatize(two, column=c, epsilon=4, seed=1)[0][c]
+        assert report["columns"][c]["datasets"]["column"] == c
+    assert out["n"] == [1, 2]
+    assert report["budget"]["per_column"] == {"a": 4.0, "b": 4.0}
+    (group,) = report["budget"]["columns"]["groups"]
+    assert group["epsilon"] == 8.0  # a row's two columns: sequential composition
+    assert len((tmp_path / "l.jsonl").read_text().splitlines()) == 4  # pending + complete, twice
+    assert privatize(two, ["a", "b"], epsilon=4, seed=1)[0]["b"] == out["b"]
+    json.dumps(report)

@@ -102,3 +102,34 @@ def test_budget_allocation_as_in_privatize():
     assert out.attrs["textdp_report"]["allocation"] == api.report["allocation"]
     with pytest.raises(ValueError, match="epsilon_document"):
         pd.Series(texts).textdp.privatize(allocation="position", epsilon=3)
+
+
+# --- front semantics (issue 23, item 6) -------------------------------------------------------
+def test_columns_are_required_and_the_error_lists_the_text_columns(mech):
+    df = pd.DataFrame({"ticket_id": ["ABSTAINING-42"], "body": ["The food was great."],
+                       "n": [1]})
+    with pytest.raises(ValueError, match="columns=") as err:
+        df.textdp.privatize(mechanism=mech)
+    assert "'ticket_id', 'body'" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_non_text_columns_are_refused_before_any_release(mech, tmp_path):
+    df = pd.DataFrame({"body": ["The food was great.", "Cold soup."],
+                       "meta": [{"a": 1}, {"b": 2}], "n": [1, 2]})
+    with pytest.raises(TypeError, match="'n' holds int64, not text"):
+        df.textdp.privatize(columns=["body", "n"], mechanism=mech)
+    ledger = tmp_path / "ledger.jsonl"
+    with pytest.raises(TypeError, match="column 'meta' holds dict") as err:
+        df.textdp.privatize(columns=["body", "meta"], mechanism=mech, ledger=ledger)
+    assert "\n" not in str(err.value)
+    assert not ledger.exists()  # nothing was released, not even the first column
+
+
+def test_epsilon_per_column_and_in_total():
+    df = pd.DataFrame({"a": ["The food was great.", None], "b": ["Cold soup.", "A quiet street."]})
+    out = df.textdp.privatize(columns=["a", "b"], epsilon=3.0, seed={"a": 1, "b": 2})
+    budget = out.attrs["textdp_budget"]
+    assert {c: v["epsilon"] for c, v in budget["per_column"].items()} == {"a": 3.0, "b": 3.0}
+    (group,) = budget["total"]["groups"]
+    assert group["epsilon"] == 6.0 and group["releases"] == ["a", "b"]
+    json.dumps(out.attrs["textdp_budget"])

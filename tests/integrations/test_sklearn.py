@@ -4,6 +4,7 @@ fresh release, seeded transforms reproducible and flagged; the example Pipeline 
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -115,3 +116,68 @@ def test_pipeline_and_the_example_run():
     result = example.main(train=200, test=60, epsilon=8.0, seed=3)
     assert result["train"] == 200 and result["test"] == 60
     assert 0.0 <= result["accuracy_private"] <= 1.0 and 0.0 <= result["accuracy_non_private"] <= 1.0
+
+
+# --- front semantics (issue 23, items 1 and 6) ------------------------------------------------
+def test_every_option_of_privatize_is_a_parameter_under_the_same_name():
+    from textdp.spec import OPTION_NAMES
+
+    assert set(OPTION_NAMES) <= set(TextPrivatizer().get_params())
+    kw = dict(deny_list=["waiter"], mask_token="<M>", identifier_labels={"email": "<E>"},
+              phone_regions=["US"], unchanged_warning=0.9, batch_chars=64, seed=2)
+    t = TextPrivatizer(epsilon=8, **kw)
+    assert t.fit_transform(TEXTS) == textdp.privatize(TEXTS, epsilon=8, **kw).texts
+    assert "[REDACTED]" in t.fit_transform(["the waiter"])[0]
+    assert t.get_params()["deny_list"] is kw["deny_list"]  # stored as given
+    assert clone(t).get_params()["deny_list"] == kw["deny_list"]
+
+
+def test_fit_mode_privatises_the_training_texts_only():
+    t = TextPrivatizer(epsilon=8, seed=5, privatize="fit")
+    train = t.fit_transform(TEXTS)
+    assert train == textdp.privatize(TEXTS, epsilon=8, seed=5).texts != TEXTS
+    assert t.transform(TEXTS) == TEXTS  # later inputs pass through
+    pipe = Pipeline([("privatize", TextPrivatizer(epsilon=8, seed=5, privatize="fit")),
+                     ("tfidf", TfidfVectorizer())]).fit(TEXTS)
+    seen = set(pipe.named_steps["tfidf"].vocabulary_)
+    assert seen == set(TfidfVectorizer().fit(train).vocabulary_)
+    assert pipe.transform(TEXTS).shape[0] == 3
+    with pytest.raises(ValueError, match="privatize must be one of always, fit"):
+        TextPrivatizer(privatize="sometimes").fit(TEXTS)
+
+
+def test_a_search_over_epsilon_warns_with_the_count_and_fills_the_ledger(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+
+    from textdp.sklearn import RepeatedReleaseWarning
+
+    texts = ["a great film", "dull and slow", "I loved it", "a waste of time",
+             "funny and warm", "boring to the end"] * 2
+    labels = [1, 0, 1, 0, 1, 0] * 2
+    book = tmp_path / "ledger.jsonl"
+    pipe = Pipeline([("privatize", TextPrivatizer(epsilon=8, seed=1, ledger=str(book))),
+                     ("tfidf", TfidfVectorizer()), ("clf", LogisticRegression())])
+    search = GridSearchCV(pipe, {"privatize__epsilon": [4.0, 8.0]}, cv=2)
+    with pytest.warns(RepeatedReleaseWarning, match=r"released \d+ times") as caught:
+        search.fit(texts, labels)
+    counts = [int(str(w.message).split("released ")[1].split(" times")[0]) for w in caught
+              if issubclass(w.category, RepeatedReleaseWarning)]
+    assert max(counts) >= 4  # each text: 2 candidates × (1 fit + 1 score) at least, and the refit
+    lines = [json.loads(line) for line in book.read_text().splitlines()]
+    releases = [e for e in lines if e["type"] == "pending"]
+    # 2 candidates × 2 folds × (fit_transform + score's transform), and the final refit
+    assert len(releases) == 2 * 2 * 2 + 1
+    assert sum(e["type"] == "complete" for e in lines) == len(releases)
+
+
+def test_set_output_pandas_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    s = pd.Series(TEXTS, index=["a", "b", "c"], name="review")
+    t = TextPrivatizer(epsilon=8, seed=1).set_output(transform="pandas")
+    out = t.fit_transform(s)
+    assert isinstance(out, pd.Series) and list(out.index) == ["a", "b", "c"]
+    assert out.name == "review" and out.tolist() == textdp.privatize(TEXTS, epsilon=8, seed=1).texts
+    assert t.get_feature_names_out().tolist() == ["review"]
+    assert t.get_feature_names_out(["body"]).tolist() == ["body"]
+    assert TextPrivatizer(epsilon=8, seed=1).fit_transform(s) == out.tolist()  # default: a list

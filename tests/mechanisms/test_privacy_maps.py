@@ -94,7 +94,7 @@ def violations(true, claimed):
 
 
 def test_the_mechanisms_with_exact_laws_are_the_known_ones():
-    have = {n for n in available() if callable(getattr(get(n), "output_distribution", None))}
+    have = {n for n in available("word") if callable(getattr(get(n), "output_distribution", None))}
     assert have == EXACT, "a mechanism with an exact law is not checked by this file (or vanished)"
     assert {name for name, _ in CASES} == EXACT
 
@@ -145,7 +145,7 @@ def _every_word_mechanism(vocab):
     d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
     d0 = d[np.triu_indices(len(vocab), 1)].min()
     out = []
-    for name in available():
+    for name in available("word"):
         eps = 1.1 * smallest_feasible_epsilon(len(vocab), d0) if name == "gumbel" else 1.5
         params = {"cache": False} if name in ("diffractor", "custext", "custext_plus") else {}
         if name == "santext_plus":
@@ -165,7 +165,7 @@ def small_mechanisms(tmp_path_factory):
 
 
 def test_distance_is_symmetric_zero_on_the_diagonal_and_vectorised(small_mechanisms):
-    assert {m.name for m in small_mechanisms} == set(available())
+    assert {m.name for m in small_mechanisms} == set(available("word"))
     for m in small_mechanisms:
         n = len(m.vocabulary)
         a, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
@@ -269,7 +269,7 @@ def test_document_maps():
 # --- parameters declared once ------------------------------------------------------------
 
 def _classes():
-    return [get(n) for n in available()] + [PrivEmb, LaplaceVector, DeepCandidate, Truncation]
+    return [get(n) for n in available("word")] + [PrivEmb, LaplaceVector, DeepCandidate, Truncation]
 
 
 @pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)

@@ -396,7 +396,7 @@ def _word_mechanisms(seed: int):
     from textdp.mechanisms.word.gumbel import smallest_feasible_epsilon
 
     rng = np.random.default_rng(seed)
-    for name in sorted(set(available()) - {"custext", "custext_plus"}):
+    for name in sorted(set(available("word")) - {"custext", "custext_plus"}):
         for case in range(4):
             n, d = 16, int(rng.integers(2, 7))
             scale = float(10.0 ** rng.uniform(-2, 2)) * rng.uniform(0.1, 3.0, d)

@@ -65,7 +65,7 @@ def mechanism_flag(name: str) -> Any:
     """
     from textdp import mechanisms as registry
 
-    owners = [(m, p) for m in registry.available() for p in registry.get(m).PARAMETERS
+    owners = [(m, p) for m in registry.available("word") for p in registry.get(m).PARAMETERS
               if p.name == name and p.flag]
     types = {p.type for _, p in owners}
     if len(types) != 1:
@@ -83,7 +83,7 @@ def mechanism_flags() -> set[str]:
     """The names of the parameters declared with their own flag."""
     from textdp import mechanisms as registry
 
-    return {p.name for m in registry.available() for p in registry.get(m).PARAMETERS if p.flag}
+    return {p.name for m in registry.available("word") for p in registry.get(m).PARAMETERS if p.flag}
 
 
 MethodOption = mechanism_flag("method")

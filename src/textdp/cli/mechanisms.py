@@ -29,7 +29,7 @@ def mechanisms() -> None:
     it declares with its range and default (pass them with --param NAME=VALUE or their own flags;
     epsilon with --epsilon).
     """
-    for name in registry.available():
+    for name in registry.available("word"):
         cls = registry.get(name)
         summary = (inspect.getdoc(cls) or "").split("\n", 1)[0]
         params = "; ".join(describe_parameter(p) for p in cls.PARAMETERS)

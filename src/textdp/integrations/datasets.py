@@ -1,6 +1,9 @@
-"""Hugging Face ``datasets``: privatise a text column with ``Dataset.map(batched=True)``.
+"""Hugging Face ``datasets``: privatise text columns with ``Dataset.map(batched=True)``.
 
 ``privatize(ds, column="text", mechanism="mvc", epsilon=8)`` returns ``(new_dataset, report)``.
+``ds`` may be a ``Dataset`` or a ``DatasetDict`` (every split), and ``columns=[...]`` privatises
+several columns at once; the options are those of :func:`textdp.spec.release_spec` (the same
+names in every front), built into one release spec that every map worker runs.
 
 * **Which generator.** Documents are numbered in row order, skipping missing values (None is not
   a document and stays None) — with no missing value, the global row index that
@@ -9,7 +12,7 @@
   ``num_proc`` and ``batch_size``, and byte-identical to ``textdp privatize --seed`` on a file of
   the same texts (``--null pass``) and to :func:`textdp.privatize`.
 * **Workers.** With ``num_proc > 1`` the map function is pickled to worker processes. It carries
-  the recipe of the mechanism, never a generator: each process builds its mechanism once and its
+  the release spec (a recipe), never a generator: each process builds its mechanism once and its
   own secure generator (and :mod:`textdp._random` re-keys a secure generator that is pickled or
   forked, so no two processes can share a stream).
 * **The cache.** ``datasets`` caches a map's result under a fingerprint and replays it when the
@@ -20,8 +23,12 @@
   vocabulary's fingerprint and the textdp version — so re-running it may replay the cache, which
   for a seeded run gives the same output anyway.
 * **The report.** Each batch's counters travel back in a temporary column (removed before
-  returning) and are summed into one report: counts over all processes, one guarantee,
-  ``engine: "datasets"``, ``workers`` (``num_proc``), wall time of the whole call.
+  returning) and are summed into one report per column: counts over all processes, one
+  guarantee, ``engine: "datasets"``, ``workers`` (``num_proc``), wall time of the whole call.
+  Several columns, or the splits of a ``DatasetDict``, give one report each and a ``budget``:
+  the columns of a row compose sequentially (ε's add), the splits (disjoint rows) in parallel.
+* **dp_prompt** is refused here: a language model per map worker, and its report has no counters
+  to merge; run it with :func:`textdp.privatize` on the column's texts.
 
 ``datasets`` is an extra: ``pip install -e '.[datasets]'`` from the repository root.
 """
@@ -36,19 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from textdp import mechanisms as registry
 from textdp._guide import MissingExtra, install_hint, names_listing
-from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
+from textdp.pipeline import Privatizer, subtract_counters
+from textdp.spec import ReleaseSpec, release_spec
 
 __all__ = ["privatize", "COUNTERS_COLUMN"]
 
 #: The temporary column that carries each batch's counters (removed from the result).
 COUNTERS_COLUMN = "__textdp_counters__"
-
-_PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
-                       "identifiers", "identifier_labels", "identifier_patterns", "deny_list",
-                       "allocation", "phone_regions", "entities",
-                       "allow_list")
 
 
 def _datasets() -> Any:
@@ -60,28 +62,20 @@ def _datasets() -> Any:
 
 
 class _Mapper:
-    """The function given to ``Dataset.map``: picklable, holding the recipe, not the state."""
+    """The function given to ``Dataset.map``: picklable, holding the release spec, not the state."""
 
-    def __init__(self, recipe: tuple[Any, float | None, dict[str, Any], Any],
-                 options: dict[str, Any], seed: int | None, column: str,
-                 null_rows: np.ndarray) -> None:
-        self.recipe, self.options, self.seed = recipe, options, seed
-        self.column, self.null_rows = column, null_rows
+    def __init__(self, spec: ReleaseSpec, column: str, null_rows: np.ndarray) -> None:
+        self.spec, self.column, self.null_rows = spec, column, null_rows
         self._runner: Privatizer | None = None
         self._before: dict[str, Any] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # A worker builds its own Privatizer (and secure generator) from the recipe.
+        # A worker builds its own Privatizer (and secure generator) from the spec.
         return {**self.__dict__, "_runner": None, "_before": None}
 
     def runner(self) -> Privatizer:
         if self._runner is None:
-            mechanism, epsilon, params, vocabulary = self.recipe
-            if not isinstance(mechanism, str):
-                mech = mechanism
-            else:
-                mech = registry.create(mechanism, vocabulary, epsilon=epsilon, **params)
-            self._runner = Privatizer(mech, seed=self.seed, **self.options)
+            self._runner = self.spec.privatizer()
             self._before = self._runner.counters()
         return self._runner
 
@@ -120,24 +114,22 @@ def _null_rows(ds: Any, column: str) -> np.ndarray:
     return np.flatnonzero(pc.is_null(array).to_numpy(zero_copy_only=False)).astype(np.int64)
 
 
-def _fingerprint(ds: Any, column: str, seed: int | None, mech: Any, options: dict[str, Any]) -> str:
+def _fingerprint(ds: Any, column: str, spec: ReleaseSpec, mech: Any) -> str:
     """Fresh random bytes for an unseeded run; else a digest of everything the output depends on."""
-    if seed is None:
+    if spec.seed is None:
         return os.urandom(20).hex()
     import textdp
 
     recipe = {"textdp": textdp.__version__, "input": ds._fingerprint, "column": column,
-              "seed": seed, "mechanism": mech.name, "parameters": mech.parameters,
-              "vocabulary": mech.vocabulary.fingerprint, "options": options}
+              "seed": spec.seed, "mechanism": mech.name, "parameters": mech.parameters,
+              "vocabulary": mech.vocabulary.fingerprint, "policy": repr(spec.policy),
+              "allocation": repr(spec.allocation), "batch_chars": spec.batch_chars,
+              "unchanged_warning": spec.unchanged_warning}
     blob = json.dumps(recipe, sort_keys=True, default=repr).encode()
     return hashlib.sha256(blob).hexdigest()[:40]
 
 
 def _check_column(ds: Any, column: str) -> None:
-    datasets = _datasets()
-    if not isinstance(ds, datasets.Dataset):
-        raise TypeError(f"expected a datasets.Dataset, got {type(ds).__name__} "
-                        "(privatize each split of a DatasetDict on its own)")
     if column not in ds.column_names:
         raise KeyError(f"no column {column!r}; {names_listing(column, ds.column_names)}")
     feature = ds.features[column]
@@ -147,46 +139,134 @@ def _check_column(ds: Any, column: str) -> None:
         raise ValueError(f"the column name {COUNTERS_COLUMN!r} is reserved")
 
 
-def privatize(ds: Any, column: str = "text", mechanism: Any = "mvc",
-              epsilon: float | None = None, *, seed: int | None = None,
-              num_proc: int | None = None, batch_size: int = 1000, ledger: Any = None,
-              ledger_policy: str = "warn", budget: float | None = None, **kwargs: Any
-              ) -> tuple[Any, dict[str, Any]]:
-    """Privatise ``ds[column]`` (see the module docstring); returns ``(dataset, report)``.
+def _columns(column: str | list[str], columns: list[str] | None) -> tuple[list[str], bool]:
+    """(the columns to privatise, whether one was named as ``column=``: a single report)."""
+    if columns is not None:
+        if column != "text":
+            raise ValueError("give column= or columns=, not both")
+        if isinstance(columns, str):
+            columns = [columns]
+        single = False
+    elif isinstance(column, str):
+        columns, single = [column], True
+    else:
+        columns, single = column, False
+    columns = list(columns)
+    if not columns or not all(isinstance(c, str) for c in columns):
+        raise ValueError(f"columns must be a non-empty list of column names, got {columns!r}")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"a column is named twice in {columns!r}")
+    return columns, single
+
+
+def privatize(ds: Any, column: str | list[str] = "text", mechanism: Any = "mvc",
+              epsilon: float | None = None, *, columns: list[str] | None = None,
+              seed: int | None = None, num_proc: int | None = None, batch_size: int = 1000,
+              ledger: Any = None, ledger_policy: str = "warn", budget: float | None = None,
+              **options: Any) -> tuple[Any, dict[str, Any]]:
+    """Privatise text columns of ``ds`` (see the module docstring); returns ``(dataset, report)``.
 
     Args:
-        ds: a ``datasets.Dataset`` (in memory or on disk).
-        column: the string column to privatise; other columns are untouched.
-        mechanism: a mechanism name or a built word mechanism (pickled to the workers).
+        ds: a ``datasets.Dataset`` (in memory or on disk) or a ``datasets.DatasetDict`` (every
+            split, each its own release per column).
+        column, columns: the string column to privatise, or several (``columns=["a", "b"]``,
+            or a list as ``column``); other columns are untouched. Each column is a release
+            spending ε (the ``budget`` section adds them up per row).
+        mechanism: a word mechanism name or a built word mechanism (pickled to the workers).
         epsilon: ε of the mechanism (with a name).
         seed: None (secure, a fresh cache fingerprint) or an integer (reproducible; flagged).
         num_proc: worker processes of ``Dataset.map`` (None: this process).
         batch_size: rows per ``map`` batch (never the output of a seeded run).
         ledger, ledger_policy, budget: a privacy ledger (a path or a
-            :class:`textdp.ledger.Ledger`), as in :func:`textdp.privatize`: the column's
-            non-missing texts, in row order, are the release's input (fingerprinted in the
+            :class:`textdp.ledger.Ledger`), as in :func:`textdp.privatize`: each column's
+            non-missing texts, in row order, are one release's input (fingerprinted in the
             driver before the map); ``refuse`` raises before any noise is drawn.
-        **kwargs: the options of :func:`textdp.privatize` (``oov``, ``mask_token``, …,
-            ``vocabulary``) and the mechanism's parameters.
+        **options: the options of :func:`textdp.spec.release_spec` (``oov``, ``mask_token``, …,
+            ``vocabulary``, ``allocation``) and the mechanism's parameters.
+
+    Returns:
+        ``(dataset, report)``. For a ``Dataset`` and ``column=``: the column's report. With
+        ``columns=``: ``{"columns": {name: report}, "budget": ...}``. For a ``DatasetDict``: a
+        ``DatasetDict`` and ``{"splits": {split: <the above>}, "budget": ...}``.
     """
-    from textdp.allocation import allocation_params
     from textdp.ledger import as_ledger
 
+    datasets = _datasets()
+    names, single = _columns(column, columns)
     book = as_ledger(ledger, ledger_policy, budget)
-    kwargs, epsilon = allocation_params(kwargs, epsilon, mechanism)
-    if book is None:
-        return _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size, kwargs)
-    _check_column(ds, column)
-    mech = build_mechanism(mechanism, epsilon, kwargs.get("vocabulary"),
-                           {k: v for k, v in kwargs.items()
-                            if k not in _PRIVATIZER_OPTIONS and k != "vocabulary"})
-    fingerprint, count = _column_fingerprint(ds, column)
-    with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
-                      seed=seed, input_name=f"dataset column {column!r}") as release:
-        result, report = _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size,
-                                    kwargs)
-        release.attach(report)
-    return result, report
+    spec = release_spec(mechanism, epsilon, seed=seed, **options)
+    if spec.kind != "word":
+        raise ValueError(f"{spec.name} is not run by the datasets front (a language model in "
+                         "every map worker, and a report without counters to merge): run "
+                         "textdp.privatize on the column's texts")
+    if isinstance(ds, datasets.DatasetDict):
+        for split in ds.values():  # every split checked before anything is released
+            for c in names:
+                _check_column(split, c)
+        done = {name: _privatize_columns(split, names, spec, num_proc, batch_size, book)
+                for name, split in ds.items()}
+        out = datasets.DatasetDict({name: d for name, (d, _) in done.items()})
+        by_split = {name: r for name, (_, r) in done.items()}
+        return out, {"splits": {name: r[names[0]] if single else
+                                {"columns": r, "budget": _budget({name: r})["per_split"][name]}
+                                for name, r in by_split.items()},
+                     "budget": _budget(by_split)}
+    if not isinstance(ds, datasets.Dataset):
+        raise TypeError(f"expected a datasets.Dataset or DatasetDict, got {type(ds).__name__}")
+    for c in names:
+        _check_column(ds, c)
+    out, reports = _privatize_columns(ds, names, spec, num_proc, batch_size, book)
+    if single:
+        return out, reports[names[0]]
+    return out, {"columns": reports, "budget": _budget({None: reports})["per_split"][None]}
+
+
+def _privatize_columns(ds: Any, names: list[str], spec: ReleaseSpec, num_proc: int | None,
+                       batch_size: int, book: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """Each of ``names`` privatised in turn (a release each); their reports by column."""
+    reports: dict[str, dict[str, Any]] = {}
+    for c in names:
+        if book is None:
+            ds, reports[c] = _privatize(ds, c, spec, num_proc, batch_size)
+            continue
+        fingerprint, count = _column_fingerprint(ds, c)
+        with book.release(mechanism=spec.mechanism_object(), input_fingerprint=fingerprint,
+                          records=count, seed=spec.seed,
+                          input_name=f"dataset column {c!r}") as release:
+            ds, reports[c] = _privatize(ds, c, spec, num_proc, batch_size)
+            release.attach(reports[c])
+    if len(names) > 1 and spec.seed is not None:
+        note = (f"one seed drives columns {', '.join(names)}: document i of each draws from the "
+                "same stream (seed, i), so their noise is correlated")
+        for c in names:
+            reports[c]["warnings"].append(note)
+    return ds, reports
+
+
+def _budget(by_split: dict[Any, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """ε per split (its columns composed sequentially: a row's texts in every column are
+    released once per column) and in total (the splits in parallel: disjoint rows, so a row's
+    guarantee is its split's — per group of one metric, the largest split's ε)."""
+    from textdp.privacy.composition import Spend, compose
+
+    per_split = {}
+    largest: dict[tuple[str, str, str], float] = {}
+    for split, reports in by_split.items():
+        composed = compose(Spend.from_guarantee(
+            r["guarantee"], release=c, space=str((r.get("vocabulary") or {}).get("fingerprint", "")))
+            for c, r in reports.items())
+        per_split[split] = {"per_column": {c: r["guarantee"].get("epsilon")
+                                           for c, r in reports.items()},
+                            "columns": composed.to_dict()}
+        for g in composed.groups:
+            key = (g.family, g.metric, g.space)
+            largest[key] = max(largest.get(key, 0.0), g.epsilon)
+        if not composed.bounded:
+            largest[("not composable", "", "")] = float("inf")
+    return {"per_split": per_split,
+            "total": [{"family": f, "metric": m, "epsilon": e} for (f, m, _), e in largest.items()],
+            "composition": "columns of a row: sequential (ε's add); splits: parallel (disjoint "
+                           "rows: a row's guarantee is its own split's)"}
 
 
 def _column_fingerprint(ds: Any, column: str) -> tuple[str, int]:
@@ -199,35 +279,32 @@ def _column_fingerprint(ds: Any, column: str) -> tuple[str, int]:
     return h.hexdigest(), h.count
 
 
-def _privatize(ds: Any, column: str, mechanism: Any, epsilon: float | None, seed: int | None,
-               num_proc: int | None, batch_size: int, kwargs: dict[str, Any]
-               ) -> tuple[Any, dict[str, Any]]:
-    kwargs = dict(kwargs)
-    _check_column(ds, column)
-    options = {k: kwargs.pop(k) for k in _PRIVATIZER_OPTIONS if k in kwargs}
-    vocabulary = kwargs.pop("vocabulary", None)
-    mech = build_mechanism(mechanism, epsilon, vocabulary, dict(kwargs))  # checks everything now
-    parent = Privatizer(mech, seed=seed, **options)
-    recipe = (mechanism, epsilon, dict(kwargs), vocabulary) if isinstance(mechanism, str) \
-        else (mech, None, {}, None)
+def _privatize(ds: Any, column: str, spec: ReleaseSpec, num_proc: int | None,
+               batch_size: int) -> tuple[Any, dict[str, Any]]:
+    parent = spec.privatizer()
     t0 = time.perf_counter()
-    mapper = _Mapper(recipe, options, parent.seed, column, _null_rows(ds, column))
-    fingerprint = _fingerprint(ds, column, parent.seed, mech, options)
+    mapper = _Mapper(spec, column, _null_rows(ds, column))
+    fingerprint = _fingerprint(ds, column, spec, parent.mechanism)
     mapped = ds.map(mapper, batched=True, batch_size=batch_size, with_indices=True,
                     num_proc=num_proc, new_fingerprint=fingerprint,
-                    load_from_cache_file=None if parent.seed is not None else False,
+                    load_from_cache_file=None if spec.seed is not None else False,
                     desc="textdp privatize")
     counters = mapped.data.column(COUNTERS_COLUMN).drop_null().to_pylist()
     result = mapped.remove_columns([COUNTERS_COLUMN])
     wall = time.perf_counter() - t0
     for i, c in enumerate(counters):  # the performance is the wall time of the call
         parent.add_counters({**json.loads(c), "seconds": wall if i == 0 else 0.0})
-    report = parent.report()
+    return result, _datasets_section(parent.report(), ds, column, num_proc, fingerprint,
+                                     spec.seed)
+
+
+def _datasets_section(report: dict[str, Any], ds: Any, column: str, num_proc: int | None,
+                      fingerprint: str, seed: int | None) -> dict[str, Any]:
+    """What this front adds to a column's report: ``engine``, ``workers``, ``datasets``."""
     report["engine"] = "datasets"
     report["workers"] = int(num_proc or 1)
     report["datasets"] = {"column": column, "rows": len(ds), "fingerprint": fingerprint,
-                          "fingerprint_source": "random (unseeded)" if parent.seed is None
+                          "fingerprint_source": "random (unseeded)" if seed is None
                           else "derived from input, seed, mechanism, parameters, vocabulary",
                           "document_numbering": "row order, missing values skipped"}
-    return result, report
-
+    return report

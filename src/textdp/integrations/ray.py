@@ -16,9 +16,10 @@ Randomness, as in one process (:mod:`textdp._random`):
   local chunk streams (chunk c = rows 4096·c …, see
   :func:`textdp.mechanisms.embedding.release.release_vectors`).
 * **unseeded** — each actor builds its Privatizer in its own process, and with it a secure
-  generator keyed from ``os.urandom`` there. Only the mechanism's *description* (name, ε,
-  parameters) or, for vectors and documents, the mechanism object (which holds no generator)
-  is shipped to an actor — never a Privatizer or a generator, whose pickled state every copy
+  generator keyed from ``os.urandom`` there. Only the release spec
+  (:class:`textdp.spec.ReleaseSpec`: mechanism name, ε, parameters, policy) or, for vectors and
+  documents, the mechanism object (which holds no generator) is shipped to an actor —
+  never a Privatizer or a generator, whose pickled state every copy
   would share (identical noise on every worker: the forked-RNG pitfall). The rows are not
   numbered (:func:`prepare`): where a row lands changes nothing, and numbering costs a Ray job.
 
@@ -47,6 +48,7 @@ public pair the datasets front uses.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -57,8 +59,8 @@ import numpy as np
 
 from textdp import _random
 from textdp._guide import MissingExtra, install_hint, names_listing
-from textdp.allocation import allocation_params
-from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
+from textdp.pipeline import Privatizer, subtract_counters
+from textdp.spec import ReleaseSpec, release_spec
 
 __all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
 
@@ -66,11 +68,6 @@ __all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
 ROW = "__textdp_row"
 #: Each output batch's tallies (JSON in its first row), summed into the report and dropped.
 STATS = "__textdp_stats"
-#: Keywords of :class:`textdp.Privatizer` (the rest of ``**params`` go to the mechanism).
-PRIVATIZER_OPTIONS = ("oov", "mask_token", "keep_stopwords", "unchanged_warning", "batch_chars",
-                      "identifiers", "identifier_labels", "identifier_patterns", "deny_list",
-                      "allocation", "phone_regions", "entities",
-                      "allow_list")
 DEFAULT_BATCH_SIZE = 1024
 #: Unseeded inputs with fewer blocks than this many per worker (and rows for them) are re-cut.
 TASKS_PER_WORKER = 4
@@ -140,16 +137,15 @@ class _Worker:
 
 
 class _TextWorker(_Worker):
-    """Builds the mechanism and its Privatizer once; privatises the text column of each batch."""
+    """Builds the mechanism and its Privatizer once, from the release spec; privatises the text
+    column of each batch."""
 
-    def __init__(self, column: str, spec: dict[str, Any], options: dict[str, Any],
-                 seed: int | None, crash_marker: str | None = None, threads: int = 1) -> None:
+    def __init__(self, column: str, spec: ReleaseSpec, crash_marker: str | None = None,
+                 threads: int = 1) -> None:
         super().__init__(crash_marker, threads)
-        mechanism = build_mechanism(spec["mechanism"], spec["epsilon"], spec["vocabulary"],
-                                    dict(spec["params"]))
         # Built here, in the actor's process: an unseeded Privatizer keys its secure generator
         # from this process's os.urandom.
-        self.privatizer = Privatizer(mechanism, seed=seed, **options)
+        self.privatizer = spec.privatizer()
         self.column = column
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -259,18 +255,14 @@ def check_no_generator(obj: Any, depth: int = 3) -> None:
         return
     if isinstance(obj, dict):
         items = list(obj.values())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # a ReleaseSpec (slots)
+        items = [getattr(obj, f.name) for f in dataclasses.fields(obj)]
     elif isinstance(obj, list | tuple):
         items = list(obj)
     else:
         items = list(getattr(obj, "__dict__", {}).values())
     for item in items:
         check_no_generator(item, depth - 1)
-
-
-def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``**params`` → (the mechanism's, the Privatizer's)."""
-    options = {k: params.pop(k) for k in list(params) if k in PRIVATIZER_OPTIONS}
-    return params, options
 
 
 def check_workers(workers: int | None) -> int:
@@ -406,15 +398,22 @@ def collect_stats(ds: Any) -> Iterator[dict[str, Any]]:
                 yield json.loads(cell)
 
 
-def run_text(indexed: Any, driver: Privatizer, spec: dict[str, Any], options: dict[str, Any], *,
-             column: str, workers: int, batch_size: int, threads: int = 1,
-             crash_marker: str | None = None, peak: dict[str, int] | None = None) -> Any:
-    """Privatise ``indexed`` (with :data:`ROW`) on the pool; returns the materialised output
-    without the tallies, which are added to ``driver`` (and the largest worker RSS to
-    ``peak["rss"]``)."""
+def run_text(indexed: Any, driver: Privatizer, spec: ReleaseSpec | dict[str, Any],
+             options: dict[str, Any] | None = None, *, column: str, workers: int,
+             batch_size: int, threads: int = 1, crash_marker: str | None = None,
+             peak: dict[str, int] | None = None) -> Any:
+    """Privatise ``indexed`` (with :data:`ROW`) on the pool with the release ``spec`` (what the
+    actors receive); returns the materialised output without the tallies, which are added to
+    ``driver`` (and the largest worker RSS to ``peak["rss"]``).
+
+    ``spec`` may still be the command line's recipe (a dict of mechanism, ε, vocabulary and
+    parameters, with the Privatizer's ``options``): it is then turned into a release spec with
+    :func:`textdp.spec.release_spec` here, seeded as ``driver`` is."""
+    if isinstance(spec, dict):
+        spec = release_spec(spec["mechanism"], spec["epsilon"], vocabulary=spec["vocabulary"],
+                            seed=driver.seed, **dict(spec["params"]), **(options or {}))
     check_no_generator(spec)
-    kwargs = {"column": column, "spec": spec, "options": options, "seed": driver.seed,
-              "crash_marker": crash_marker}
+    kwargs = {"column": column, "spec": spec, "crash_marker": crash_marker}
     out = map_with_pool(indexed, _TextWorker, kwargs, workers=workers, batch_size=batch_size,
                         threads=threads).materialize()
     for stats in collect_stats(out):
@@ -446,17 +445,17 @@ def engine_report(report: dict[str, Any], workers: int, wall: float, count: int,
 
 def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
               epsilon: float | None = None, *, seed: int | None = None,
-              workers: int | None = None, vocabulary: Any = None,
-              batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 1, ledger: Any = None,
-              ledger_policy: str = "warn", budget: float | None = None,
-              **params: Any) -> tuple[Any, dict[str, Any]]:
+              workers: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
+              threads: int = 1, ledger: Any = None, ledger_policy: str = "warn",
+              budget: float | None = None, **options: Any) -> tuple[Any, dict[str, Any]]:
     """Privatise the string column ``column`` of a Ray dataset word by word.
 
     Args:
         dataset: a ``ray.data.Dataset``; other columns pass through unchanged.
         column: the column of documents (strings).
-        mechanism, epsilon, vocabulary: as for :func:`textdp.privatize` (a name and its
-            parameters, or a built word mechanism).
+        mechanism, epsilon: as for :func:`textdp.privatize` (a name and its parameters, or a
+            built word mechanism). ``dp_prompt`` is refused: every actor would load a language
+            model; run it with :func:`textdp.privatize` or ``textdp privatize``.
         seed: None (secure, per actor) or an integer: then the output is byte-identical to
             ``textdp.privatize(texts, ..., seed=seed)`` over the rows in order.
         workers: actors in the pool (default: the CPUs of the Ray cluster), one CPU each.
@@ -464,8 +463,9 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
         threads: BLAS/OpenMP threads per actor.
         ledger, ledger_policy, budget: a privacy ledger, as in :func:`textdp.privatize`; the
             column's texts in row order are fingerprinted on the driver before any actor starts.
-        **params: the Privatizer's options (``oov``, ``keep_stopwords``, ``identifiers``, …)
-            and further mechanism parameters.
+        **options: the options of :func:`textdp.spec.release_spec` (``oov``, ``keep_stopwords``,
+            ``identifiers``, ``vocabulary``, ``allocation``, …: the same names in every front)
+            and further mechanism parameters, built into one release spec that every actor runs.
 
     Returns:
         (the privatised dataset, materialised and in input order; the one privacy report,
@@ -474,9 +474,12 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
     from textdp.ledger import as_ledger
 
     book = as_ledger(ledger, ledger_policy, budget)
-    params, epsilon = allocation_params(params, epsilon, mechanism)  # the Allocation: an option
-    args = (dataset, column, mechanism, epsilon, seed, workers, vocabulary, batch_size, threads,
-            params)
+    crash_marker = options.pop("_crash_marker", None)  # the fault-tolerance test's hook
+    spec = release_spec(mechanism, epsilon, seed=seed, **options)
+    if spec.kind != "word":
+        raise ValueError(f"{spec.name} is not run on Ray (every actor would load a language "
+                         "model): run textdp.privatize or `textdp privatize` (local engine)")
+    args = (dataset, column, spec, workers, batch_size, threads, crash_marker)
     if book is None:
         return _privatize(*args)
     from textdp.privacy.fingerprint import fingerprint_texts
@@ -485,20 +488,18 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
     if column not in dataset.columns():
         raise ValueError(f"the dataset has no column {column!r} "
                          f"({names_listing(column, dataset.columns())})")
-    mech = build_mechanism(mechanism, epsilon, vocabulary,
-                           split_params({k: v for k, v in params.items()
-                                         if not k.startswith("_")})[0])
     fingerprint, count = fingerprint_texts(texts_of(dataset, column))
-    with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
-                      seed=seed, input_name=f"Ray Data column {column!r}") as release:
+    with book.release(mechanism=spec.mechanism_object(), input_fingerprint=fingerprint,
+                      records=count, seed=spec.seed,
+                      input_name=f"Ray Data column {column!r}") as release:
         out, report = _privatize(*args)
         release.attach(report)
     return out, report
 
 
-def _privatize(dataset: Any, column: str, mechanism: Any, epsilon: float | None,
-               seed: int | None, workers: int | None, vocabulary: Any, batch_size: int,
-               threads: int, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _privatize(dataset: Any, column: str, spec: ReleaseSpec, workers: int | None,
+               batch_size: int, threads: int, crash_marker: str | None
+               ) -> tuple[Any, dict[str, Any]]:
     require_ray()
     t0 = time.perf_counter()
     workers = check_workers(workers)
@@ -507,20 +508,14 @@ def _privatize(dataset: Any, column: str, mechanism: Any, epsilon: float | None,
     if column not in dataset.columns():
         raise ValueError(f"the dataset has no column {column!r} "
                          f"({names_listing(column, dataset.columns())})")
-    params = dict(params)
-    crash_marker = params.pop("_crash_marker", None)  # the fault-tolerance test's hook
-    params, options = split_params(params)
-    # Built on the driver too: every parameter is checked before a worker starts, and the
-    # report needs the mechanism (guarantee, vocabulary, deniability).
-    driver = Privatizer(build_mechanism(mechanism, epsilon, vocabulary, dict(params)),
-                        seed=seed, **options)
-    spec = {"mechanism": mechanism, "epsilon": epsilon, "vocabulary": vocabulary,
-            "params": params}
+    # Built on the driver too: the report needs the mechanism (guarantee, vocabulary,
+    # deniability), and the actors' tallies are added to it.
+    driver = spec.privatizer()
     peak: dict[str, int] = {}
     with preserve_order():
-        indexed, n = prepare(dataset, batch_size, indexed=seed is not None or bool(crash_marker),
-                             workers=workers)
-        out = run_text(indexed, driver, spec, options, column=column, workers=workers,
+        indexed, n = prepare(dataset, batch_size,
+                             indexed=spec.seed is not None or bool(crash_marker), workers=workers)
+        out = run_text(indexed, driver, spec, column=column, workers=workers,
                        batch_size=batch_size, threads=threads, crash_marker=crash_marker,
                        peak=peak) if n else indexed
     report = driver.report()

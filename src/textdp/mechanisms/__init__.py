@@ -2,6 +2,12 @@
 
 A family is imported when it is first named (``get``/``create``), not with this package:
 ``available()`` reads the names from :data:`_FAMILIES` without importing anything.
+
+Two kinds of mechanism run on text: **word** mechanisms (this registry: ``get``/``create``, a
+vocabulary, one word at a time) and **prompt** mechanisms (``dp_prompt``: a language model
+rewrites whole documents, :mod:`textdp.mechanisms.prompt`, run by :mod:`textdp.lm`).
+``available()`` lists both — every name :func:`textdp.privatize` and ``textdp privatize``
+accept; ``available("word")`` only the word mechanisms.
 """
 
 from __future__ import annotations
@@ -36,9 +42,23 @@ def register(cls: type[WordMechanism]) -> type[WordMechanism]:
     return cls
 
 
-def available() -> list[str]:
-    """Names accepted by ``textdp.privatize(..., mechanism=NAME)`` and the CLI."""
-    return sorted(_REGISTRY.keys() | _FAMILIES.keys())
+#: The prompt mechanisms (:data:`textdp.mechanisms.prompt.MECHANISMS`), by name: listed here
+#: without importing that package.
+_PROMPT = frozenset({"dp_prompt"})
+_KINDS = ("word", "prompt")
+
+
+def available(kind: str | None = None) -> list[str]:
+    """Names accepted by ``textdp.privatize(..., mechanism=NAME)`` and the CLI, sorted.
+
+    ``kind``: None (every name), ``"word"`` (the word mechanisms of this registry, which
+    :func:`get` and :func:`create` build) or ``"prompt"`` (the language-model mechanisms).
+    """
+    if kind is not None and kind not in _KINDS:
+        raise ValueError(f"kind must be one of {', '.join(_KINDS)} or None, got {kind!r}")
+    word = _REGISTRY.keys() | _FAMILIES.keys()
+    names = {"word": word, "prompt": _PROMPT, None: word | _PROMPT}[kind]
+    return sorted(names)
 
 
 def _load(name: object) -> None:
@@ -52,8 +72,11 @@ def get(name: str) -> type[WordMechanism]:
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
+        if name in _PROMPT:
+            raise ValueError(f"{name} is not a word mechanism: it rewrites whole documents with "
+                             "a language model (textdp.privatize or textdp.lm runs it)") from None
         raise ValueError(
-            f"unknown mechanism {name!r}; available: {', '.join(available())}"
+            f"unknown mechanism {name!r}; available: {', '.join(available('word'))}"
         ) from None
 
 
