@@ -442,7 +442,7 @@ class Ledger:
 def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
            space: str, policy: str, budget: float | None) -> dict[str, Any]:
     """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
-    from textdp import __version__
+    from textdp._version import __version__
 
     entry = {
         "schema": SCHEMA,

@@ -124,9 +124,9 @@ def _fingerprint(ds: Any, column: str, seed: int | None, mech: Any, options: dic
     """Fresh random bytes for an unseeded run; else a digest of everything the output depends on."""
     if seed is None:
         return os.urandom(20).hex()
-    import textdp
+    from textdp._version import __version__
 
-    recipe = {"textdp": textdp.__version__, "input": ds._fingerprint, "column": column,
+    recipe = {"textdp": __version__, "input": ds._fingerprint, "column": column,
               "seed": seed, "mechanism": mech.name, "parameters": mech.parameters,
               "vocabulary": mech.vocabulary.fingerprint, "options": options}
     blob = json.dumps(recipe, sort_keys=True, default=repr).encode()
