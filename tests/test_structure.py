@@ -146,7 +146,7 @@ def _edges(name: str, package: bool, source: str, modules: dict) -> set[str]:
 
     tree = ast.parse(source)
     here = name if package else name.rpartition(".")[0]
-    targets = list(_lazy_table(tree)) if name == "textdp" else []
+    targets = list(_lazy_table(tree)) if "." not in name else []  # the facade: textdp itself
     for node in _import_nodes(tree):
         if isinstance(node, ast.Import):
             targets += [a.name for a in node.names]
