@@ -473,7 +473,7 @@ def run(args: PrivatizeArguments, book: CommandLedger) -> None:
         runner = spec.privatizer()  # the driver's: its tallies add up the workers'
         with RayLogs(verbose=args.verbose) as logs:
             result = _run(pairs, runner, args, book, fingerprint, logs, t0)
-    say_outcome(result["io"], args.output, args.report, result)
+        say_outcome(result["io"], args.output, args.report, result)
 
 
 def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
@@ -592,7 +592,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
         if ledger:  # checked at commit: the same records as fingerprinted before the release
             same = [released[i] for i in range(len(pairs))] == fingerprint.files
             book.released(fingerprint.value if same else
-                                  ("changed", sum(n for _, n in released.values())))
+                          ("changed", sum(n for _, n in released.values())))
         _make_parent(pairs[-1][1], created)
         for i, (_, dst) in enumerate(pairs):
             os.replace(staged[i], files.path_for(dst))
