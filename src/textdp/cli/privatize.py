@@ -338,9 +338,11 @@ def word_spec(a: dict[str, Any]) -> ReleaseSpec:
                                             a["epsilon_floor"], a["epsilon_ceiling"])
     params = mechanism_params(a["mechanism"], {k: a[k] for k in ("method", "n_lists", "beta",
                                                                   "neighbors")}, a["param"] or [])
+    # Without --vocabulary the spec says None (every mechanism's default is textdp's default):
+    # the recipe a Ray actor receives then stays small, and the actor loads the vocabulary itself.
+    vocabulary = None if a["vocabulary"] is None else resolve_vocabulary(a["vocabulary"])
     try:
-        return release_spec(a["mechanism"], epsilon,
-                            vocabulary=resolve_vocabulary(a["vocabulary"]),
+        return release_spec(a["mechanism"], epsilon, vocabulary=vocabulary,
                             oov=a["oov"].value, mask_token=a["mask_token"],
                             keep_stopwords=a["keep_stopwords"], seed=a["seed"],
                             unchanged_warning=a["unchanged_warning"], allocation=allocated,
