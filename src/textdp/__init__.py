@@ -42,18 +42,9 @@ if TYPE_CHECKING:
     __version__: str
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("textdp")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0+unknown"
-
-
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        value: Any = _version()
+        from textdp._version import __version__ as value
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:

@@ -512,7 +512,7 @@ def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, inp
            space: str, policy: str, budget: float | None, input_name: str | None = None,
            output_path: str | None = None) -> dict[str, Any]:
     """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
-    from textdp import __version__
+    from textdp._version import __version__
 
     entry = {
         "schema": SCHEMA,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import textdp.cli.privatize as privatize_module
+import textdp.cli._local as privatize_module  # the local engine: its map_text_file
 import textdp.io.atomic as atomic_module
 import textdp.ledger as ledger_module
 from textdp.cli import main

@@ -31,12 +31,12 @@ def test_default_restriction_parameters():
 
 def test_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("TEXTDP_CACHE", str(tmp_path))
-    monkeypatch.setattr(V, "_DEFAULT_CACHE", {})
+    monkeypatch.setattr(V.base, "_DEFAULT_CACHE", {})  # where load_default keeps it
     first = load_default(500)
     files = list(tmp_path.glob("vocab-*.npz"))
     assert len(files) == 1
     files[0].write_bytes(b"not an npz file")
-    monkeypatch.setattr(V, "_DEFAULT_CACHE", {})
+    monkeypatch.setattr(V.base, "_DEFAULT_CACHE", {})  # where load_default keeps it
     again = load_default(500)
     assert again.fingerprint == first.fingerprint
 

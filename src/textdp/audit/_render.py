@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from textdp.audit.core import AuditResult
 
-__all__ = ["markdown", "summary", "plot", "fmt_bound"]
+__all__ = ["markdown", "summary", "plot", "fmt_bound", "NOTE"]
+
+#: What an audit can and cannot show: ends every summary and is stored in every result.
+NOTE = ("A certified violation is a proof (at the stated confidence) that the mechanism spends "
+        "more than it claims on that pair. 'no evidence' proves nothing: sampling cannot show "
+        "that a mechanism satisfies differential privacy, only fail to find a violation with "
+        "these draws, these pairs and these events.")
 
 
 def fmt_bound(x: float | str) -> str:
@@ -37,8 +43,6 @@ def summary(result: AuditResult) -> str:
     if any(math.isinf(p.claim) for p in result.pairs):
         body += (" Pairs with an infinite claim (no guarantee stated) cannot be violated; their "
                  "bounds still show how distinguishable the words are.")
-    from textdp.audit.core import NOTE
-
     return head + body + " " + NOTE
 
 

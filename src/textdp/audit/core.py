@@ -28,6 +28,7 @@ import numpy as np
 from textdp import _random
 from textdp.audit._draws import DEFAULT_CHUNK, count_outputs, dense
 from textdp.audit._pairs import closest_pairs, given_pairs, random_pairs
+from textdp.audit._render import NOTE  # the rendering's wording: the report states it too
 from textdp.audit._stats import certify, choose_event
 from textdp.mechanisms.base import WordMechanism
 
@@ -36,10 +37,6 @@ __all__ = ["audit", "AuditResult", "PairAudit", "DirectionAudit", "VIOLATION", "
 
 VIOLATION = "violation certified"
 NO_EVIDENCE = "no evidence"
-NOTE = ("A certified violation is a proof (at the stated confidence) that the mechanism spends "
-        "more than it claims on that pair. 'no evidence' proves nothing: sampling cannot show "
-        "that a mechanism satisfies differential privacy, only fail to find a violation with "
-        "these draws, these pairs and these events.")
 _SHOWN_EVENT_WORDS = 5
 
 

@@ -43,8 +43,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from textdp import __version__
         from textdp._guide import installed_extras
+        from textdp._version import __version__
 
         extras = ", ".join(installed_extras()) or "none (core install)"
         typer.echo(f"{PROG} {__version__} (extras: {extras})")

@@ -32,9 +32,12 @@ from typing import Annotated, Any, BinaryIO, TextIO
 
 import typer
 
+from textdp.cli._arguments import PrivatizeArguments, check_paths, check_report_path, say_outcome
 from textdp.cli._common import CLIError, one_line, progress_bar
+from textdp.cli._ledger import CommandLedger
 from textdp.io import FileError, check_distinct, directory_inputs, map_text_file
 from textdp.io.streams import is_stdio
+from textdp.spec import ReleaseSpec
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
@@ -67,8 +70,6 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
                  ) -> list[tuple[Path, Path]] | None:
     """The paths, checked without reading or writing anything: None for the local engine; for
     Ray, the (input, output) file pairs (a directory gives one pair per file)."""
-    from textdp.cli.privatize import check_paths, check_report_path
-
     if engine == "local":
         if workers is not None or address is not None:
             raise CLIError("--workers and --ray-address need --engine ray")
@@ -316,22 +317,19 @@ def _see(logs: RayLogs) -> str:
 
 
 class FileWorker:
-    """An actor of the job's one pool: builds the mechanism and its Privatizer once (in its own
-    process: an unseeded Privatizer keys its secure generator from this process's
-    ``os.urandom``), then rewrites whole files with textdp's own readers and writers — every
-    format, JSONL byte for byte, exactly as the local engine — into the staging paths the driver
-    names. Only counts travel back: the records never reach the driver."""
+    """An actor of the job's one pool: receives the release spec and builds the mechanism and
+    its Privatizer from it once (in its own process: an unseeded Privatizer keys its secure
+    generator from this process's ``os.urandom``), then rewrites whole files with textdp's own
+    readers and writers — every format, JSONL byte for byte, exactly as the local engine — into
+    the staging paths the driver names. Only counts travel back: the records never reach the
+    driver."""
 
-    def __init__(self, spec: dict[str, Any], options: dict[str, Any], seed: int | None,
-                 read_options: Any, format: str | None, batch_size: int,
-                 threads: int = 1) -> None:
+    def __init__(self, spec: ReleaseSpec, read_options: Any, format: str | None,
+                 batch_size: int, threads: int = 1) -> None:
         from textdp.integrations.ray import limit_threads
-        from textdp.pipeline import Privatizer, build_mechanism
 
         limit_threads(threads)
-        mechanism = build_mechanism(spec["mechanism"], spec["epsilon"], spec["vocabulary"],
-                                    dict(spec["params"]))
-        self.privatizer = Privatizer(mechanism, seed=seed, **options)
+        self.privatizer = spec.privatizer()
         self.read_options, self.format, self.batch_size = read_options, format, batch_size
 
     def count(self, src: str) -> int | str:
@@ -416,24 +414,15 @@ class Fingerprint:
         return self.value
 
 
-def _pool_options(runner: Any) -> dict[str, Any]:
-    """The Privatizer's options an actor rebuilds it with (never the driver's generator)."""
-    identifiers = runner.identifiers if runner.identifiers is not None else False
-    return {"oov": runner.oov.value, "mask_token": runner.mask_token,
-            "keep_stopwords": runner.keep_stopwords, "unchanged_warning": runner.unchanged_warning,
-            "batch_chars": runner.batch_chars, "identifiers": identifiers,
-            "allocation": runner.allocation, "entities": runner.entities}
-
-
 class _Windows:
     """``transform(texts, start)`` for :func:`map_text_file`: one Ray job per window."""
 
-    def __init__(self, runner: Any, spec: dict[str, Any], workers: int, batch_size: int) -> None:
-        self.runner, self.spec, self.workers, self.batch_size = runner, spec, workers, batch_size
+    def __init__(self, runner: Any, spec: ReleaseSpec, workers: int, batch_size: int) -> None:
+        self.runner, self.workers, self.batch_size = runner, workers, batch_size
+        self.spec = spec
         self.offset = 0  # documents in the files before this one
         self.documents = 0
         self.peak: dict[str, int] = {}  # the largest RSS of a worker process
-        self.options = _pool_options(runner)
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
         import numpy as np
@@ -452,53 +441,55 @@ class _Windows:
         if not tables:
             return []
         with preserve_order():
-            out = run_text(ray.data.from_arrow(tables), self.runner, self.spec, self.options,
+            out = run_text(ray.data.from_arrow(tables), self.runner, self.spec,
                            column="text", workers=self.workers, batch_size=step,
                            peak=self.peak)
             return list(texts_of(out))
 
 
-def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> None:
-    """Privatise every pair on Ray; the outputs and the report appear together, or nothing.
+def run(args: PrivatizeArguments, book: CommandLedger) -> None:
+    """Privatise every pair of ``args.files`` on Ray with ``args.spec``; the outputs and the
+    report appear together, or nothing. ``book``: the command's ledger (with ``--ledger``, the
+    files are fingerprinted as one input before the release). Ray's own log lines stay off
+    stderr unless ``args.verbose`` (:class:`RayLogs`); textdp's lines are printed once Ray is
+    done."""
+    assert args.files is not None  # the Ray engine's pairs: check_engine made them
+    pairs = list(args.files)
+    spec = args.spec
+    fingerprint = Fingerprint([s for s, _ in pairs], options=args.read_options,
+                              format=args.format)
+    with book.check(spec.mechanism_object(), fingerprint, seed=spec.seed):
+        t0 = time.perf_counter()
+        runner = spec.privatizer()  # the driver's: its tallies add up the workers'
+        with RayLogs(verbose=args.verbose) as logs:
+            result = _run(pairs, runner, args, book, fingerprint, logs, t0)
+        say_outcome(result["io"], args.output, args.report, result)
 
-    ``args``: the command's arguments (``mechanism``, ``epsilon``, ``params``, ``vocabulary``,
-    ``options``, ``format``, ``report``, ``output``, ``batch_size``, ``workers``,
-    ``ray_address``, ``verbose``) and the driver's mechanism ``mech``. Ray's own log lines stay
-    off stderr unless ``verbose`` (:class:`RayLogs`); textdp's lines are printed once Ray is done.
-    """
-    from textdp.cli.privatize import say_outcome
 
-    t0 = time.perf_counter()
-    with RayLogs(verbose=args.get("verbose", False)) as logs:
-        result = _run(pairs, runner, args, logs, t0)
-    say_outcome(result["io"], args["output"], args["report"], result)
-
-
-def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs: RayLogs,
-         t0: float) -> dict[str, Any]:
+def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
+         book: CommandLedger, fingerprint: Fingerprint, logs: RayLogs, t0: float
+         ) -> dict[str, Any]:
     from textdp.integrations.ray import engine_report, peak_rss
 
-    workers, report = args["workers"], args["report"]
-    spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
-            "vocabulary": None if args["vocabulary"] is None else args["mech"].vocabulary}
-    ray, own = start(workers, args["ray_address"], logs)
+    workers, report = args.workers, args.report
+    ray, own = start(workers, args.ray_address, logs)
     created: list[Path] = []  # the output directory of a directory, once made
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         peak: dict[str, int] = {}
-        with args["book"].files() as files:
+        with book.files() as files:
             if any(is_stdio(p) for pair in pairs for p in pair):
                 _make_parent(pairs[-1][1], created)
-                summaries = _windowed(pairs, runner, spec, args, workers, files, peak)
+                summaries = _windowed(pairs, runner, args, workers, files, peak)
             else:
-                summaries = _distributed(ray, pairs, runner, spec, args, workers, files, peak,
-                                         created)
+                summaries = _distributed(ray, pairs, runner, args, book, fingerprint, workers,
+                                         files, peak, created)
             result = runner.report()
             result = engine_report(result, workers, time.perf_counter() - t0,
                                    result["tokens"]["total"], "tokens", peak.get("rss", 0))
             # This process's own: flat in the input when the workers read and write the files.
             result["performance"]["driver_peak_rss_mib"] = round(peak_rss() / 2**20, 1)
-            result = args["book"].attach(result)
+            result = book.attach(result)
             result["io"] = _io(summaries)
             if report is not None:
                 files.write_json(report, result)
@@ -514,18 +505,17 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
     return result
 
 
-def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
-              args: dict[str, Any], workers: int, files: Any, peak: dict[str, int]
-              ) -> list[dict[str, Any]]:
+def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
+              workers: int, files: Any, peak: dict[str, int]) -> list[dict[str, Any]]:
     """Standard input or output: the driver reads and writes, a window of records per Ray job
     (workers cannot open the command's own streams)."""
-    batch_size = args["batch_size"]
-    windows = _Windows(runner, spec, workers, batch_size)
+    batch_size = args.batch_size
+    windows = _Windows(runner, args.spec, workers, batch_size)
     summaries = []
     for src, dst in pairs:
         windows.documents = 0
         summaries.append(map_text_file(
-            src, dst, windows, options=args["options"], format=args["format"], files=files,
+            src, dst, windows, options=args.read_options, format=args.format, files=files,
             batch_size=batch_size * workers * WINDOW_BATCHES,
             progress=progress_bar("privatize")))
         windows.offset += windows.documents
@@ -533,9 +523,9 @@ def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
     return summaries
 
 
-def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
-                 args: dict[str, Any], workers: int, files: Any, peak: dict[str, int],
-                 created: list[Path]) -> list[dict[str, Any]]:
+def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
+                 book: CommandLedger, fingerprint: Fingerprint, workers: int, files: Any,
+                 peak: dict[str, int], created: list[Path]) -> list[dict[str, Any]]:
     """Files in, files out, on the workers: one pool of actors for the job, each file read,
     privatised and written by one actor with textdp's own reader and writer, into a staging
     directory beside the output (the output directory of a directory is made only when every
@@ -552,8 +542,9 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
 
     from textdp.integrations.ray import check_no_generator
 
+    spec = args.spec
     check_no_generator(spec)
-    read_options, format, seed = args["options"], args["format"], runner.seed
+    read_options, format, seed = args.read_options, args.format, spec.seed
     out_dir = pairs[-1][1].parent
     stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
     actors: list[Any] = []
@@ -563,14 +554,13 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
         # file that kills every actor fails the job instead of retrying for ever.
         actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
                            max_task_retries=ACTOR_RETRIES)(FileWorker)
-        actors = [actor.remote(spec, _pool_options(runner), seed, read_options, format,
-                               args["batch_size"]) for _ in range(min(workers, len(pairs)))]
+        actors = [actor.remote(spec, read_options, format, args.batch_size)
+                  for _ in range(min(workers, len(pairs)))]
         firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
         staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
-        fingerprint = args.get("fingerprint")
-        ledger = fingerprint is not None and fingerprint.files is not None
+        ledger = fingerprint.files is not None  # computed: --ledger
         items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), firsts[i], ledger)
                  for i in order]
         released: dict[int, tuple[str, int]] = {}
@@ -591,8 +581,8 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
             bar.close()
         if ledger:  # checked at commit: the same records as fingerprinted before the release
             same = [released[i] for i in range(len(pairs))] == fingerprint.files
-            args["book"].released(fingerprint.value if same else
-                                  ("changed", sum(n for _, n in released.values())))
+            book.released(fingerprint.value if same else
+                          ("changed", sum(n for _, n in released.values())))
         _make_parent(pairs[-1][1], created)
         for i, (_, dst) in enumerate(pairs):
             os.replace(staged[i], files.path_for(dst))

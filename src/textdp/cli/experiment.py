@@ -1,16 +1,19 @@
 """``textdp experiment NAME [OPTIONS]``: regenerate a results page under docs/results/.
 
-The experiments are not part of the installed package: they live in the repository's top-level
-``experiments/`` directory, so this command works from a source checkout only (an editable install,
-or ``PYTHONPATH=src``, or run from the repository's root).
+A source-checkout tool. The experiments are not part of the installed package: they live in the
+repository's top-level ``experiments/`` directory. This command finds that checkout (beside the
+package's source tree, or the current directory) and runs ``python -m experiments.NAME`` there in
+a child process, with the checkout's root and this textdp first on its path; the installed package
+itself never imports ``experiments`` (``tests/test_structure.py``). Without a checkout it says so
+in one line.
 """
 
 from __future__ import annotations
 
-import importlib
+import os
+import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated
 
 import typer
@@ -53,16 +56,16 @@ def find_checkout() -> Path | None:
     return None
 
 
-def load_experiment(name: str) -> ModuleType:
-    """The module ``experiments.NAME`` of the source checkout (its root goes on ``sys.path``)."""
-    root = find_checkout()
-    if root is None:
-        raise CLIError("the experiments are not installed with textdp: run this from a source "
-                       "checkout of the repository (its experiments/ directory), e.g. after "
-                       "`pip install -e .`")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    return importlib.import_module(f"experiments.{name}")
+def run_experiment(root: Path, name: str, argv: list[str]) -> int:
+    """``python -m experiments.NAME ARGV`` in a child process, from the current directory (paths
+    in ARGV mean what they say), with the checkout ``root`` and this textdp's source tree first on
+    its path; its exit status."""
+    import textdp
+
+    package_root = str(Path(textdp.__file__).resolve().parents[1])
+    path = [str(root), package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    return subprocess.call([sys.executable, "-m", f"experiments.{name}", *argv], env=env)
 
 
 def experiment(
@@ -70,11 +73,16 @@ def experiment(
     name: Annotated[str, typer.Argument(
         help="Experiment: " + "; ".join(f"{k} ({v})" for k, v in EXPERIMENTS.items()))],
 ) -> None:
-    """Run one of the papers' experiments; further options go to the experiment
-    (`python -m experiments.NAME --help` from the repository's root lists them). Needs a source
-    checkout and the `experiments` extra; long on 2 cores."""
+    """Run one of the papers' experiments from a source checkout: the same as `python -m
+    experiments.NAME` from the repository's root; further options go to the experiment (its
+    --help lists them). Needs the `experiments` extra; long on 2 cores."""
     if name not in EXPERIMENTS:
         raise CLIError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
-    status = load_experiment(name).main(list(ctx.args))
+    root = find_checkout()
+    if root is None:
+        raise CLIError("the experiments are not installed with textdp: from a source checkout "
+                       f"of the repository, run `python -m experiments.{name}` in its root (or "
+                       "this command, after `pip install -e .`)")
+    status = run_experiment(root, name, list(ctx.args))
     if status:
         raise typer.Exit(status)

@@ -8,13 +8,22 @@ from typing import Annotated, Any
 import typer
 
 from textdp import mechanisms as registry
-from textdp.cli import _ray
+from textdp.cli import _local, _prompt, _ray
 from textdp.cli._allocation import (
     AllocationOption,
     EpsilonCeilingOption,
     EpsilonDocumentOption,
     EpsilonFloorOption,
     allocation_options,
+)
+from textdp.cli._arguments import (
+    DEFAULT_BATCH_SIZE,
+    PrivatizeArguments,
+    check_paths,
+    check_report_path,
+    read_options,
+    say_outcome,
+    say_written,
 )
 from textdp.cli._common import (
     BetaOption,
@@ -24,39 +33,29 @@ from textdp.cli._common import (
     NListsOption,
     ParamOption,
     one_line,
-    progress_bar,
-    say,
-    warn,
 )
-from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
+from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt
 from textdp.cli._prompt import (
     ClipOption,
     EpsilonPerTokenOption,
     MaxNewTokensOption,
     ModelOption,
     TemperatureOption,
-    dispatch,
+    prompt_spec,
 )
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import (
-    FORMATS,
-    FileError,
-    ReadOptions,
-    check_distinct,
-    check_input,
-    check_output,
-    check_target,
-    format_of,
-    map_text_file,
-)
-from textdp.io.streams import is_stdio
+from textdp.io import FORMATS, FileError, check_distinct, format_of
+from textdp.mechanisms import prompt
 from textdp.mechanisms._signature import keyword_parameters
-from textdp.pipeline import DEFAULT_MASK, OOVPolicy, Privatizer, build_mechanism
-from textdp.privacy.report import summary_line
+from textdp.pipeline import DEFAULT_MASK, OOVPolicy
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
+from textdp.spec import ReleaseSpec, release_spec
 
-DEFAULT_BATCH_SIZE = 2048
+# Re-exported: the checks and messages the engines share live in cli/_arguments.py.
+__all__ = ["privatize", "mechanism_params", "parse_param", "PrivatizeArguments",
+           "DEFAULT_BATCH_SIZE", "check_paths", "check_report_path", "read_options",
+           "say_outcome", "say_written"]
 
 UnchangedWarningOption = Annotated[float, typer.Option(
     "--unchanged-warning", min=0.0, max=1.0,
@@ -301,15 +300,21 @@ def privatize(
 
 
 def _run(a: dict[str, Any]) -> None:
-    """The command's body, on its arguments ``a`` (the 80-line rule keeps it apart from the
-    signature)."""
+    """The command's body on its parsed options ``a`` (the 80-line rule keeps it apart from the
+    signature): every check, in the order a user meets them, then one typed
+    :class:`PrivatizeArguments` for the engine that runs it."""
     # 0. No two paths are the same file (input, output, report, ledger, deny-list), however they
     #    are spelled: before anything is read or written, and before either engine or dp_prompt.
     check_distinct({"input": a["input"], "deny-list": a["deny_list"],
                     "allow-list": a["allow_list"]},
                    {"output": a["output"], "report": a["report"], "ledger": a["ledger"]})
-    if dispatch(a):  # dp_prompt: a language model rewrites whole documents (cli/_prompt.py)
-        return
+    if check_mechanism_flags(a):  # dp_prompt: a language model rewrites whole documents
+        options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
+        check_paths(a["input"], a["output"], a["report"], a["format"])
+        spec = prompt_spec(a["mechanism"], seed=a["seed"], clip=a["clip"],
+                           **{k: a[k] for k in ("epsilon", "epsilon_per_token", "temperature",
+                                                "max_new_tokens")})
+        return _prompt.run(_arguments(a, spec, options, None))
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     input, output, report, format = a["input"], a["output"], a["report"], a["format"]
     options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
@@ -318,93 +323,78 @@ def _run(a: dict[str, Any]) -> None:
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
     check_placeholders(a["mask_token"], _pairs(a["identifier_label"], "--identifier-label"),
                        [s for s, _ in pairs] if pairs is not None else [input], format)
+    # 2. The release: building it validates every parameter, before any input is read.
+    args = _arguments(a, word_spec(a), options, pairs)
+    if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
+        return _ray.run(args, book)
+    # 3. Stream; OUTPUT and the report appear together at the end, or not at all. 4. Say where
+    #    things went and what the guarantee is.
+    _local.run(args, book)
+
+
+def word_spec(a: dict[str, Any]) -> ReleaseSpec:
+    """The release of a word mechanism from the command's options (one-line errors)."""
     epsilon, allocated = allocation_options(a["epsilon"], a["allocation"], a["epsilon_document"],
                                             a["epsilon_floor"], a["epsilon_ceiling"])
-
-    # 2. Parameters: building the mechanism validates them all, before any input is read.
     params = mechanism_params(a["mechanism"], {k: a[k] for k in ("method", "n_lists", "beta",
                                                                   "neighbors")}, a["param"] or [])
+    # Without --vocabulary the spec says None (every mechanism's default is textdp's default):
+    # the recipe a Ray actor receives then stays small, and the actor loads the vocabulary itself.
+    vocabulary = None if a["vocabulary"] is None else resolve_vocabulary(a["vocabulary"])
     try:
-        mech = build_mechanism(a["mechanism"], epsilon, resolve_vocabulary(a["vocabulary"]),
-                               params)
-        runner = Privatizer(mech, oov=a["oov"].value, mask_token=a["mask_token"],
+        return release_spec(a["mechanism"], epsilon, vocabulary=vocabulary,
+                            oov=a["oov"].value, mask_token=a["mask_token"],
                             keep_stopwords=a["keep_stopwords"], seed=a["seed"],
                             unchanged_warning=a["unchanged_warning"], allocation=allocated,
                             **identifier_options(a["identifiers"], a["identifier_label"],
                                                  a["identifier_pattern"], a["deny_list"],
                                                  a["phone_regions"]),
-                            **entity_options(a["entities"], a["allow_list"]))
+                            **entity_options(a["entities"], a["allow_list"]), **params)
     except (ImportError, TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
-    if pairs is not None:  # --engine ray: the same records, privatised on a Ray actor pool
-        fingerprint = _ray.Fingerprint([s for s, _ in pairs], options=options, format=format)
-        with book.check(mech, fingerprint, seed=a["seed"]):
-            return _ray.run(pairs, runner, {**a, "epsilon": epsilon, "params": params,
-                                            "mech": mech, "options": options, "book": book,
-                                            "fingerprint": fingerprint})
-
-    # 3. Stream; OUTPUT and the report appear together at the end, or not at all (--ledger:
-    # recorded as pending before, completed after).
-    with book.check(mech, lambda: fingerprint_file(input, options=options, format=format),
-                    seed=a["seed"]), book.files() as files:
-        io_summary = map_text_file(input, output, book.watch(runner.run), options=options,
-                                   format=format, batch_size=a["batch_size"],
-                                   progress=progress_bar("privatize"), files=files)
-        result = book.attach(runner.report())
-        result["io"] = io_summary
-        if report is not None:
-            files.write_json(report, result)
-
-    # 4. Tell the user where things went and what the guarantee is.
-    say_outcome(io_summary, output, report, result)
 
 
-def say_outcome(io_summary: dict, output: Path, report: Path | None, result: dict) -> None:
-    """Where the output and the report went, the guarantee in one line, and every warning."""
-    say_written(io_summary, output)
-    if report is not None:
-        say(f"privacy report: {report}")
-    else:
-        say("no report file (add --report PATH to keep the full privacy report)")
-    say(summary_line(result))
-    for message in result.get("warnings", []):
-        warn(message)
-    if not result["guarantee"].get("verified", True):
-        warn("no formal guarantee could be established for these parameters")
+def _arguments(a: dict[str, Any], spec: ReleaseSpec, options: Any,
+               pairs: list[tuple[Path, Path]] | None) -> PrivatizeArguments:
+    return PrivatizeArguments(
+        spec=spec, input=a["input"], output=a["output"], report=a["report"], format=a["format"],
+        read_options=options, batch_size=a["batch_size"], ledger=a["ledger"],
+        ledger_policy=a["ledger_policy"], budget=a["budget"],
+        files=None if pairs is None else tuple(pairs), workers=a["workers"],
+        ray_address=a["ray_address"], verbose=a["verbose"], model=a["model"])
 
 
-def check_paths(input: Path, output: Path, report: Path | None, format: str | None) -> None:
-    """INPUT, OUTPUT and the report path, checked without reading or writing anything."""
-    check_output(output, input, format)
-    check_input(input, format)
-    if report is not None:
-        check_report_path(report, input, output)
+# The options of one kind of mechanism, refused (by flag) for the other.
+_LM_ONLY = {"epsilon_per_token": "--epsilon-per-token", "temperature": "--temperature",
+            "max_new_tokens": "--max-new-tokens", "clip": "--clip", "model": "--model"}
+_WORD_ONLY = {"method": "--method", "n_lists": "--n-lists", "beta": "--beta",
+              "neighbors": "--neighbors", "param": "--param", "vocabulary": "--vocabulary",
+              "deny_list": "--deny-list", "identifier_label": "--identifier-label",
+              "identifier_pattern": "--identifier-pattern", "keep_stopwords": "--keep-stopwords",
+              "phone_regions": "--phone-regions",
+              "entities": "--entities", "allow_list": "--allow-list"}
 
 
-def say_written(io_summary: dict[str, Any], output: Path) -> None:
-    """Where the records went, and how many malformed ones were skipped."""
-    say(f"wrote {io_summary['records_out']} records to "
-        f"{'standard output' if is_stdio(output) else output}")
-    if io_summary.get("records_skipped"):
-        first = next(iter(io_summary["skipped"][0].values()))
-        warn(f"{io_summary['records_skipped']} malformed records skipped (the first at line "
-             f"{first}; all are listed in the report)")
-
-
-def read_options(text_fields: list[str] | None, delimiter: str | None, on_error: str,
-                 null: str) -> ReadOptions:
-    """The I/O options of the command line, checked (one-line errors)."""
-    if on_error not in ("fail", "skip"):
-        raise CLIError(f"--on-error must be fail or skip, got {on_error!r}")
-    if null not in ("error", "pass"):
-        raise CLIError(f"--null must be error or pass, got {null!r}")
-    if delimiter in ("\\t", "tab"):
-        delimiter = "\t"
-    try:
-        return ReadOptions(text_fields=tuple(text_fields or ("text",)), delimiter=delimiter,
-                           on_error=on_error, null=null)
-    except ValueError as exc:
-        raise CLIError(one_line(exc)) from None
+def check_mechanism_flags(a: dict[str, Any]) -> bool:
+    """Whether the mechanism rewrites whole documents with a language model (True) or is a word
+    mechanism (False), once no option of the other kind was given (and a word mechanism has its
+    ``--epsilon``)."""
+    if a["mechanism"] not in prompt.available():
+        given = [flag for key, flag in _LM_ONLY.items() if a.get(key) is not None]
+        if given:
+            raise CLIError(f"{', '.join(given)}: only for --mechanism "
+                           f"{' or '.join(prompt.available())}")
+        if a["epsilon"] is None and a.get("allocation") is None:
+            raise CLIError("Missing option '--epsilon'")
+        return False
+    if a.get("engine", "local") != "local" or a.get("allocation") is not None:
+        raise CLIError(f"--engine ray and --allocation: not used by --mechanism "
+                       f"{a['mechanism']} (local engine; one ε per document)")
+    given = [flag for key, flag in _WORD_ONLY.items() if a.get(key)]
+    if given:
+        raise CLIError(f"{', '.join(given)}: not used by --mechanism {a['mechanism']} "
+                       "(it rewrites whole documents with a language model)")
+    return True
 
 
 def identifier_options(on: bool, labels: list[str] | None, patterns: list[str] | None,
@@ -462,10 +452,6 @@ def read_deny_list(path: Path | None) -> list[str]:
     return [t.strip() for t in lines if t.strip() and not t.lstrip().startswith("#")]
 
 
-def check_report_path(report: Path, input: Path, output: Path) -> None:
-    """The report is neither the input nor the output (as files), and can be written."""
-    check_distinct({"input": input}, {"output": output, "report": report})
-    check_target(report, "report")
 
 
 privatize.__doc__ = HELP

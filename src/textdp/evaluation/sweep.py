@@ -124,7 +124,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     Returns the results dict (what ``results.json`` holds). Tasks whose data are unavailable
     (e.g. no apt for fortunes) or whose encoder is missing are skipped with a note.
     """
-    from textdp import __version__
+    from textdp._version import __version__
 
     config.check()
     say = log or (lambda _msg: None)

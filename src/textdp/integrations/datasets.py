@@ -118,9 +118,9 @@ def _fingerprint(ds: Any, column: str, spec: ReleaseSpec, mech: Any) -> str:
     """Fresh random bytes for an unseeded run; else a digest of everything the output depends on."""
     if spec.seed is None:
         return os.urandom(20).hex()
-    import textdp
+    from textdp._version import __version__
 
-    recipe = {"textdp": textdp.__version__, "input": ds._fingerprint, "column": column,
+    recipe = {"textdp": __version__, "input": ds._fingerprint, "column": column,
               "seed": spec.seed, "mechanism": mech.name, "parameters": mech.parameters,
               "vocabulary": mech.vocabulary.fingerprint, "policy": repr(spec.policy),
               "allocation": repr(spec.allocation), "batch_chars": spec.batch_chars,

@@ -90,35 +90,17 @@ def require_ray() -> Any:
 
 
 class _Worker:
-    """What every actor shares: the optional test hook and the contiguous runs of row indices."""
+    """What every actor shares: its thread limit and the contiguous runs of row indices."""
 
-    def __init__(self, crash_marker: str | None, threads: int = 1) -> None:
-        self._crash_marker = crash_marker
+    def __init__(self, threads: int = 1) -> None:
         limit_threads(threads)
-
-    def _maybe_crash(self, rows: np.ndarray) -> None:
-        """Test hook (fault tolerance): while the marker file exists, the actor whose batch holds
-        the row it names removes it and dies abruptly (once, mid-run)."""
-        marker = self._crash_marker
-        if marker is None or not os.path.exists(marker):
-            return
-        try:
-            with open(marker, encoding="utf-8") as fh:
-                row = int(fh.read())
-        except (FileNotFoundError, ValueError):
-            return
-        if row in rows:
-            os.remove(marker)
-            os._exit(1)
 
     def rows(self, batch: dict[str, Any]) -> np.ndarray | None:
         """The batch's global row indices (removed from it), or None where the rows carry none
         (unseeded runs: :func:`prepare`)."""
         if ROW not in batch:
             return None
-        rows = np.asarray(batch.pop(ROW), dtype=np.int64)
-        self._maybe_crash(rows)
-        return rows
+        return np.asarray(batch.pop(ROW), dtype=np.int64)
 
     @staticmethod
     def runs(rows: np.ndarray) -> list[tuple[int, int]]:
@@ -140,9 +122,8 @@ class _TextWorker(_Worker):
     """Builds the mechanism and its Privatizer once, from the release spec; privatises the text
     column of each batch."""
 
-    def __init__(self, column: str, spec: ReleaseSpec, crash_marker: str | None = None,
-                 threads: int = 1) -> None:
-        super().__init__(crash_marker, threads)
+    def __init__(self, column: str, spec: ReleaseSpec, threads: int = 1) -> None:
+        super().__init__(threads)
         # Built here, in the actor's process: an unseeded Privatizer keys its secure generator
         # from this process's os.urandom.
         self.privatizer = spec.privatizer()
@@ -173,8 +154,8 @@ class _VectorWorker(_Worker):
     """Releases a vector column with an embedding mechanism, chunk streams as in one process."""
 
     def __init__(self, column: str, mechanism: Any, n_rows: int, seed: int | None,
-                 crash_marker: str | None = None, threads: int = 1) -> None:
-        super().__init__(crash_marker, threads)
+                 threads: int = 1) -> None:
+        super().__init__(threads)
         self.column, self.mechanism, self.n_rows, self.seed = column, mechanism, n_rows, seed
         self.rng = _random.secure_generator() if seed is None else None  # in this process
 
@@ -208,8 +189,8 @@ class _DocumentWorker(_Worker):
     """One DeepCandidate / Truncation release per row of sentence embeddings."""
 
     def __init__(self, column: str, output_column: str, mechanism: Any, seed: int | None,
-                 crash_marker: str | None = None, threads: int = 1) -> None:
-        super().__init__(crash_marker, threads)
+                 threads: int = 1) -> None:
+        super().__init__(threads)
         self.column, self.output_column, self.mechanism, self.seed = (column, output_column,
                                                                       mechanism, seed)
         self.rng = _random.secure_generator() if seed is None else None  # in this process
@@ -298,7 +279,7 @@ def prepare(ds: Any, block_rows: int, *, indexed: bool, workers: int) -> tuple[A
     """The input the pool maps, materialised in order, and its row count.
 
     With the global row index, in blocks of ``block_rows`` rows (:func:`with_row_index`), where
-    the output depends on it (a seed; the crash test's hook) or where the input's own blocks
+    the output depends on it (a seed) or where the input's own blocks
     are too few to keep ``workers`` actors busy (a task maps whole blocks: one Parquet file is
     one block, one actor). Otherwise as it is: an unseeded row draws from its actor's secure
     generator wherever it lands, and numbering the rows costs Ray jobs on every call.
@@ -398,22 +379,13 @@ def collect_stats(ds: Any) -> Iterator[dict[str, Any]]:
                 yield json.loads(cell)
 
 
-def run_text(indexed: Any, driver: Privatizer, spec: ReleaseSpec | dict[str, Any],
-             options: dict[str, Any] | None = None, *, column: str, workers: int,
-             batch_size: int, threads: int = 1, crash_marker: str | None = None,
-             peak: dict[str, int] | None = None) -> Any:
+def run_text(indexed: Any, driver: Privatizer, spec: ReleaseSpec, *, column: str, workers: int,
+             batch_size: int, threads: int = 1, peak: dict[str, int] | None = None) -> Any:
     """Privatise ``indexed`` (with :data:`ROW`) on the pool with the release ``spec`` (what the
     actors receive); returns the materialised output without the tallies, which are added to
-    ``driver`` (and the largest worker RSS to ``peak["rss"]``).
-
-    ``spec`` may still be the command line's recipe (a dict of mechanism, ε, vocabulary and
-    parameters, with the Privatizer's ``options``): it is then turned into a release spec with
-    :func:`textdp.spec.release_spec` here, seeded as ``driver`` is."""
-    if isinstance(spec, dict):
-        spec = release_spec(spec["mechanism"], spec["epsilon"], vocabulary=spec["vocabulary"],
-                            seed=driver.seed, **dict(spec["params"]), **(options or {}))
+    ``driver`` (and the largest worker RSS to ``peak["rss"]``)."""
     check_no_generator(spec)
-    kwargs = {"column": column, "spec": spec, "crash_marker": crash_marker}
+    kwargs = {"column": column, "spec": spec}
     out = map_with_pool(indexed, _TextWorker, kwargs, workers=workers, batch_size=batch_size,
                         threads=threads).materialize()
     for stats in collect_stats(out):
@@ -474,12 +446,11 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
     from textdp.ledger import as_ledger
 
     book = as_ledger(ledger, ledger_policy, budget)
-    crash_marker = options.pop("_crash_marker", None)  # the fault-tolerance test's hook
     spec = release_spec(mechanism, epsilon, seed=seed, **options)
     if spec.kind != "word":
         raise ValueError(f"{spec.name} is not run on Ray (every actor would load a language "
                          "model): run textdp.privatize or `textdp privatize` (local engine)")
-    args = (dataset, column, spec, workers, batch_size, threads, crash_marker)
+    args = (dataset, column, spec, workers, batch_size, threads)
     if book is None:
         return _privatize(*args)
     from textdp.privacy.fingerprint import fingerprint_texts
@@ -498,8 +469,7 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
 
 
 def _privatize(dataset: Any, column: str, spec: ReleaseSpec, workers: int | None,
-               batch_size: int, threads: int, crash_marker: str | None
-               ) -> tuple[Any, dict[str, Any]]:
+               batch_size: int, threads: int) -> tuple[Any, dict[str, Any]]:
     require_ray()
     t0 = time.perf_counter()
     workers = check_workers(workers)
@@ -514,10 +484,9 @@ def _privatize(dataset: Any, column: str, spec: ReleaseSpec, workers: int | None
     peak: dict[str, int] = {}
     with preserve_order():
         indexed, n = prepare(dataset, batch_size,
-                             indexed=spec.seed is not None or bool(crash_marker), workers=workers)
+                             indexed=spec.seed is not None, workers=workers)
         out = run_text(indexed, driver, spec, column=column, workers=workers,
-                       batch_size=batch_size, threads=threads, crash_marker=crash_marker,
-                       peak=peak) if n else indexed
+                       batch_size=batch_size, threads=threads, peak=peak) if n else indexed
     report = driver.report()
     return out, engine_report(report, workers, time.perf_counter() - t0,
                               report["tokens"]["total"], "tokens", peak.get("rss", 0))

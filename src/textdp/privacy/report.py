@@ -52,8 +52,8 @@ def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any
             unprotected: list[dict[str, Any]], warnings: list[str], seed: int | None,
             performance: Mapping[str, Any], unit: str = "document i") -> dict[str, Any]:
     """The envelope every kind shares; a seeded run is always warned about."""
-    from textdp import __version__
     from textdp._guide import installed_extras
+    from textdp._version import __version__
 
     warnings = list(warnings)
     if seed is not None and not any(w.startswith("seeded run") for w in warnings):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textdp.vocab import Vocabulary
+from textdp.vocab.base import Vocabulary
 
 __all__ = ["KS", "PERCENTILES", "NeighborDistances", "neighbor_distances", "plot_neighbor_distances"]
 

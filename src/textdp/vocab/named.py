@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textdp.vocab import (
+from textdp.vocab.base import (
     Vocabulary,
     _default_cache_path,
     _default_name,
