@@ -105,7 +105,7 @@ class _Scorer:
 def _word_row(label: str, name: str, kwargs: dict[str, Any], texts: list[str],
               scorer: _Scorer, seed: int) -> dict[str, Any]:
     from textdp import mechanisms
-    from textdp.pipeline import privatize
+    from textdp.release import privatize
 
     allocated = "allocation" in kwargs
     params = {k: v for k, v in kwargs.items() if k not in ("allocation", "epsilon_document")}

@@ -93,7 +93,7 @@ def _similarity(texts: list[str], private: list[str], feats: Any) -> float:
 def part_table2(s: Settings, rng: np.random.Generator) -> dict[str, Any]:
     from textdp.evaluation import utility
     from textdp.mechanisms import create
-    from textdp.pipeline import privatize
+    from textdp.release import privatize
     from textdp.vocab import load
 
     texts = _sentences(s)

@@ -23,9 +23,9 @@ __all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeRes
 
 # Public name → the module that defines it.
 _LAZY = {
-    "privatize": "textdp.pipeline",
+    "privatize": "textdp.release",
     "Privatizer": "textdp.pipeline",
-    "PrivatizeResult": "textdp.pipeline",
+    "PrivatizeResult": "textdp.release",
     "PrivEmb": "textdp.mechanisms.embedding",
     "LaplaceVector": "textdp.mechanisms.embedding",
     "DeepCandidate": "textdp.mechanisms.document",
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from textdp.ledger import Ledger
     from textdp.mechanisms.document import DeepCandidate
     from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
-    from textdp.pipeline import Privatizer, PrivatizeResult, privatize
+    from textdp.pipeline import Privatizer
+    from textdp.release import PrivatizeResult, privatize
 
     __version__: str
 

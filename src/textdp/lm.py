@@ -325,7 +325,12 @@ def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = 
     None, guards the release (checked before the model runs, recorded after) and its section
     is attached to the report. Pure ε-DP per document composes by adding ε's, whatever the model.
     """
-    runner = spec.paraphraser(batch_size=batch_size)
+    if spec.kind != "prompt":
+        raise ValueError(f"mechanism {spec.name!r} is a word mechanism: run it with "
+                         "spec.privatizer()")
+    runner = Paraphraser(spec.mechanism_object(), model=dict(spec.params).get("model"),
+                         seed=spec.seed, batch_size=DEFAULT_BATCH_SIZE if batch_size is None
+                         else batch_size)
     texts = list(texts)
     if book is None:
         out = runner.run(texts)

@@ -49,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 
 from textdp._checks import check_seed
 from textdp.ledger import as_ledger
-from textdp.pipeline import run_spec
+from textdp.release import run_spec
 from textdp.spec import ReleaseSpec, release_spec
 
 __all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "REPORT_KEY", "BUDGET_KEY"]

@@ -45,9 +45,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from textdp.ledger import as_ledger
 from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, release_vectors
-from textdp.pipeline import run_spec
 from textdp.privacy.fingerprint import fingerprint_vectors
 from textdp.privacy.report import embedding_report
+from textdp.release import run_spec
 from textdp.spec import DEFAULT_MASK, OPTION_NAMES, release_spec
 
 __all__ = ["TextPrivatizer", "PrivEmbTransformer", "RepeatedReleaseWarning", "PRIVATIZE_MODES"]

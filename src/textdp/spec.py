@@ -141,20 +141,6 @@ class ReleaseSpec:
             _BUILT[key] = hit
         return hit[1]
 
-    def paraphraser(self, *, batch_size: int | None = None, single_line: bool = False) -> Any:
-        """A fresh :class:`textdp.lm.Paraphraser` running this spec (prompt mechanisms): the
-        language model is the ``model`` parameter (a path, a :class:`textdp.lm.LanguageModel`,
-        or None for the default)."""
-        if self.kind != "prompt":
-            raise ValueError(f"mechanism {self.name!r} is a word mechanism: run it with "
-                             "spec.privatizer()")
-        from textdp import lm
-
-        return lm.Paraphraser(self.mechanism_object(), model=dict(self.params).get("model"),
-                              seed=self.seed, single_line=single_line,
-                              batch_size=lm.DEFAULT_BATCH_SIZE if batch_size is None
-                              else batch_size)
-
     def privatizer(self) -> Any:
         """A fresh :class:`textdp.pipeline.Privatizer` running this spec (word mechanisms)."""
         if self.kind != "word":

@@ -37,14 +37,14 @@ def _fronts():
     pd = pytest.importorskip("pandas")
     datasets = pytest.importorskip("datasets")
     import textdp.pandas as tpandas
-    from textdp import pipeline, sklearn
+    from textdp import release, sklearn
     from textdp.integrations import datasets as tdatasets
     from textdp.integrations import ray as tray
 
     frame = pd.DataFrame({"text": ["The food was great."]})
     ds = datasets.Dataset.from_dict({"text": ["The food was great."]})
     return [
-        ("textdp.privatize", spec_module, lambda o: pipeline.privatize(["x"], **o)),
+        ("textdp.privatize", spec_module, lambda o: release.privatize(["x"], **o)),
         ("pandas Series", tpandas, lambda o: frame["text"].textdp.privatize(**o)),
         ("pandas DataFrame", tpandas, lambda o: frame.textdp.privatize(columns=["text"], **o)),
         ("datasets", tdatasets, lambda o: tdatasets.privatize(ds, column="text", **o)),

@@ -279,7 +279,7 @@ def privatize_texts(texts: Sequence[str], mechanism: WordMechanism,
     The pipeline takes an integer seed; it is drawn from ``rng`` (document i then uses the
     generator derived from (seed, i)).
     """
-    from textdp.pipeline import privatize
+    from textdp.release import privatize
 
     # entities="none": this measures the word mechanism, as the papers' protocols do (the
     # entity stage is measured on its own: benchmarks.run entities)
