@@ -27,7 +27,8 @@ import numpy as np
 
 from textdp._checks import check_rng
 
-__all__ = ["UserData", "DataWords", "read_user_data", "read_batches", "data_words"]
+__all__ = ["UserData", "DataWords", "read_user_data", "read_batches", "data_words",
+           "words_of_run"]
 
 #: Documents per batch while reading and counting.
 BATCH_SIZE = 2048
@@ -64,6 +65,16 @@ class UserData:
             out["label_field"] = self.label_field
             out["label_counts"] = dict(sorted(Counter(self.labels).items()))
         return out
+
+    def sample(self, n: int, rng: np.random.Generator | None = None) -> UserData:
+        """At most ``n`` documents drawn uniformly without replacement, in file order (all of
+        them when there are at most ``n``)."""
+        if len(self.texts) <= n:
+            return self
+        keep = np.sort(check_rng(rng).choice(len(self.texts), size=n, replace=False)).tolist()
+        return UserData(input=self.input, format=self.format, text_field=self.text_field,
+                        label_field=self.label_field, texts=tuple(self.texts[i] for i in keep),
+                        labels=None if self.labels is None else tuple(self.labels[i] for i in keep))
 
     def task(self) -> Any:
         """The labelled documents as a :class:`textdp.evaluation.utility.Task`.
@@ -309,6 +320,11 @@ def data_words(batches: Iterable[list[str]], spec: Any) -> DataWords:
     runner = spec.privatizer()
     for texts in batches:
         runner.run(texts)
+    return words_of_run(runner)
+
+
+def words_of_run(runner: Any) -> DataWords:
+    """The :class:`DataWords` of everything a :class:`textdp.pipeline.Privatizer` has run."""
     c = runner.counters()
     ids = np.asarray(c["word_ids"], dtype=np.int64)
     counts = np.asarray(c["word_counts"], dtype=np.int64)
