@@ -94,52 +94,64 @@ def parse_floats(text: str, what: str) -> list[float]:
     return out
 
 
+# The options whose declarations would not fit the signature on one line.
+InputArg = Annotated[Path | None, typer.Argument(
+    metavar="INPUT", show_default=False,
+    help="Measure on the words of this file (JSONL, CSV/TSV, Parquet, text; '-' is standard "
+         "input with --format) instead of a vocabulary sample.")]
+DataTextFieldOpt = Annotated[str, typer.Option(
+    "--text-field", metavar="NAME",
+    help="JSON field (dotted path), CSV/TSV or Parquet column of the documents of INPUT "
+         "(ignored for .txt).")]
+KeepStopwordsOpt = Annotated[bool, typer.Option(
+    "--keep-stopwords", help="With INPUT: English function words are kept as the release "
+                             "would keep them (not measured).")]
+MaxNwOpt = Annotated[float | None, typer.Option(
+    "--max-nw", show_default=False,
+    help="Target: max over words of N_w = Pr[M(w)=w] must be at most this (1 disables it).")]
+MinSwOpt = Annotated[float | None, typer.Option(
+    "--min-sw", show_default=False,
+    help="Target: min over words of S_w must be at least this (1 disables it).")]
+WordsOpt = Annotated[int, typer.Option(
+    "--words", min=1, help="Vocabulary words sampled uniformly (worst case over them); with "
+                           "INPUT, the most distinct words of INPUT measured.")]
+GridOpt = Annotated[str | None, typer.Option(
+    "--grid", metavar="E1,E2,...", show_default=False,
+    help="The ε values to search (default: 4 per decade from --grid-min to --grid-max).")]
+MarginOpt = Annotated[float | None, typer.Option(
+    "--margin", min=0, show_default=False,
+    help="Monte Carlo only: standard errors an estimate must beat a target by (default 3; 0 = "
+         "plain point estimates, as in the paper).")]
+SupportOpt = Annotated[str, typer.Option(
+    "--support", help="S_w statistic: 'distinct' (outputs seen in --draws draws, the paper's) "
+                      "or 'mass' (smallest set holding 1-η of the mass; exact laws only).")]
+PlotOpt = Annotated[Path | None, typer.Option(
+    "--plot", metavar="PATH.png", show_default=False,
+    help="Write a PNG of N_w and S_w against ε with the targets.")]
+
+
 def calibrate(
-    input: Annotated[Path | None, typer.Argument(
-        metavar="[INPUT]", show_default=False,
-        help="Measure on the words of this file (JSONL, CSV/TSV, Parquet, text; '-' is "
-             "standard input with --format) instead of a vocabulary sample.")] = None,
-    text_field: Annotated[str, typer.Option(
-        "--text-field", metavar="NAME",
-        help="JSON field (dotted path), CSV/TSV or Parquet column of the documents of INPUT "
-             "(ignored for .txt).")] = "text",
+    input: InputArg = None,
+    text_field: DataTextFieldOpt = "text",
     format: FormatOption = None,
     entities: EntitiesOption = None,
-    keep_stopwords: Annotated[bool, typer.Option(
-        "--keep-stopwords", help="With INPUT: English function words are kept as the release "
-                                 "would keep them (not measured).")] = False,
+    keep_stopwords: KeepStopwordsOpt = False,
     mechanism: Annotated[str, typer.Option(
         "--mechanism", "-m", help="Mechanism name (see `textdp mechanisms`).")] = "mvc",
-    max_nw: Annotated[float | None, typer.Option(
-        "--max-nw", show_default=False,
-        help="Target: max over words of N_w = Pr[M(w)=w] must be at most this (1 disables "
-             "it).")] = 0.5,
-    min_sw: Annotated[float | None, typer.Option(
-        "--min-sw", show_default=False,
-        help="Target: min over words of S_w must be at least this (1 disables it).")] = 50.0,
-    words: Annotated[int, typer.Option(
-        "--words", min=1, help="Vocabulary words sampled uniformly (worst case over them); with "
-                               "INPUT, the most distinct words of INPUT measured.")] = 200,
+    max_nw: MaxNwOpt = 0.5,
+    min_sw: MinSwOpt = 50.0,
+    words: WordsOpt = 200,
     draws: Annotated[int, typer.Option(
         "--draws", min=1, help="Draws per word per ε (the MVC paper uses 1000).")] = 1000,
-    grid: Annotated[str | None, typer.Option(
-        "--grid", metavar="E1,E2,...", show_default=False,
-        help="The ε values to search (default: 4 per decade from --grid-min to --grid-max).")]
-        = None,
+    grid: GridOpt = None,
     grid_min: Annotated[float, typer.Option("--grid-min", help="Smallest ε of the default grid.")]
         = 0.01,
     grid_max: Annotated[float, typer.Option("--grid-max", help="Largest ε of the default grid.")]
         = 100.0,
     refine: Annotated[int, typer.Option(
         "--refine", min=0, help="Bisection steps per boundary (each halves it in log ε).")] = 5,
-    margin: Annotated[float | None, typer.Option(
-        "--margin", min=0, show_default=False,
-        help="Monte Carlo only: standard errors an estimate must beat a target by (default "
-             "3; 0 = plain point estimates, as in the paper).")] = None,
-    support: Annotated[str, typer.Option(
-        "--support", help="S_w statistic: 'distinct' (outputs seen in --draws draws, the "
-                          "paper's) or 'mass' (smallest set holding 1-η of the mass; exact "
-                          "laws only).")] = "distinct",
+    margin: MarginOpt = None,
+    support: SupportOpt = "distinct",
     eta: Annotated[float, typer.Option("--eta", help="η of --support mass.")] = 0.01,
     vocabulary_size: Annotated[int | None, typer.Option(
         "--vocabulary-size", min=2, show_default=False,
@@ -154,9 +166,7 @@ def calibrate(
     param: ParamOption = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print the result as JSON on stdout.")] = False,
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", metavar="PATH.png", show_default=False,
-        help="Write a PNG of N_w and S_w against ε with the targets.")] = None,
+    plot: PlotOpt = None,
 ) -> int:
     from textdp import _random
     from textdp.cli._common import progress_bar
@@ -164,22 +174,18 @@ def calibrate(
     from textdp.evaluation.calibration import calibrate as run_calibration
 
     # 1. Everything the user gave, checked before any work.
-    eps_grid = _check_options(max_nw, min_sw, support, eta, plot, grid, grid_min, grid_max)
-    if input is not None:
-        check_input(input, format)
-        check_distinct({"input": input}, {"plot": plot})
+    eps_grid = _check_options(max_nw, min_sw, support, eta, plot, grid, grid_min, grid_max,
+                              input, format)
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta},
                               param or [])
     vocab = resolve_vocabulary(vocabulary, vocabulary_size)
     rng = _random.generator(seed)
-    weights = None
+    factory, vocab = _factory(mechanism, params, vocab, words if input is None else 1,
+                              eps_grid[0])
     if input is None:
-        factory, vocab = _factory(mechanism, params, vocab, words, eps_grid[0])
-        measured: Any = min(words, len(vocab))
-        measured_on: dict[str, Any] = {"source": "vocabulary sample",
-                                       "vocabulary_words": len(vocab)}
+        measured, weights = min(words, len(vocab)), None
+        measured_on = {"source": "vocabulary sample", "vocabulary_words": len(vocab)}
     else:
-        factory, vocab = _factory(mechanism, params, vocab, 1, eps_grid[0])
         measured, weights, measured_on = _data_words(
             input, text_field, format, mechanism, eps_grid[0], params, vocab,
             entities=entities, keep_stopwords=keep_stopwords, words=words, rng=rng)
@@ -250,10 +256,14 @@ def _data_words(input: Path, text_field: str, format: str | None, mechanism: str
 
 
 def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta: float,
-                   plot: Path | None, grid: str | None, grid_min: float, grid_max: float
-                   ) -> list[float]:
-    """Check the targets, the statistic and the plot path; return the ε grid to search."""
+                   plot: Path | None, grid: str | None, grid_min: float, grid_max: float,
+                   input: Path | None = None, format: str | None = None) -> list[float]:
+    """Check the targets, the statistic, INPUT and the plot path; return the ε grid to search."""
     from textdp.evaluation.calibration import default_grid
+
+    if input is not None:
+        check_input(input, format)
+        check_distinct({"input": input}, {"plot": plot})
 
     if max_nw is not None and not 0 < max_nw <= 1:
         raise CLIError(f"--max-nw must lie in (0, 1], got {max_nw:g}")

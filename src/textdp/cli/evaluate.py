@@ -9,7 +9,7 @@ import typer
 
 from textdp.cli._common import CLIError, one_line, say, warn
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.cli.calibrate import parse_floats
+from textdp.cli.calibrate import DataTextFieldOpt, parse_floats
 from textdp.cli.privatize import EntitiesOption, FormatOption
 from textdp.io import FileError
 
@@ -83,6 +83,15 @@ def _mechanism_params(mechanisms: list[str], items: list[str]) -> dict[str, dict
     return {m: mechanism_params(m, {}, items_m) for m, items_m in raw.items()}
 
 
+InputArg = Annotated[Path | None, typer.Argument(
+    metavar="INPUT", show_default=False,
+    help="Evaluate on this file (JSONL, CSV/TSV, Parquet, text) instead of the built-in sets.")]
+LabelFieldOpt = Annotated[str | None, typer.Option(
+    "--label-field", metavar="NAME", show_default=False,
+    help="JSON field, CSV/TSV or Parquet column of each document's label: adds the task "
+         "accuracy (utility) on your labels.")]
+
+
 def evaluate(
     mechanisms: Annotated[str, typer.Option(
         "--mechanisms", "-m", metavar="M1,M2,...", help="Mechanism names, comma-separated.")],
@@ -91,18 +100,9 @@ def evaluate(
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="DIR", help="Output directory (created if missing; its parent "
                                            "must exist).")],
-    input: Annotated[Path | None, typer.Argument(
-        metavar="[INPUT]", show_default=False,
-        help="Evaluate on this file (JSONL, CSV/TSV, Parquet, text) instead of the built-in "
-             "sets.")] = None,
-    text_field: Annotated[str, typer.Option(
-        "--text-field", metavar="NAME",
-        help="JSON field (dotted path), CSV/TSV or Parquet column of the documents of INPUT "
-             "(ignored for .txt).")] = "text",
-    label_field: Annotated[str | None, typer.Option(
-        "--label-field", metavar="NAME", show_default=False,
-        help="JSON field, CSV/TSV or Parquet column of each document's label: adds the task "
-             "accuracy (utility) on your labels.")] = None,
+    input: InputArg = None,
+    text_field: DataTextFieldOpt = "text",
+    label_field: LabelFieldOpt = None,
     format: FormatOption = None,
     entities: EntitiesOption = None,
     words: Annotated[int, typer.Option("--words", min=1, help="Words for N_w / S_w.")] = 100,
@@ -140,30 +140,14 @@ def evaluate(
         "--param", metavar="MECHANISM:NAME=VALUE", show_default=False,
         help="A mechanism parameter; repeatable.")] = None,
 ) -> None:
-    from textdp.evaluation.sweep import DATA_TASKS, TASKS, SweepConfig, run_sweep
+    from textdp.evaluation.sweep import SweepConfig, run_sweep
 
     names = [m.strip() for m in mechanisms.split(",") if m.strip()]
     if not names:
         raise CLIError("--mechanisms: give at least one mechanism")
     eps = parse_floats(epsilons, "--epsilons")
-    if input is None and label_field is not None:
-        raise CLIError("--label-field needs INPUT (the built-in sets have their own labels)")
-    if tasks is not None:
-        task_list = [t.strip() for t in tasks.split(",") if t.strip()]
-    elif input is not None:
-        task_list = [t for t in DATA_TASKS if t != "label" or label_field is not None]
-    else:
-        task_list = list(TASKS)
-    if features not in ("glove-mean", "sbert"):
-        raise CLIError(f"--features must be glove-mean or sbert, got {features!r}")
-    if attack_features not in ("tfidf", "glove-mean", "sbert"):
-        raise CLIError(f"--attack-features must be tfidf, glove-mean or sbert, got {attack_features!r}")
-    if oov not in ("mask", "keep", "drop", "random"):
-        raise CLIError(f"--oov must be mask, keep, drop or random, got {oov!r}")
-    if out.exists() and not out.is_dir():
-        raise FileError(out, None, "exists and is not a directory")
-    if not out.absolute().parent.is_dir():
-        raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
+    task_list = _tasks(tasks, input, label_field)
+    _check_flags(features, attack_features, oov, out)
     params = _mechanism_params(names, param or [])
     config = SweepConfig(mechanisms=names, epsilons=eps, params=params, words=words, draws=draws,
                          docs=docs, tasks=task_list, features=features,
@@ -183,6 +167,34 @@ def evaluate(
         warn(note)
     say(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'report.html'} and "
         f"{len(results.get('figures', {}))} PNG figures ({results['seconds']:.0f} s)")
+
+
+def _tasks(tasks: str | None, input: Path | None, label_field: str | None) -> list[str]:
+    """The tasks asked for, or the default: every built-in task, or without them the tasks on
+    INPUT (the label task when there is a label field)."""
+    from textdp.evaluation.sweep import DATA_TASKS, TASKS
+
+    if input is None and label_field is not None:
+        raise CLIError("--label-field needs INPUT (the built-in sets have their own labels)")
+    if tasks is not None:
+        return [t.strip() for t in tasks.split(",") if t.strip()]
+    if input is not None:
+        return [t for t in DATA_TASKS if t != "label" or label_field is not None]
+    return list(TASKS)
+
+
+def _check_flags(features: str, attack_features: str, oov: str, out: Path) -> None:
+    """The choices and the output directory, checked before anything is read."""
+    if features not in ("glove-mean", "sbert"):
+        raise CLIError(f"--features must be glove-mean or sbert, got {features!r}")
+    if attack_features not in ("tfidf", "glove-mean", "sbert"):
+        raise CLIError(f"--attack-features must be tfidf, glove-mean or sbert, got {attack_features!r}")
+    if oov not in ("mask", "keep", "drop", "random"):
+        raise CLIError(f"--oov must be mask, keep, drop or random, got {oov!r}")
+    if out.exists() and not out.is_dir():
+        raise FileError(out, None, "exists and is not a directory")
+    if not out.absolute().parent.is_dir():
+        raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
 
 
 def _read_data(input: Path, out: Path, config: SweepConfig) -> Any:
