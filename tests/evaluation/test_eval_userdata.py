@@ -203,3 +203,15 @@ def test_sample_keeps_labels_aligned(tmp_path):
     d = read_user_data(f, label_field="y").sample(10, np.random.default_rng(0))
     assert len(d) == 10
     assert all(int(t[3:]) % 3 == int(y) for t, y in zip(d.texts, d.labels, strict=True))
+
+
+def test_weighted_quantiles_are_those_of_the_repeated_values():
+    from textdp.evaluation.deniability import weighted_quantiles
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        x = rng.random(rng.integers(1, 8))
+        w = rng.integers(1, 6, size=x.size)
+        qs = [0.0, 0.05, 0.25, 0.5, 0.95, 1.0]
+        want = np.quantile(np.repeat(x, w), qs, method="inverted_cdf")
+        assert weighted_quantiles(x, w, qs).tolist() == want.tolist()

@@ -188,10 +188,8 @@ class Deniability:
         w = self.weights
 
         def stats(x: np.ndarray) -> dict[str, float]:
-            if w is None:
-                q = np.quantile(x, [0.05, 0.5, 0.95])
-            else:
-                q = np.quantile(x, [0.05, 0.5, 0.95], method="inverted_cdf", weights=w)
+            q = (np.quantile(x, [0.05, 0.5, 0.95]) if w is None
+                 else weighted_quantiles(x, w, [0.05, 0.5, 0.95]))
             return {"mean": self.mean(x), "min": float(x.min()), "p05": float(q[0]),
                     "median": float(q[1]), "p95": float(q[2]), "max": float(x.max())}
 
@@ -263,6 +261,18 @@ def plausible_deniability(mechanism: WordMechanism,
         ids=ids, n_w=n_w, s_w=s_w, distinct=distinct,
         method="exact" if exact else "monte_carlo", n_draws=n_draws, eta=eta,
         singletons=singletons, weights=w)
+
+
+def weighted_quantiles(x: np.ndarray, weights: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """The inverted-CDF quantiles of ``x`` under ``weights``: for each q the smallest value whose
+    cumulative weight reaches q of the total — with integer weights, exactly the quantiles
+    (``method="inverted_cdf"``) of ``x`` with each value repeated its weight times."""
+    order = np.argsort(x, kind="stable")
+    xs = np.asarray(x, dtype=np.float64)[order]
+    cum = np.cumsum(np.asarray(weights, dtype=np.float64)[order])
+    # Rounding: a cumulative weight that reaches q·total only up to float error still counts.
+    at = np.searchsorted(cum, np.asarray(qs) * cum[-1] * (1 - 1e-12), side="left")
+    return xs[np.minimum(at, xs.size - 1)]
 
 
 def check_weights(weights: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray | None:
