@@ -53,10 +53,11 @@ from: label, reidentification, similarity.
 \b
 --out DIR receives results.json (everything measured, with the configuration),
 report.md and report.html (self-contained: the PNGs are embedded) and the PNG figures.
-No private text is written unless --include-text. The fortunes tasks need the Debian
-package 'fortunes' (fetched with apt-get into the cache on first use); without it they
-are skipped with a note. --tasks picks a subset: sentiment, topic, source, author,
-reidentification, similarity.
+No private text is written unless --include-text (with INPUT: no document of it, but
+the single words N_w and S_w are measured on are listed; the report is for the data
+owner). The fortunes tasks need the Debian package 'fortunes' (fetched with apt-get
+into the cache on first use); without it they are skipped with a note. --tasks picks
+a subset: sentiment, topic, source, author, reidentification, similarity.
 
 \b
 Mechanism parameters: --param MECHANISM:NAME=VALUE (repeatable), e.g.
