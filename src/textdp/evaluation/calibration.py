@@ -136,8 +136,9 @@ class Calibration:
         head += f"  {'failing':>7}  ok" if weighted else "  ok"
         lines = [head, "-" * len(head)]
         for p in self.points:
-            share = (f"  {p.share_failing:>7.1%}" if weighted and p.share_failing is not None
-                     else "")
+            share = "" if not weighted or p.share_failing is None else (
+                # a few rare words failing must not read as none
+                f"  {'<0.1%' if 0 < p.share_failing < 0.001 else f'{p.share_failing:.1%}':>7}")
             lines.append(f"{p.epsilon:>10.4g}  {p.max_n_w:>8.3f}  {p.min_s_w:>8.1f}  "
                          f"{p.mean_n_w:>8.3f}  {p.mean_s_w:>9.1f}{share}  "
                          f"{'✓' if p.meets else '✗'}{' ·' if p.refined else ''}")
