@@ -238,7 +238,8 @@ def _data_words(input: Path, text_field: str, format: str | None, mechanism: str
     from textdp.spec import release_spec
 
     try:
-        spec = release_spec(mechanism, epsilon, vocabulary=vocab, seed=0,
+        # No seed: the private texts are discarded, and the counts do not depend on the noise.
+        spec = release_spec(mechanism, epsilon, vocabulary=vocab,
                             entities="default" if entities is None else entities,
                             keep_stopwords=keep_stopwords, **params)
     except (TypeError, ValueError) as exc:
