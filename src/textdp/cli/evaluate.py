@@ -9,7 +9,8 @@ import typer
 
 from textdp.cli._common import CLIError, one_line, say, warn
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.cli.calibrate import parse_floats
+from textdp.cli.calibrate import DataTextFieldOpt, parse_floats
+from textdp.cli.privatize import EntitiesOption, FormatOption
 from textdp.io import FileError
 
 if TYPE_CHECKING:
@@ -33,12 +34,30 @@ For each mechanism and ε (sizes in brackets are the options that set them):
   efficiency             words/s and peak memory per 1,000 words (fresh process each)
 
 \b
+With INPUT (JSONL, CSV/TSV, Parquet or text; --text-field names the field or column), the
+measurements run on your data instead of the built-in sets, each release built as
+`textdp privatize` would build it (entity and identifier stage on; --entities):
+  plausible deniability  N_w and S_w on the data's privatised words, weighted by their
+                         counts (at most [--words]; out-of-vocabulary words, numbers,
+                         identifiers and entities are counted apart)
+  utility                with --label-field L: logistic regression predicting L, train
+                         private / test clean and train clean / test private (the MVC
+                         paper's two protocols) and both private, against the clean
+                         baseline and chance; SBERT similarity original vs private
+  re-identification      how often a private document's nearest original is its own
+  efficiency             words/s of each release on your documents, and the fresh-process
+                         measurement above
+At most [--docs] documents are used (drawn uniformly; stated in the report). --tasks picks
+from: label, reidentification, similarity.
+
+\b
 --out DIR receives results.json (everything measured, with the configuration),
 report.md and report.html (self-contained: the PNGs are embedded) and the PNG figures.
-No private text is written unless --include-text. The fortunes tasks need the Debian
-package 'fortunes' (fetched with apt-get into the cache on first use); without it they
-are skipped with a note. --tasks picks a subset: sentiment, topic, source, author,
-reidentification, similarity.
+No private text is written unless --include-text (with INPUT: no document of it, but
+the single words N_w and S_w are measured on are listed; the report is for the data
+owner). The fortunes tasks need the Debian package 'fortunes' (fetched with apt-get
+into the cache on first use); without it they are skipped with a note. --tasks picks
+a subset: sentiment, topic, source, author, reidentification, similarity.
 
 \b
 Mechanism parameters: --param MECHANISM:NAME=VALUE (repeatable), e.g.
@@ -47,6 +66,7 @@ Mechanism parameters: --param MECHANISM:NAME=VALUE (repeatable), e.g.
 \b
 Example:
   textdp evaluate --mechanisms mvc,diffractor --epsilons 1,5,10 --out eval/
+  textdp evaluate tickets.jsonl --text-field body --label-field issue -m mvc -e 4,8,16 -o eval/
 """
 
 
@@ -64,6 +84,15 @@ def _mechanism_params(mechanisms: list[str], items: list[str]) -> dict[str, dict
     return {m: mechanism_params(m, {}, items_m) for m, items_m in raw.items()}
 
 
+InputArg = Annotated[Path | None, typer.Argument(
+    metavar="INPUT", show_default=False,
+    help="Evaluate on this file (JSONL, CSV/TSV, Parquet, text) instead of the built-in sets.")]
+LabelFieldOpt = Annotated[str | None, typer.Option(
+    "--label-field", metavar="NAME", show_default=False,
+    help="JSON field, CSV/TSV or Parquet column of each document's label: adds the task "
+         "accuracy (utility) on your labels.")]
+
+
 def evaluate(
     mechanisms: Annotated[str, typer.Option(
         "--mechanisms", "-m", metavar="M1,M2,...", help="Mechanism names, comma-separated.")],
@@ -72,16 +101,22 @@ def evaluate(
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="DIR", help="Output directory (created if missing; its parent "
                                            "must exist).")],
+    input: InputArg = None,
+    text_field: DataTextFieldOpt = "text",
+    label_field: LabelFieldOpt = None,
+    format: FormatOption = None,
+    entities: EntitiesOption = None,
     words: Annotated[int, typer.Option("--words", min=1, help="Words for N_w / S_w.")] = 100,
     draws: Annotated[int, typer.Option("--draws", min=1, help="Draws per word.")] = 1000,
     docs: Annotated[int, typer.Option(
-        "--docs", min=20, help="Documents per classification task (balanced).")] = 2000,
+        "--docs", min=20, help="Documents per classification task (balanced); with INPUT, the "
+                               "most documents of INPUT used.")] = 2000,
     similarity_docs: Annotated[int, typer.Option(
         "--similarity-docs", min=1, help="Sentences for the SBERT similarity.")] = 300,
     tasks: Annotated[str | None, typer.Option(
         "--tasks", metavar="T1,T2,...", show_default=False,
         help="Subset of: sentiment, topic, source, author, reidentification, similarity "
-             "(default: all).")] = None,
+             "(default: all); with INPUT of: label, reidentification, similarity.")] = None,
     features: Annotated[str, typer.Option(
         "--features", help="Utility classifier features: glove-mean or sbert.")] = "glove-mean",
     attack_features: Annotated[str, typer.Option(
@@ -106,13 +141,51 @@ def evaluate(
         "--param", metavar="MECHANISM:NAME=VALUE", show_default=False,
         help="A mechanism parameter; repeatable.")] = None,
 ) -> None:
-    from textdp.evaluation.sweep import TASKS, SweepConfig, run_sweep
+    from textdp.evaluation.sweep import SweepConfig, run_sweep
 
     names = [m.strip() for m in mechanisms.split(",") if m.strip()]
     if not names:
         raise CLIError("--mechanisms: give at least one mechanism")
     eps = parse_floats(epsilons, "--epsilons")
-    task_list = list(TASKS) if tasks is None else [t.strip() for t in tasks.split(",") if t.strip()]
+    task_list = _tasks(tasks, input, label_field)
+    _check_flags(features, attack_features, oov, out)
+    params = _mechanism_params(names, param or [])
+    config = SweepConfig(mechanisms=names, epsilons=eps, params=params, words=words, draws=draws,
+                         docs=docs, tasks=task_list, features=features,
+                         attack_features=attack_features, similarity_docs=similarity_docs,
+                         efficiency=efficiency, efficiency_tokens=efficiency_tokens, oov=oov,
+                         seed=seed, include_text=include_text, vocabulary_size=vocabulary_size,
+                         vocabulary=vocabulary,
+                         input=None if input is None else str(input), text_field=text_field,
+                         label_field=label_field, format=format,
+                         entities="default" if entities is None else entities)
+    _check_config(config)
+    data = None if input is None else _read_data(input, out, config)
+    out.mkdir(exist_ok=True)
+    say(f"evaluating {', '.join(names)} at ε = {', '.join(f'{e:g}' for e in eps)} → {out}/")
+    results = run_sweep(config, out, log=lambda msg: say(msg), data=data)
+    for note in results.get("notes", []):
+        warn(note)
+    say(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'report.html'} and "
+        f"{len(results.get('figures', {}))} PNG figures ({results['seconds']:.0f} s)")
+
+
+def _tasks(tasks: str | None, input: Path | None, label_field: str | None) -> list[str]:
+    """The tasks asked for, or the default: every built-in task, or without them the tasks on
+    INPUT (the label task when there is a label field)."""
+    from textdp.evaluation.sweep import DATA_TASKS, TASKS
+
+    if input is None and label_field is not None:
+        raise CLIError("--label-field needs INPUT (the built-in sets have their own labels)")
+    if tasks is not None:
+        return [t.strip() for t in tasks.split(",") if t.strip()]
+    if input is not None:
+        return [t for t in DATA_TASKS if t != "label" or label_field is not None]
+    return list(TASKS)
+
+
+def _check_flags(features: str, attack_features: str, oov: str, out: Path) -> None:
+    """The choices and the output directory, checked before anything is read."""
     if features not in ("glove-mean", "sbert"):
         raise CLIError(f"--features must be glove-mean or sbert, got {features!r}")
     if attack_features not in ("tfidf", "glove-mean", "sbert"):
@@ -123,21 +196,27 @@ def evaluate(
         raise FileError(out, None, "exists and is not a directory")
     if not out.absolute().parent.is_dir():
         raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
-    params = _mechanism_params(names, param or [])
-    config = SweepConfig(mechanisms=names, epsilons=eps, params=params, words=words, draws=draws,
-                         docs=docs, tasks=task_list, features=features,
-                         attack_features=attack_features, similarity_docs=similarity_docs,
-                         efficiency=efficiency, efficiency_tokens=efficiency_tokens, oov=oov,
-                         seed=seed, include_text=include_text, vocabulary_size=vocabulary_size,
-                         vocabulary=vocabulary)
-    _check_config(config)
-    out.mkdir(exist_ok=True)
-    say(f"evaluating {', '.join(names)} at ε = {', '.join(f'{e:g}' for e in eps)} → {out}/")
-    results = run_sweep(config, out, log=lambda msg: say(msg))
-    for note in results.get("notes", []):
-        warn(note)
-    say(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'report.html'} and "
-        f"{len(results.get('figures', {}))} PNG figures ({results['seconds']:.0f} s)")
+
+
+def _read_data(input: Path, out: Path, config: SweepConfig) -> Any:
+    """INPUT read and checked before any long work: not one of the files the run writes, its
+    fields present, its labels usable for a classification."""
+    from textdp.evaluation.data import read_user_data
+    from textdp.io import check_distinct, check_input
+
+    check_input(input, config.format)
+    written = ["results.json", "report.md", "report.html", "deniability_curves.png",
+               "utility.png", "privacy.png", "tradeoff.png", "efficiency.png",
+               *(f"deniability_{m}.png" for m in config.mechanisms)]
+    check_distinct({"input": input}, {f"--out {name}": out / name for name in written})
+    data = read_user_data(input, text_field=config.text_field, label_field=config.label_field,
+                          format=config.format)
+    if config.label_field is not None and "label" in config.tasks:
+        try:
+            data.task()
+        except ValueError as exc:
+            raise CLIError(one_line(exc)) from None
+    return data
 
 
 def _check_config(config: SweepConfig) -> None:
@@ -147,7 +226,13 @@ def _check_config(config: SweepConfig) -> None:
         from textdp import mechanisms as registry
         vocab = resolve_vocabulary(config.vocabulary, config.vocabulary_size)
         for m in config.mechanisms:
-            registry.create(m, vocab, epsilon=config.epsilons[0], **config.params[m])
+            if config.input is None:
+                registry.create(m, vocab, epsilon=config.epsilons[0], **config.params[m])
+            else:  # the release as the sweep builds it, policy included (--entities)
+                from textdp.spec import release_spec
+
+                release_spec(m, config.epsilons[0], vocabulary=vocab, oov=config.oov,
+                             entities=config.entities, **config.params[m])
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
 

@@ -5,6 +5,8 @@ Submodules (imported on demand: scikit-learn and matplotlib load only when used)
 
 * :mod:`~textdp.evaluation.deniability` — :func:`plausible_deniability` (N_w, S_w; exact or Monte Carlo)
 * :mod:`~textdp.evaluation.calibration` — :func:`calibrate` (ε from worst-case targets)
+* :mod:`~textdp.evaluation.data` — the user's own data: :func:`read_user_data` (documents and
+  labels), :func:`data_words` (the words a release privatises, with their counts)
 * :mod:`~textdp.evaluation.utility` — downstream classification, SBERT similarity
 * :mod:`~textdp.evaluation.attacks` — attribute inference and re-identification
 * :mod:`~textdp.evaluation.efficiency` — tokens/s and peak memory per 1,000 words
@@ -19,7 +21,7 @@ from typing import Any
 
 __all__ = ["plausible_deniability", "Deniability", "calibrate", "Calibration", "run_sweep",
            "SweepConfig", "measure_efficiency", "UtilityEvaluator", "AttackEvaluator",
-           "reidentification", "semantic_similarity"]
+           "reidentification", "semantic_similarity", "read_user_data", "data_words"]
 
 _WHERE = {
     "plausible_deniability": "deniability", "Deniability": "deniability",
@@ -28,6 +30,7 @@ _WHERE = {
     "measure_efficiency": "efficiency",
     "UtilityEvaluator": "utility", "semantic_similarity": "utility",
     "AttackEvaluator": "attacks", "reidentification": "attacks",
+    "read_user_data": "data", "data_words": "data",
 }
 
 

@@ -38,6 +38,7 @@ from textdp.evaluation._common import jsonable
 from textdp.evaluation.deniability import (
     DEFAULT_ETA,
     Deniability,
+    check_weights,
     has_exact_law,
     plausible_deniability,
     resolve_words,
@@ -73,9 +74,15 @@ class CalibrationPoint:
     mean_s_w: float
     meets: bool
     refined: bool = False
+    #: Measured on a user's data (weighted words): the weighted share of the data's privatised
+    #: words whose word fails a target at this ε (with the margin); None on a vocabulary sample.
+    share_failing: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        if d["share_failing"] is None:  # a vocabulary sample: the fields it always had
+            del d["share_failing"]
+        return d
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,8 @@ class Calibration:
     ranges: tuple[tuple[float | None, float | None], ...]
     epsilon: float | None
     monotone: dict[str, bool] = field(default_factory=dict)
+    #: One weight per word when measured on a user's data (means are then weighted), else None.
+    weights: tuple[float, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,15 +126,21 @@ class Calibration:
             "ranges": [{"low": lo, "high": hi} for lo, hi in self.ranges],
             "monotone": self.monotone,
             "points": [p.to_dict() for p in self.points],
+            **({"weights": list(self.weights)} if self.weights is not None else {}),
         }
 
     def table(self) -> str:
         """A plain-text table of the measured ε (marks: ✓ meets the targets, · refinement)."""
-        head = f"{'epsilon':>10}  {'max N_w':>8}  {'min S_w':>8}  {'mean N_w':>8}  {'mean S_w':>9}  ok"
+        weighted = self.weights is not None
+        head = f"{'epsilon':>10}  {'max N_w':>8}  {'min S_w':>8}  {'mean N_w':>8}  {'mean S_w':>9}"
+        head += f"  {'failing':>7}  ok" if weighted else "  ok"
         lines = [head, "-" * len(head)]
         for p in self.points:
+            share = "" if not weighted or p.share_failing is None else (
+                # a few rare words failing must not read as none
+                f"  {'<0.1%' if 0 < p.share_failing < 0.001 else f'{p.share_failing:.1%}':>7}")
             lines.append(f"{p.epsilon:>10.4g}  {p.max_n_w:>8.3f}  {p.min_s_w:>8.1f}  "
-                         f"{p.mean_n_w:>8.3f}  {p.mean_s_w:>9.1f}  "
+                         f"{p.mean_n_w:>8.3f}  {p.mean_s_w:>9.1f}{share}  "
                          f"{'✓' if p.meets else '✗'}{' ·' if p.refined else ''}")
         return "\n".join(lines)
 
@@ -157,13 +172,19 @@ def _point(d: Deniability, max_n_w: float | None, min_s_w: float | None, support
     n_bound = d.n_w_upper(margin)
     s_bound = d.distinct_lower(margin) if support == "distinct" else s
     i, j = int(np.argmax(d.n_w)), int(np.argmin(s))
+    failing = np.zeros(len(d.words), dtype=bool)
+    if max_n_w is not None:
+        failing |= n_bound > max_n_w
+    if min_s_w is not None:
+        failing |= s_bound < min_s_w
+    share = None if d.weights is None else float(np.average(failing, weights=d.weights))
     meets = ((max_n_w is None or float(n_bound.max()) <= max_n_w)
              and (min_s_w is None or float(s_bound.min()) >= min_s_w))
     return CalibrationPoint(
         epsilon=d.epsilon, max_n_w=float(d.n_w[i]), max_n_w_word=d.words[i],
         max_n_w_bound=float(n_bound.max()), min_s_w=float(s[j]), min_s_w_word=d.words[j],
-        min_s_w_bound=float(s_bound.min()), mean_n_w=float(d.n_w.mean()), mean_s_w=float(s.mean()),
-        meets=bool(meets), refined=refined)
+        min_s_w_bound=float(s_bound.min()), mean_n_w=d.mean(d.n_w), mean_s_w=d.mean(s),
+        meets=bool(meets), refined=refined, share_failing=share)
 
 
 def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | None = 0.5,
@@ -171,7 +192,8 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
               n_draws: int = 1000, grid: Sequence[float] | None = None, refine_steps: int = 5,
               support: Support = "distinct", method: str = "auto", margin: float | None = None,
               eta: float = DEFAULT_ETA, rng: np.random.Generator | None = None,
-              progress: Callable[[int], Any] | None = None) -> Calibration:
+              progress: Callable[[int], Any] | None = None,
+              weights: Sequence[float] | np.ndarray | None = None) -> Calibration:
     """The ε intervals whose worst-case N_w and S_w meet the targets over the sampled words.
 
     Args:
@@ -188,6 +210,10 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
             the paper's plain point estimates).
         rng: source of all randomness (word sample, and the common random numbers).
         progress: called with 1 after each measured ε (e.g. ``tqdm.update``).
+        weights: one weight per word of ``words`` (not with a number to sample): how often each
+            occurs in the user's data (:meth:`textdp.evaluation.data.DataWords.select`). Means
+            are then weighted and each point states the weighted share of the data's words that
+            fail a target; the targets themselves stay worst cases over the words.
     """
     _check_targets(max_n_w, min_s_w, support, refine_steps)
     grid = sorted({float(e) for e in (grid if grid is not None else default_grid())})
@@ -196,6 +222,7 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
     rng = check_rng(rng)
     first = factory(grid[0])
     ids = resolve_words(first.vocabulary, words, rng)
+    w = check_weights(weights, ids.size)
     exact = has_exact_law(first) if method == "auto" else method == "exact"
     if support == "mass" and not exact:
         raise ValueError("support='mass' needs an exact output law (a mechanism with "
@@ -215,7 +242,7 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
             return cache[eps]
         mech = first if eps == grid[0] else factory(eps)
         d = plausible_deniability(mech, ids, n_draws, _random.public_generator(crn),
-                                  method=the_method, eta=eta)
+                                  method=the_method, eta=eta, weights=w)
         words_out = d.words
         p = _point(d, max_n_w, min_s_w, support, margin, refined)
         cache[eps] = p
@@ -232,7 +259,8 @@ def calibrate(factory: Callable[[float], WordMechanism], *, max_n_w: float | Non
         max_n_w=max_n_w, min_s_w=min_s_w, support=support, method=the_method, n_draws=n_draws,
         margin=float(margin), eta=eta, words=words_out, grid=tuple(grid), points=tuple(allp),
         ranges=_ranges(allp), epsilon=max(passing) if passing else None,
-        monotone=_monotone(allp, exact))
+        monotone=_monotone(allp, exact),
+        weights=None if w is None else tuple(float(x) for x in w))
 
 
 def _check_targets(max_n_w: float | None, min_s_w: float | None, support: str,

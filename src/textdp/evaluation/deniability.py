@@ -43,6 +43,7 @@ __all__ = [
     "output_law",
     "sample_words",
     "resolve_words",
+    "check_weights",
     "DEFAULT_ETA",
 ]
 
@@ -125,6 +126,10 @@ class Deniability:
         singletons: Monte Carlo only: outputs seen exactly once per word. Var(distinct) ≤ E[singletons]
             (each output contributes q(1 − q) ≤ n·p·(1 − p)^(n−1), q = 1 − (1 − p)^n), so
             √(singletons + 1) is a conservative standard error of ``distinct``.
+        weights: None (every word counts once), or one weight per word — measured on a user's
+            data, how often the word occurs there (:mod:`textdp.evaluation.data`). The means and
+            quantiles of :meth:`summary` are then weighted: a word that occurs 100 times counts
+            100 times. The worst cases are the same either way (a maximum has no weight).
     """
 
     mechanism: str
@@ -139,6 +144,7 @@ class Deniability:
     n_draws: int
     eta: float
     singletons: np.ndarray | None = field(default=None)
+    weights: np.ndarray | None = field(default=None)
 
     @property
     def exact(self) -> bool:
@@ -170,17 +176,30 @@ class Deniability:
                 "min_s_w": float(self.s_w[j]), "min_s_w_word": self.words[j],
                 "min_distinct": float(self.distinct[k]), "min_distinct_word": self.words[k]}
 
+    def mean(self, values: np.ndarray) -> float:
+        """The mean of a per-word statistic, weighted by :attr:`weights` when there are any."""
+        values = np.asarray(values, dtype=np.float64)
+        if self.weights is None:
+            return float(values.mean())
+        return float(np.average(values, weights=self.weights))
+
     def summary(self) -> dict[str, Any]:
-        """Worst cases, means and quantiles (JSON-ready)."""
+        """Worst cases, means and quantiles (JSON-ready; weighted when there are weights)."""
+        w = self.weights
+
         def stats(x: np.ndarray) -> dict[str, float]:
-            q = np.quantile(x, [0.05, 0.5, 0.95])
-            return {"mean": float(x.mean()), "min": float(x.min()), "p05": float(q[0]),
+            q = (np.quantile(x, [0.05, 0.5, 0.95]) if w is None
+                 else weighted_quantiles(x, w, [0.05, 0.5, 0.95]))
+            return {"mean": self.mean(x), "min": float(x.min()), "p05": float(q[0]),
                     "median": float(q[1]), "p95": float(q[2]), "max": float(x.max())}
 
-        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "method": self.method,
-                "n_words": len(self.words), "n_draws": self.n_draws, "eta": self.eta,
-                **self.worst(), "n_w": stats(self.n_w), "s_w": stats(self.s_w.astype(np.float64)),
-                "distinct": stats(self.distinct.astype(np.float64))}
+        out = {"mechanism": self.mechanism, "epsilon": self.epsilon, "method": self.method,
+               "n_words": len(self.words), "n_draws": self.n_draws, "eta": self.eta,
+               **self.worst(), "n_w": stats(self.n_w), "s_w": stats(self.s_w.astype(np.float64)),
+               "distinct": stats(self.distinct.astype(np.float64))}
+        if w is not None:
+            out["weighted"] = True
+        return out
 
     def to_dict(self, *, per_word: bool = True) -> dict[str, Any]:
         d = self.summary()
@@ -188,13 +207,16 @@ class Deniability:
         if per_word:
             d["per_word"] = {"word": list(self.words), "n_w": self.n_w.tolist(),
                              "s_w": self.s_w.tolist(), "distinct": self.distinct.tolist()}
+            if self.weights is not None:
+                d["per_word"]["weight"] = self.weights.tolist()
         return d
 
 
 def plausible_deniability(mechanism: WordMechanism,
                           words: Sequence[str] | Sequence[int] | np.ndarray | int,
                           n_draws: int = 1000, rng: np.random.Generator | None = None, *,
-                          method: Method = "auto", eta: float = DEFAULT_ETA) -> Deniability:
+                          method: Method = "auto", eta: float = DEFAULT_ETA,
+                          weights: Sequence[float] | np.ndarray | None = None) -> Deniability:
     """N_w and S_w of ``mechanism`` on ``words`` (Feyisetan et al. 2020, §3.2 / §4.1).
 
     Args:
@@ -205,6 +227,8 @@ def plausible_deniability(mechanism: WordMechanism,
         method: ``"exact"`` (needs ``output_distribution``), ``"monte_carlo"``, or ``"auto"``
             (exact when the mechanism has it).
         eta: the mass the exact S_w may leave out.
+        weights: one non-negative weight per word (not with a number of words to sample), e.g.
+            its count in the user's data; the summary's means and quantiles are then weighted.
 
     Returns:
         A :class:`Deniability` with one entry per word, in the order given.
@@ -220,6 +244,7 @@ def plausible_deniability(mechanism: WordMechanism,
     rng = check_rng(rng)
     vocab = mechanism.vocabulary
     ids = resolve_words(vocab, words, rng)
+    w = check_weights(weights, ids.size)
     exact = has_exact_law(mechanism) if method == "auto" else method == "exact"
     if exact and not has_exact_law(mechanism):
         raise ValueError(f"mechanism {mechanism.name!r} has no exact output law; "
@@ -235,7 +260,31 @@ def plausible_deniability(mechanism: WordMechanism,
         parameters=dict(mechanism.parameters), words=tuple(vocab.words_array[ids].tolist()),
         ids=ids, n_w=n_w, s_w=s_w, distinct=distinct,
         method="exact" if exact else "monte_carlo", n_draws=n_draws, eta=eta,
-        singletons=singletons)
+        singletons=singletons, weights=w)
+
+
+def weighted_quantiles(x: np.ndarray, weights: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """The inverted-CDF quantiles of ``x`` under ``weights``: for each q the smallest value whose
+    cumulative weight reaches q of the total — with integer weights, exactly the quantiles
+    (``method="inverted_cdf"``) of ``x`` with each value repeated its weight times."""
+    order = np.argsort(x, kind="stable")
+    xs = np.asarray(x, dtype=np.float64)[order]
+    cum = np.cumsum(np.asarray(weights, dtype=np.float64)[order])
+    # Rounding: a cumulative weight that reaches q·total only up to float error still counts.
+    at = np.searchsorted(cum, np.asarray(qs) * cum[-1] * (1 - 1e-12), side="left")
+    return xs[np.minimum(at, xs.size - 1)]
+
+
+def check_weights(weights: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray | None:
+    """``weights`` as a float64 array of ``n`` finite values ≥ 0 with a positive sum (or None)."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"{w.size} weights for {n} words")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0):
+        raise ValueError("weights must be finite, ≥ 0 and not all 0")
+    return w
 
 
 def _monte_carlo(mechanism: WordMechanism, ids: np.ndarray, n_draws: int,

@@ -13,6 +13,14 @@
 then efficiency once per mechanism (fresh process each), and writes into ``out_dir``:
 ``results.json``, ``report.md``, ``report.html`` (self-contained) and the PNG figures.
 
+With ``config.input`` (``textdp evaluate INPUT``) the measurements run on the user's own data
+instead of the built-in sets (:data:`DATA_TASKS`): each release is built with
+:func:`textdp.spec.release_spec` and run by ``spec.privatizer()`` with the entity/identifier
+stage's defaults; N_w/S_w are measured on the data's privatised words weighted by their counts;
+utility is the task accuracy on ``config.label_field`` in the MVC paper's two protocols (and
+1-Diffractor's both-private), or without labels the SBERT similarity; re-identification runs on
+the data; each row records the words/s of privatising the data.
+
 Everything that does not depend on the mechanism — tasks, splits, clean features, clean models,
 the adversaries — is computed once. No private text goes into the results or the report unless
 ``include_text=True``.
@@ -34,11 +42,15 @@ from textdp.evaluation._common import derive_seed, jsonable
 from textdp.evaluation.render import Document, fmt, write_report
 
 __all__ = ["SweepConfig", "run_sweep", "evaluation_document", "TASKS", "UTILITY_TASKS",
-           "ATTACK_TASKS"]
+           "ATTACK_TASKS", "DATA_TASKS"]
 
 UTILITY_TASKS = ("sentiment", "topic")
 ATTACK_TASKS = ("source", "author")
 TASKS = (*UTILITY_TASKS, *ATTACK_TASKS, "reidentification", "similarity")
+#: The tasks on the user's data (``config.input``): "label" needs ``config.label_field``.
+DATA_TASKS = ("label", "reidentification", "similarity")
+#: Utility tasks a report may hold (the built-in ones, then the user's labels).
+_REPORTED_UTILITY = (*UTILITY_TASKS, "label")
 
 _TASK_TITLES = {
     "sentiment": "VADER sentiment (binary)",
@@ -47,6 +59,7 @@ _TASK_TITLES = {
     "author": "author attribution (fortunes)",
     "reidentification": "re-identification (nearest clean text)",
     "similarity": "SBERT cosine similarity",
+    "label": "your labels",
 }
 
 
@@ -72,10 +85,21 @@ class SweepConfig:
     include_text: bool = False
     vocabulary_size: int | None = None
     vocabulary: str | None = None  # a name of textdp.vocab.NAMES (default glove-6b-50d)
+    # The user's data (``textdp evaluate INPUT``): when ``input`` is set, ``tasks`` are taken
+    # from DATA_TASKS, ``docs`` caps the documents used (drawn uniformly) and the releases run
+    # with the entity/identifier stage (``entities``).
+    input: str | None = None
+    text_field: str = "text"
+    label_field: str | None = None
+    format: str | None = None
+    entities: str = "default"
 
     def check(self) -> None:
         from textdp import mechanisms as registry
 
+        if self.input is not None:
+            self._check_data()
+            return
         if not self.mechanisms:
             raise ValueError("give at least one mechanism")
         for m in self.mechanisms:
@@ -93,6 +117,28 @@ class SweepConfig:
                 raise ValueError(f"{name} must be ≥ 1")
         if self.docs < 20 and any(t in self.tasks for t in TASKS[:5]):
             raise ValueError("docs must be ≥ 20 for the classification tasks")
+
+    def _check_data(self) -> None:
+        from textdp import mechanisms as registry
+
+        if not self.mechanisms:
+            raise ValueError("give at least one mechanism")
+        for m in self.mechanisms:
+            registry.get(m)
+        if len(set(self.mechanisms)) != len(self.mechanisms):
+            raise ValueError("a mechanism is listed twice")
+        if not self.epsilons or any(not (e > 0 and np.isfinite(e)) for e in self.epsilons):
+            raise ValueError("epsilons must be finite numbers > 0")
+        unknown = [t for t in self.tasks if t not in DATA_TASKS]
+        if unknown:
+            raise ValueError(f"task(s) {', '.join(unknown)} run on the built-in sets only; on "
+                             f"your data choose from {', '.join(DATA_TASKS)}")
+        if "label" in self.tasks and self.label_field is None:
+            raise ValueError("the label task needs a label field (--label-field)")
+        for name, value in (("words", self.words), ("draws", self.draws), ("docs", self.docs),
+                            ("similarity_docs", self.similarity_docs)):
+            if value < 1:
+                raise ValueError(f"{name} must be ≥ 1")
 
 
 def _progress(total: int, desc: str) -> Any:
@@ -115,14 +161,21 @@ class _Shared:
     reid_corpus: str | None
     similarity: Any
     notes: list[str]
+    data: Any = None  # the user's data (textdp.evaluation.data.UserData), sampled to config.docs
+    data_info: dict[str, Any] = field(default_factory=dict)
+    #: Per mechanism: the words of the data N_w/S_w are measured on, and their weights.
+    data_words: dict[str, Any] = field(default_factory=dict)
 
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, *,
-              log: Callable[[str], None] | None = None) -> dict[str, Any]:
+              log: Callable[[str], None] | None = None, data: Any = None) -> dict[str, Any]:
     """Run every measurement of ``config`` and write results.json, report.md/html and PNGs.
 
     Returns the results dict (what ``results.json`` holds). Tasks whose data are unavailable
-    (e.g. no apt for fortunes) or whose encoder is missing are skipped with a note.
+    (e.g. no apt for fortunes) or whose encoder is missing are skipped with a note. With
+    ``config.input``, ``data`` may hold that file already read
+    (:func:`textdp.evaluation.data.read_user_data`); it is read here otherwise. Neither the
+    results nor the report hold any of its text unless ``include_text``.
     """
     from textdp._version import __version__
 
@@ -132,8 +185,13 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     rng = _random.generator(config.seed)
-    shared = _prepare(config, rng, say)
-    rows, mech_info, examples = _measure_all(config, shared, rng)
+    if config.input is not None:
+        shared = _prepare_data(config, rng, say, data)
+        rows, mech_info, examples = _measure_all(config, shared, rng, _data_release,
+                                                 _measure_data)
+    else:
+        shared = _prepare(config, rng, say)
+        rows, mech_info, examples = _measure_all(config, shared, rng, _mechanism, _measure)
     eff_rows = _efficiency_rows(config, shared.notes)
     tasks, reid_corpus, similarity = shared.tasks, shared.reid_corpus, shared.similarity
     results = {
@@ -144,13 +202,16 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, *,
         "vocabulary": shared.vocab.describe(),
         "mechanisms": mech_info,
         "tasks": {n: shared.evaluators[n].describe() for n in shared.evaluators},
-        "reidentification_corpus": tasks[reid_corpus].name if reid_corpus else None,
+        "reidentification_corpus": (shared.data.input if shared.data is not None and reid_corpus
+                                    else tasks[reid_corpus].name if reid_corpus else None),
         "similarity_encoder": similarity.describe() if similarity is not None else None,
         "results": rows,
         "efficiency": eff_rows,
         "notes": shared.notes,
         "seconds": time.perf_counter() - t_start,
     }
+    if shared.data is not None:
+        results["data"] = shared.data_info
     if examples:
         results["examples"] = examples
     results = jsonable(results)
@@ -191,6 +252,45 @@ def _prepare(config: SweepConfig, rng: np.random.Generator, say: Callable[[str],
     return _Shared(vocab, word_ids, tasks, evaluators, reid_corpus, similarity, notes)
 
 
+def _prepare_data(config: SweepConfig, rng: np.random.Generator, say: Callable[[str], None],
+                  data: Any) -> _Shared:
+    """The vocabulary, the user's data (sampled to ``config.docs``), the label task with its
+    clean model, the SBERT encoder with the clean texts encoded."""
+    from textdp.evaluation import utility
+    from textdp.evaluation.data import read_user_data
+    from textdp.vocab import DEFAULT, load
+
+    vocab = load(config.vocabulary or DEFAULT, size=config.vocabulary_size)
+    if data is None:
+        assert config.input is not None
+        data = read_user_data(config.input, text_field=config.text_field,
+                              label_field=config.label_field, format=config.format)
+    read = len(data)
+    data = data.sample(config.docs, rng)
+    info = {**data.describe(), "documents_read": read,
+            "sampled": (f"{len(data):,} of {read:,} documents drawn uniformly" if len(data) < read
+                        else None)}
+    notes: list[str] = []
+    tasks: dict[str, Any] = {}
+    evaluators: dict[str, Any] = {}
+    if "label" in config.tasks:
+        task = data.task()
+        evaluators["label"] = utility.UtilityEvaluator(task, config.features, rng=rng)
+        tasks["label"] = task
+    similarity = None
+    if "similarity" in config.tasks:
+        try:
+            similarity = utility.make_features("sbert")
+            similarity.encode(list(data.texts[:config.similarity_docs]), remember=True)
+        except (ImportError, OSError, RuntimeError) as exc:
+            notes.append(f"SBERT similarity skipped: {exc}")
+            similarity = None
+    say(f"{len(data):,} documents of {data.input}")
+    return _Shared(vocab, np.zeros(0, dtype=np.int64), tasks, evaluators,
+                   "data" if "reidentification" in config.tasks else None, similarity, notes,
+                   data=data, data_info=info)
+
+
 def _load_tasks(config: SweepConfig, rng: np.random.Generator, say: Callable[[str], None],
                 notes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The classification tasks of ``config`` and their evaluators; a missing one adds a note."""
@@ -221,11 +321,33 @@ def _load_tasks(config: SweepConfig, rng: np.random.Generator, say: Callable[[st
     return tasks, evaluators
 
 
-def _measure_all(config: SweepConfig, shared: _Shared, rng: np.random.Generator
-                 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
-    """(one row per mechanism and ε, each mechanism's parameters and guarantee, example texts)."""
+def _mechanism(config: SweepConfig, shared: _Shared, name: str, eps: float,
+               rng: np.random.Generator) -> tuple[Any, Any]:
+    """(the mechanism, what the measurement runs: the mechanism itself) on the built-in sets."""
     from textdp import mechanisms as registry
 
+    mech = registry.create(name, shared.vocab, epsilon=float(eps),
+                           **dict(config.params.get(name, {})))
+    return mech, mech
+
+
+def _data_release(config: SweepConfig, shared: _Shared, name: str, eps: float,
+                  rng: np.random.Generator) -> tuple[Any, Any]:
+    """(the mechanism, the release spec) on the user's data: :func:`textdp.spec.release_spec`
+    with the sweep's policy and a seed drawn from ``rng``."""
+    from textdp.spec import release_spec
+
+    spec = release_spec(name, eps, vocabulary=shared.vocab, oov=config.oov,
+                        entities=config.entities, seed=derive_seed(rng),
+                        **dict(config.params.get(name, {})))
+    return spec.mechanism_object(), spec
+
+
+def _measure_all(config: SweepConfig, shared: _Shared, rng: np.random.Generator,
+                 build: Callable[..., tuple[Any, Any]],
+                 measure: Callable[..., tuple[dict[str, Any], dict[str, list[str]]]]
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """(one row per mechanism and ε, each mechanism's parameters and guarantee, example texts)."""
     rows: list[dict[str, Any]] = []
     mech_info: dict[str, Any] = {}
     examples: list[dict[str, Any]] = []
@@ -233,20 +355,21 @@ def _measure_all(config: SweepConfig, shared: _Shared, rng: np.random.Generator
     bar = _progress(steps, "evaluate")
     try:
         for name in config.mechanisms:
-            params = dict(config.params.get(name, {}))
             for eps in sorted(config.epsilons):
                 bar.set_postfix_str(f"{name} ε={eps:g}")
-                mech = registry.create(name, shared.vocab, epsilon=float(eps), **params)
+                mech, release = build(config, shared, name, float(eps), rng)
                 if name not in mech_info:
                     mech_info[name] = {"parameters": jsonable({k: v for k, v in mech.parameters.items()
                                                                if k != "epsilon"}),
                                        "guarantee": jsonable(mech.guarantee.to_dict())}
-                row, private = _measure(config, shared, mech, name, float(eps), rng)
+                row, private = measure(config, shared, release, name, float(eps), rng)
                 if config.include_text and shared.reid_corpus is not None:
+                    originals = (shared.data.texts if shared.data is not None
+                                 else shared.tasks[shared.reid_corpus].texts)
                     examples.extend({"mechanism": name, "epsilon": float(eps), "original": o,
                                      "private": p} for o, p in
-                                    zip(shared.tasks[shared.reid_corpus].texts[:3],
-                                        private[shared.reid_corpus][:3], strict=True))
+                                    zip(originals[:3], private[shared.reid_corpus][:3],
+                                        strict=True))
                 rows.append(row)
                 bar.update(1)
     finally:
@@ -284,6 +407,60 @@ def _measure(config: SweepConfig, shared: _Shared, mech: Any, name: str, eps: fl
         row["similarity"] = sim
     row["seconds"] = time.perf_counter() - t0
     return row, private
+
+
+def _measure_data(config: SweepConfig, shared: _Shared, spec: Any, name: str, eps: float,
+                  rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Every measurement of one release on the user's data: (its row, {"data": private texts}).
+
+    ``spec`` (:func:`_data_release`) runs by ``spec.privatizer()`` on the data; its accounting
+    gives the privatised words (counted once per mechanism: the words do not depend on ε) and
+    its speed on this data.
+    """
+    from textdp.evaluation import attacks, utility
+    from textdp.evaluation.data import BATCH_SIZE, words_of_run
+    from textdp.evaluation.deniability import plausible_deniability
+
+    data = shared.data
+    texts = list(data.texts)
+    row: dict[str, Any] = {"mechanism": name, "epsilon": eps}
+    t0 = time.perf_counter()
+    runner = spec.privatizer()
+    t_run = time.perf_counter()
+    private: list[str] = []
+    for i in range(0, len(texts), BATCH_SIZE):
+        private += runner.run(texts[i:i + BATCH_SIZE])
+    seconds = time.perf_counter() - t_run
+    counters = runner.counters()
+    n_tokens = sum(counters["classes"].values())
+    n_words = counters["counts"]["privatized"]
+    row["efficiency"] = {"documents": len(texts), "tokens": n_tokens, "privatized_words": n_words,
+                         "seconds": seconds, "words_per_second": n_words / max(seconds, 1e-9),
+                         "tokens_per_second": n_tokens / max(seconds, 1e-9)}
+    if name not in shared.data_words:
+        words = words_of_run(runner)
+        ids, weights, selection = words.select(config.words, rng)
+        shared.data_words[name] = (ids, weights)
+        shared.data_info.setdefault("words", {})[name] = {**words.describe(),
+                                                          "selection": selection}
+    ids, weights = shared.data_words[name]
+    den = plausible_deniability(spec.mechanism_object(), ids, config.draws,
+                                _random.public_generator(derive_seed(rng)), weights=weights)
+    row["deniability"] = den.to_dict()
+    row["utility"] = {t: shared.evaluators[t].evaluate(private) for t in ("label",)
+                      if t in shared.evaluators}
+    row["attacks"] = {}
+    if shared.reid_corpus is not None:
+        row["reidentification"] = attacks.reidentification(texts, private)
+        row["reidentification"]["corpus"] = data.input
+    if shared.similarity is not None:
+        n_sim = min(config.similarity_docs, len(texts))
+        sim = utility.semantic_similarity(texts[:n_sim], private[:n_sim],
+                                          features=shared.similarity)
+        sim.pop("per_text")
+        row["similarity"] = sim
+    row["seconds"] = time.perf_counter() - t0
+    return row, {"data": private}
 
 
 def _efficiency_rows(config: SweepConfig, notes: list[str]) -> list[dict[str, Any]]:
@@ -339,7 +516,7 @@ def draw_figures(results: dict[str, Any], out_dir: Path) -> dict[str, Path]:
             title=f"{m}: N_w and S_w over {rows[0]['deniability']['n_words']} words")
     tasks = results.get("tasks", {})
     panels = []
-    for t in UTILITY_TASKS:
+    for t in _REPORTED_UTILITY:
         if t not in tasks:
             continue
         lines = {}
@@ -381,7 +558,7 @@ def draw_figures(results: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     if panels:
         figs["privacy"] = plots.privacy_utility_curves(panels, out_dir / "privacy.png", colors=colors)
     x_task = next((t for t in ATTACK_TASKS if t in tasks), None)
-    y_task = next((t for t in UTILITY_TASKS if t in tasks), None)
+    y_task = next((t for t in _REPORTED_UTILITY if t in tasks), None)
     if x_task and y_task:
         pts = {m: [(r["epsilon"], r["attacks"][x_task]["private"]["accuracy"],
                     r["utility"][y_task]["test_private"]["accuracy"]) for r in rows]
@@ -409,9 +586,20 @@ def evaluation_document(results: dict[str, Any], figures: dict[str, Path]) -> Do
         f"`{vocab['name']}` ({vocab['size']:,} words × {vocab['dimension']}). "
         f"Seed {cfg['seed']}; textdp {results['textdp_version']}; {results['created']}; "
         f"{results['seconds']:.0f} s.")
-    doc.paragraph("No private text appears in this report"
-                  + (" except the examples at the end (--include-text)." if results.get("examples")
-                     else "."), note=True)
+    if results.get("data"):
+        _data_paragraph(doc, results["data"])
+    if results.get("data"):
+        # Measured on the user's data, the words N_w/S_w name are words of that data.
+        doc.paragraph("No document of your data appears in this report"
+                      + (" except the examples at the end (--include-text)"
+                         if results.get("examples") else "")
+                      + "; single words of it do (the words N_w and S_w are measured on, in "
+                        "results.json; the worst ones here). It is for the data owner only.",
+                      note=True)
+    else:
+        doc.paragraph("No private text appears in this report"
+                      + (" except the examples at the end (--include-text)."
+                         if results.get("examples") else "."), note=True)
     if results.get("notes"):
         doc.bullets(results["notes"])
     _summary_section(doc, results, by_mech, figures)
@@ -437,13 +625,35 @@ def evaluation_document(results: dict[str, Any], figures: dict[str, Path]) -> Do
 _Rows = dict[str, list[dict[str, Any]]]
 
 
+def _data_paragraph(doc: Document, data: dict[str, Any]) -> None:
+    """What the user's data gave: documents, labels, and what each release privatised."""
+    labels = data.get("label_counts")
+    doc.paragraph(
+        f"Measured on **your data**, `{data['input']}` ({data['format']}"
+        + (f", text field `{data['text_field']}`" if data.get("text_field") else "") + "): "
+        f"{data['documents']:,} documents"
+        + (f" ({data['sampled']})" if data.get("sampled") else "")
+        + (f"; labels from `{data['label_field']}`, {len(labels)} classes" if labels else "")
+        + ". Each release ran with the entity and identifier stage; the words privatised, "
+          "weighted by how often they occur, are what N_w and S_w are measured on.")
+    rows = []
+    for m, w in data.get("words", {}).items():
+        sel = w["selection"]
+        apart = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in w["not_privatized"].items())
+        rows.append([m, w["privatized_words"], w["distinct_privatized_words"], sel["measured"],
+                     sel["measured_occurrences"] / max(sel["occurrences"], 1), apart or "–"])
+    if rows:
+        doc.table(["mechanism", "privatised words", "distinct", "measured", "share of "
+                   "occurrences measured", "not privatised (not measured)"], rows)
+
+
 def _summary_columns(results: dict[str, Any]
                      ) -> list[tuple[str, Callable[[dict[str, Any]], Any], Any, Any]]:
     """The summary's measurement columns: (header, value of a row, clean-text value, chance)."""
     tasks = results.get("tasks", {})
     rows = results["results"]
     cols: list[tuple[str, Callable[[dict[str, Any]], Any], Any, Any]] = []
-    for t in UTILITY_TASKS:
+    for t in _REPORTED_UTILITY:
         if t in tasks:
             cols.append((f"{t} acc. (test private)",
                          lambda r, t=t: r["utility"][t]["test_private"]["accuracy"],
@@ -487,9 +697,13 @@ def _deniability_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
                          figures: dict[str, Path]) -> None:
     cfg = results["config"]
     doc.heading("Plausible deniability (MVC §3.2, Fig. 2)")
+    over = (f"over the privatised words of your data (at most {cfg['words']}: all, or the most "
+            "frequent half and a uniform sample of the rest), means and quantiles weighted by "
+            "each word's count" if results.get("data")
+            else f"over {cfg['words']} vocabulary words drawn uniformly")
     doc.paragraph(
-        f"N_w = Pr[M(w) = w] and S_w (distinct outputs) over {cfg['words']} vocabulary words "
-        f"drawn uniformly, {cfg['draws']} draws per word; mechanisms with an exact output law are "
+        f"N_w = Pr[M(w) = w] and S_w (distinct outputs) {over}, "
+        f"{cfg['draws']} draws per word; mechanisms with an exact output law are "
         "measured exactly (N_w = p(w|w), S_w = expected distinct count), the others by Monte "
         "Carlo in one vectorised call. The worst cases (max N_w, min S_w) are what the MVC paper "
         "calibrates ε on — see `textdp calibrate`.")
@@ -526,7 +740,7 @@ def _task_heading(doc: Document, task: str, info: dict[str, Any], clean: str) ->
 def _utility_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
                      figures: dict[str, Path]) -> None:
     tasks = results.get("tasks", {})
-    if not (any(t in tasks for t in UTILITY_TASKS) or any("similarity" in r for r in results["results"])):
+    if not (any(t in tasks for t in _REPORTED_UTILITY) or any("similarity" in r for r in results["results"])):
         return
     doc.heading("Utility")
     doc.paragraph(
@@ -535,7 +749,7 @@ def _utility_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
         "(train on clean, test on private), and 1-Diffractor's *both private*. The SBERT "
         "similarity is the mean cosine between each original sentence and its private "
         "version (1-Diffractor Table 2).")
-    for t in UTILITY_TASKS:
+    for t in _REPORTED_UTILITY:
         if t not in tasks:
             continue
         clean = tasks[t]["clean"]
@@ -589,6 +803,17 @@ def _privacy_section(doc: Document, results: dict[str, Any], by_mech: _Rows,
 
 
 def _efficiency_section(doc: Document, results: dict[str, Any], figures: dict[str, Path]) -> None:
+    on_data = [r for r in results["results"] if "efficiency" in r]
+    if on_data:
+        doc.heading("Speed on your data")
+        doc.paragraph("The whole release (tokeniser, identifier and entity stage, mechanism, "
+                      "detokeniser) on the documents above, in this process.")
+        doc.table(["mechanism", "ε", "documents", "privatised words", "seconds", "words/s",
+                   "tokens/s"],
+                  [[r["mechanism"], r["epsilon"], r["efficiency"]["documents"],
+                    r["efficiency"]["privatized_words"], r["efficiency"]["seconds"],
+                    r["efficiency"]["words_per_second"], r["efficiency"]["tokens_per_second"]]
+                   for r in on_data])
     if not results.get("efficiency"):
         return
     from textdp.evaluation.efficiency import efficiency_table
