@@ -288,7 +288,8 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
     unchanged = counts.get("privatized_unchanged", 0)
     row: dict[str, Any] = {
         "mechanism": setting.name, "variant": setting.variant, "label": setting.label,
-        "epsilon": spec.epsilon if setting.epsilon is None else setting.epsilon,
+        "epsilon": (spec.mechanism_object().epsilon if setting.epsilon is None
+                    else setting.epsilon),
         "epsilon_is_document_budget": "allocation" in dict(setting.options),
         "documents": n,
         "entities_found": leak["found"],
