@@ -71,3 +71,9 @@ def test_recommend_checks_the_upper_end_of_linkage_and_else_names_the_nearest():
     rec = recommend(rows, Targets(max_linkage_times_chance=5.0, max_entities=0, min_utility=0.5))
     assert not rec["met"] and rec["nearest"][0]["index"] == 1
     assert "chance" in rec["nearest"][0]["misses"][0]
+
+
+def test_nearest_is_the_one_closest_to_the_targets():
+    rows = [_row(0.9, 0.95, 0, 0.9), _row(0.05, 0.08, 0, 0.2)]
+    rec = recommend(rows, Targets(max_linkage_times_chance=5.0, max_entities=0))
+    assert not rec["met"] and rec["nearest"][0]["index"] == 1  # 8× chance, not 95×

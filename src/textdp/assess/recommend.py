@@ -87,6 +87,24 @@ class Targets:
                        f"{self.min_utility:g}")
         return out
 
+    def shortfall(self, row: Mapping[str, Any]) -> float:
+        """How far ``row`` is from meeting the targets: the sum of each missed target's relative
+        excess (0 when it meets them all)."""
+        total = 0.0
+        link_hi = row["linkage_top1_interval"][1]
+        bounds = [b for b in (self.max_linkage, None if self.max_linkage_times_chance is None
+                              else self.max_linkage_times_chance * row["linkage_chance"])
+                  if b is not None]
+        if bounds:
+            bound = min(bounds)
+            total += max(link_hi - bound, 0.0) / max(bound, 1e-12)
+        if self.max_entities is not None:
+            total += max(row["entities_survived_count"] - self.max_entities, 0) / (
+                self.max_entities + 1)
+        if self.min_utility is not None and self.min_utility > 0:
+            total += max(self.min_utility - row["similarity_interval"][0], 0.0) / self.min_utility
+        return total
+
 
 def _utility(row: Mapping[str, Any]) -> float:
     return row["task_accuracy"] if row.get("task_accuracy") is not None else row["similarity"]
@@ -100,8 +118,9 @@ def recommend(rows: Sequence[Mapping[str, Any]], targets: Targets) -> dict[str, 
         best = max(meeting, key=lambda i: (_utility(rows[i]), -rows[i]["linkage_top1"]))
         return {"met": True, "index": best, "targets": targets.describe(),
                 "meeting": len(meeting)}
-    # Nearest: fewest targets missed, then the most useful.
+    # Nearest: fewest targets missed, then the smallest relative excess, then the most useful.
     order = sorted(range(len(rows)), key=lambda i: (len(targets.misses(rows[i])),
+                                                    targets.shortfall(rows[i]),
                                                     -_utility(rows[i])))
     nearest = [{"index": i, "misses": targets.misses(rows[i])} for i in order[:3]]
     return {"met": False, "index": None, "targets": targets.describe(), "meeting": 0,
