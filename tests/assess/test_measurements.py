@@ -77,3 +77,19 @@ def test_nearest_is_the_one_closest_to_the_targets():
     rows = [_row(0.9, 0.95, 0, 0.9), _row(0.05, 0.08, 0, 0.2)]
     rec = recommend(rows, Targets(max_linkage_times_chance=5.0, max_entities=0))
     assert not rec["met"] and rec["nearest"][0]["index"] == 1  # 8× chance, not 95×
+
+
+def test_default_grid_is_four_mechanisms_at_six_epsilons_and_two_mvc_variants():
+    from textdp.assess.grid import DEFAULT_MECHANISMS, default_grid
+    from textdp.spec import release_spec
+
+    grid = default_grid()
+    plain = [s for s in grid if not s.variant]
+    assert {s.name for s in plain} == set(DEFAULT_MECHANISMS) and len(plain) == 24
+    variants = [s for s in grid if s.variant]
+    assert {s.variant for s in variants} == {"keep stop words", "allocation uniform"}
+    for s in variants:  # each variant is a valid release
+        spec = release_spec(**s.release_options({}, seed=1))
+        assert (spec.allocation is not None) == (s.variant == "allocation uniform")
+        assert spec.policy.keep_stopwords == (s.variant == "keep stop words")
+    assert default_grid(["tem"], [1, 2]) == [type(grid[0])("tem", 1.0), type(grid[0])("tem", 2.0)]
