@@ -160,28 +160,88 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         measured rate.
     """
     texts, labels = _check_texts(texts, labels)
-    for name in _FORBIDDEN:
-        if name in release_options:
-            raise TypeError(f"assess() takes no {name!r}: "
-                            + ("it assesses and releases nothing, so it spends no budget"
-                               if name == "ledger" else "give mechanisms=, epsilons=, seed="))
-    if not (isinstance(time_budget, int | float) and time_budget > 0):
-        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
-    linkage_fraction, linkage_times = parse_linkage(max_linkage)
-    if max_entities is not None and (isinstance(max_entities, bool) or
-                                     not isinstance(max_entities, int) or max_entities < 0):
-        raise ValueError(f"max_entities must be a non-negative integer, got {max_entities!r}")
-    targets = Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
-                      max_entities=max_entities,
-                      min_utility=None if min_utility is None else float(min_utility))
+    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility)
     seed_given = seed is not None
     seed = int(secrets.randbits(63)) if seed is None else int(seed)
     started = time.perf_counter()
 
     from textdp.encoders import get_encoder
-    from textdp.spec import release_spec
 
     grid = default_grid(mechanisms, epsilons)
+    specs = _specs(grid, release_options, seed)
+    embed = get_encoder(encoder)
+    order = np.random.default_rng(seed).permutation(len(texts))
+    n, why, pilot_n = _sample_size(texts, order, sample, specs, embed, float(time_budget))
+    index = np.sort(order[:n])
+    originals = [texts[i] for i in index]
+    original_embeddings = np.asarray(embed(originals), dtype=np.float64)
+    mentions = find_mentions(originals)
+    split, baseline_info = _baseline(originals, labels, index, seed)
+    words = sum(len(_WORD.findall(t)) for t in originals)
+
+    rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
+                     embed, progress) for setting, spec in zip(grid, specs, strict=True)]
+    recommendation = recommend(rows, targets)
+    _explain(rows, specs, recommendation, originals, seed)
+    meta: dict[str, Any] = {
+        "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
+                   "seed_given": seed_given, "indices": index.tolist(),
+                   "pilot_documents": pilot_n, "words": words},
+        "targets": {"max_linkage": targets.max_linkage,
+                    "max_linkage_times_chance": targets.max_linkage_times_chance,
+                    "max_entities": targets.max_entities, "min_utility": targets.min_utility},
+        "encoder": embed.describe(),
+        "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
+                                else repr(v)) for k, v in release_options.items()},
+        "labels": baseline_info, "seconds": time.perf_counter() - started,
+        "entities_found": sum(len(m) for m in mentions),
+    }
+    return Assessment(rows=rows, recommendation=recommendation, meta=meta)
+
+
+def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[Any],
+             original_embeddings: np.ndarray, split: Any, words: int, embed: Any,
+             progress: ProgressFactory | None) -> dict[str, Any]:
+    """Privatise the sample with one setting and measure it (the private texts are dropped)."""
+    label = (f"{setting.label} ε={setting.epsilon:g}" if setting.epsilon is not None
+             else setting.label)
+    bar = progress(label, len(originals)) if progress is not None else None
+    try:
+        runner = spec.privatizer()
+        t0 = time.perf_counter()
+        private = _run(runner, originals, bar)
+        seconds = time.perf_counter() - t0
+    finally:
+        if bar is not None:
+            bar.close()
+    private_embeddings = np.asarray(embed(private), dtype=np.float64)
+    return _row(setting, spec, originals, private, mentions, runner.counters()["counts"],
+                original_embeddings, private_embeddings, split, words, seconds)
+
+
+def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
+             max_entities: Any, min_utility: Any) -> Targets:
+    for name in _FORBIDDEN:
+        if name in release_options:
+            raise TypeError(f"assess() takes no {name!r}: "
+                            + ("it assesses and releases nothing, so it spends no budget"
+                               if name == "ledger" else "give mechanisms=, epsilons=, seed="))
+    if isinstance(time_budget, bool) or not (isinstance(time_budget, int | float)
+                                             and time_budget > 0):
+        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
+    linkage_fraction, linkage_times = parse_linkage(max_linkage)
+    if max_entities is not None and (isinstance(max_entities, bool) or
+                                     not isinstance(max_entities, int) or max_entities < 0):
+        raise ValueError(f"max_entities must be a non-negative integer, got {max_entities!r}")
+    return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
+                   max_entities=max_entities,
+                   min_utility=None if min_utility is None else float(min_utility))
+
+
+def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: int) -> list[Any]:
+    """One release spec per setting, every one checked before any text is privatised."""
+    from textdp.spec import release_spec
+
     specs = []
     for setting in grid:
         spec = release_spec(**setting.release_options(release_options, seed))
@@ -189,10 +249,13 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             raise ValueError(f"{spec.name} rewrites whole documents with a language model; "
                              "assess measures word mechanisms only")
         specs.append(spec)
-    embed = get_encoder(encoder)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(texts))
+    return specs
 
+
+def _sample_size(texts: list[str], order: np.ndarray, sample: int | None, specs: list[Any],
+                 embed: Any, time_budget: float) -> tuple[int, str, int]:
+    """(documents, why, pilot documents): without ``sample``, a pilot of the first setting
+    measures the cost per document and setting (after loading the models once)."""
     per_doc = None
     pilot_n = 0
     if sample is None and len(texts) > 50:
@@ -201,75 +264,42 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         # Load the models first (entity model, MiniLM): a one-time cost is not a per-document one.
         embed(specs[0].privatizer().run(pilot[:2]))
         t0 = time.perf_counter()
-        out = specs[0].privatizer().run(pilot)
-        embed(out)
+        embed(specs[0].privatizer().run(pilot))
         per_doc = (time.perf_counter() - t0) / pilot_n
     n, why = choose_sample(len(texts), sample, per_document_seconds=per_doc,
-                           n_settings=len(grid), time_budget=float(time_budget))
-    index = np.sort(order[:n])
-    originals = [texts[i] for i in index]
-    words = sum(len(_WORD.findall(t)) for t in originals)
+                           n_settings=len(specs), time_budget=time_budget)
+    return n, why, pilot_n
 
-    original_embeddings = np.asarray(embed(originals), dtype=np.float64)
-    mentions = find_mentions(originals)
-    split = baseline = None
-    if labels is not None:
-        sampled_labels = [labels[i] for i in index]
-        split = task_split(sampled_labels, seed)
-        y_train, y_test = split.labels[split.train], split.labels[split.test]
-        baseline = accuracy([originals[i] for i in split.train], y_train,
-                            [originals[i] for i in split.test], y_test)
-        n_test = len(split.test)
-        baseline_info = {"accuracy": baseline / n_test,
-                         "accuracy_interval": wilson(baseline, n_test),
-                         "chance": chance(split) / n_test,
-                         "chance_interval": wilson(chance(split), n_test),
-                         "train": int(len(split.train)), "test": n_test,
-                         "classes": int(len(np.unique(split.labels)))}
 
-    rows: list[dict[str, Any]] = []
-    for setting, spec in zip(grid, specs, strict=True):
-        bar = progress(f"{setting.label} ε={setting.epsilon:g}" if setting.epsilon is not None
-                       else setting.label, n) if progress is not None else None
-        try:
-            runner = spec.privatizer()
-            t0 = time.perf_counter()
-            private = _run(runner, originals, bar)
-            seconds = time.perf_counter() - t0
-        finally:
-            if bar is not None:
-                bar.close()
-        counts = runner.counters()["counts"]
-        private_embeddings = np.asarray(embed(private), dtype=np.float64)
-        rows.append(_row(setting, spec, originals, private, mentions, counts,
-                         original_embeddings, private_embeddings, split, words, seconds))
+def _baseline(originals: list[str], labels: list[str] | None, index: np.ndarray, seed: int
+              ) -> tuple[Any, dict[str, Any] | None]:
+    """The split of the sample and the classifier's accuracy on the originals and chance."""
+    if labels is None:
+        return None, None
+    split = task_split([labels[i] for i in index], seed)
+    y_train, y_test = split.labels[split.train], split.labels[split.test]
+    right = accuracy([originals[i] for i in split.train], y_train,
+                     [originals[i] for i in split.test], y_test)
+    guess = chance(split)
+    n_test = len(split.test)
+    return split, {"accuracy": right / n_test, "accuracy_interval": wilson(right, n_test),
+                   "chance": guess / n_test, "chance_interval": wilson(guess, n_test),
+                   "train": int(len(split.train)), "test": n_test,
+                   "classes": int(len(np.unique(split.labels)))}
 
-    recommendation = recommend(rows, targets)
+
+def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mapping[str, Any],
+             originals: list[str], seed: int) -> None:
+    """The formal guarantee in words, for the recommended setting (or the nearest one)."""
     shown = ([recommendation["index"]] if recommendation["met"]
              else [r["index"] for r in recommendation["nearest"][:1]])
     for i in shown:
-        spec = specs[i]
-        mechanism = spec.mechanism_object()
-        ids = _word_ids(mechanism, originals)
-        losses = typical_losses(mechanism, ids, np.random.default_rng(seed))
+        mechanism = specs[i].mechanism_object()
+        losses = typical_losses(mechanism, _word_ids(mechanism, originals),
+                                np.random.default_rng(seed))
         rows[i]["guarantee"] = _guarantee(mechanism)
         rows[i]["typical_loss"] = losses
         rows[i]["guarantee_in_words"] = guarantee_in_words(rows[i], losses, rows[i]["guarantee"])
-
-    meta: dict[str, Any] = {
-        "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
-                   "seed_given": seed_given, "indices": index.tolist(),
-                   "pilot_documents": pilot_n, "words": words},
-        "targets": {"max_linkage": linkage_fraction, "max_linkage_times_chance": linkage_times,
-                    "max_entities": max_entities, "min_utility": targets.min_utility},
-        "encoder": embed.describe(),
-        "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
-                                else repr(v)) for k, v in release_options.items()},
-        "labels": baseline_info if labels is not None else None,
-        "seconds": time.perf_counter() - started,
-        "entities_found": sum(len(m) for m in mentions),
-    }
-    return Assessment(rows=rows, recommendation=recommendation, meta=meta)
 
 
 def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:

@@ -123,6 +123,33 @@ def assess(
     from textdp.assess import assess as run_assessment
     from textdp.text.entities import EntityModelError
 
+    targets = _outputs(out, json_path, markdown_path, html_path)
+    check_distinct({"input": input}, targets)
+    texts, labels = _read(input, text_field, label_field, format)
+    try:
+        result = run_assessment(
+            texts, labels, sample=sample, seed=seed, time_budget=time_budget,
+            max_linkage=max_linkage, max_entities=max_entities, min_utility=min_utility,
+            progress=_bar, mechanisms=_names(mechanisms) if mechanisms is not None else None,
+            epsilons=_floats(epsilons, "--epsilons") if epsilons is not None else None)
+    except (ValueError, TypeError, EntityModelError) as exc:
+        if isinstance(exc, FileError):
+            raise
+        raise CLIError(one_line(exc)) from None
+    if not targets:
+        sys.stdout.write(result.to_markdown())
+        return
+    _write(result, targets, out)
+    rec = result.recommended
+    say(f"assessed {len(result.rows)} settings on {result.meta['sample']['documents']} "
+        "documents; " + (f"recommended: {rec['label']} at ε = {rec['epsilon']:g}" if rec
+                         else "no setting meets the targets (see the report)"))
+    say("wrote " + ", ".join(str(p) for p in targets.values()))
+
+
+def _outputs(out: Path | None, json_path: Path | None, markdown_path: Path | None,
+             html_path: Path | None) -> dict[str, Path]:
+    """What to write where: -o DIR's four files, or the files named one by one."""
     targets: dict[str, Path] = {}
     if out is not None:
         if out.exists() and not out.is_dir():
@@ -137,25 +164,10 @@ def assess(
             if what in targets:
                 raise CLIError(f"give either -o DIR or --{what.split()[0].lower()}, not both")
             targets[what] = path
-    check_distinct({"input": input}, targets)
+    return targets
 
-    texts, labels = _read(input, text_field, label_field, format)
-    try:
-        options: dict[str, Any] = {
-            "mechanisms": _names(mechanisms) if mechanisms is not None else None,
-            "epsilons": _floats(epsilons, "--epsilons") if epsilons is not None else None}
-        result = run_assessment(texts, labels, sample=sample, seed=seed,
-                                time_budget=time_budget, max_linkage=max_linkage,
-                                max_entities=max_entities, min_utility=min_utility,
-                                progress=_bar, **options)
-    except (ValueError, TypeError, EntityModelError) as exc:
-        if isinstance(exc, FileError):
-            raise
-        raise CLIError(one_line(exc)) from None
 
-    if not targets:
-        sys.stdout.write(result.to_markdown())
-        return
+def _write(result: Any, targets: dict[str, Path], out: Path | None) -> None:
     from textdp.assess.render import frontier_png
 
     with AtomicFiles() as files:  # all the reports appear together, or none
@@ -163,20 +175,15 @@ def assess(
             out.mkdir(exist_ok=True)
         for what, path in targets.items():
             if what == "JSON report":
-                data = result.to_json()
+                data = result.to_json().encode("utf-8")
             elif what == "Markdown report":
-                data = result.to_markdown(image="frontier.png" if out is not None else None)
+                image = "frontier.png" if out is not None else None
+                data = result.to_markdown(image=image).encode("utf-8")
             elif what == "HTML report":
-                data = result.to_html()
+                data = result.to_html().encode("utf-8")
             else:
-                files.write_bytes(path, frontier_png(result))
-                continue
-            files.write_bytes(path, data.encode("utf-8"))
-    rec = result.recommended
-    say(f"assessed {len(result.rows)} settings on {result.meta['sample']['documents']} "
-        "documents; " + (f"recommended: {rec['label']} at ε = {rec['epsilon']:g}" if rec
-                         else "no setting meets the targets (see the report)"))
-    say("wrote " + ", ".join(str(p) for p in targets.values()))
+                data = frontier_png(result)
+            files.write_bytes(path, data)
 
 
 def _bar(description: str, total: int) -> Any:
