@@ -176,9 +176,11 @@ def guarantee_in_words(row: Mapping[str, Any], losses: Mapping[str, float] | Non
     if losses is None:
         return f"{name} at ε = {row['epsilon']:g}: {notion}; {guarantee.get('per_word', '')}."
     near, rand = losses["nearest"], losses["random"]
+    setting = (f"{row.get('label', name)} at ε = {row['epsilon']:g}"
+               + (" (document budget)" if row.get("epsilon_is_document_budget") else "") + ": ")
     scope = ("words in the same output set" if "share an output set" in notion
              else "a word of your data and its nearest neighbour in the vocabulary")
-    text = (f"Take two documents that differ in one word: {scope}. Whoever sees the private "
+    text = setting + (f"Take two documents that differ in one word: {scope}. Whoever sees the private "
             f"text can tell which of the two it came from with a likelihood ratio of at most "
             f"e^(ε·d) = e^{near:.2f} ≈ {_factor(near)} (median over {losses['words']} words of "
             f"your data). For the word and a random word of the vocabulary the factor is "
