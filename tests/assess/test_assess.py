@@ -23,6 +23,7 @@ def test_identity_links_everything_and_every_name_survives(identity, tickets, sb
     assert row["entities_by_kind"]["person"]["survived"] == row["entities_by_kind"]["person"][
         "found"] > 0
     assert row["words_unchanged"] == 1.0
+    assert row["release"] == {}  # a built mechanism: the caller holds the object
     assert row["similarity"] == pytest.approx(1.0, abs=1e-6)
     assert not a.recommendation["met"]  # every name survives: no target is met
 
@@ -97,6 +98,8 @@ def test_recommended_setting_states_its_guarantee(tickets, sbert):
     assert row is not None and row["epsilon"] == 1.0
     assert "likelihood ratio" in row["guarantee_in_words"]
     assert row["typical_loss"]["nearest"] > 0
+    assert row["release"] == {"mechanism": "mvc", "epsilon": 1.0}
+    assert "textdp privatize INPUT -o OUTPUT -m mvc --epsilon 1`" in a.to_markdown()
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -93,3 +93,15 @@ def test_default_grid_is_four_mechanisms_at_six_epsilons_and_two_mvc_variants():
         assert (spec.allocation is not None) == (s.variant == "allocation uniform")
         assert spec.policy.keep_stopwords == (s.variant == "keep stop words")
     assert default_grid(["tem"], [1, 2]) == [type(grid[0])("tem", 1.0), type(grid[0])("tem", 2.0)]
+
+
+def test_release_keywords_and_command_line_carry_the_variant():
+    from textdp.assess.grid import Setting, command_line, release_keywords
+
+    s = Setting("mvc", 200.0, "allocation uniform",
+                (("allocation", "uniform"), ("epsilon_ceiling", 12.0)))
+    assert release_keywords(s) == {"mechanism": "mvc", "allocation": "uniform",
+                                   "epsilon_ceiling": 12.0, "epsilon_document": 200.0}
+    assert command_line({"mechanism": "mvc", "epsilon": 4.0, "keep_stopwords": True,
+                         "identifiers": False, "oov": "keep"}) == (
+        "-m mvc --epsilon 4 --keep-stopwords --no-identifiers --oov keep")

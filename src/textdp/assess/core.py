@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from textdp.assess.grid import Setting, choose_sample, default_grid
+from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage
 from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
@@ -181,6 +181,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
                      embed, progress) for setting, spec in zip(grid, specs, strict=True)]
+    _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
     _explain(rows, specs, recommendation, originals, seed)
     meta: dict[str, Any] = {
@@ -217,6 +218,16 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
     return _row(setting, spec, originals, private, mentions, runner.counters()["counts"],
                 original_embeddings, private_embeddings, split, words, seconds)
+
+
+def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any]) -> None:
+    """The release of a row is its setting with the caller's (plain-valued) options."""
+    simple = {k: v for k, v in release_options.items()
+              if isinstance(v, str | int | float | bool)}
+    for row in rows:
+        if row["release"]:
+            row["release"] = {**simple, **row["release"]}
+            row["privatize_options"] = command_line(row["release"])
 
 
 def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
@@ -323,6 +334,8 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         "epsilon": (spec.mechanism_object().epsilon if setting.epsilon is None
                     else setting.epsilon),
         "epsilon_is_document_budget": "allocation" in dict(setting.options),
+        "release": release_keywords(setting),
+        "privatize_options": command_line(release_keywords(setting)),
         "documents": n,
         "entities_found": leak["found"],
         "entities_survived_count": leak["survived"],

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Setting", "DEFAULT_MECHANISMS", "DEFAULT_EPSILONS", "default_grid", "choose_sample"]
+__all__ = ["Setting", "DEFAULT_MECHANISMS", "DEFAULT_EPSILONS", "default_grid", "choose_sample",
+           "release_keywords", "command_line"]
 
 #: The mechanisms assessed when none are named: the paper mechanisms of four different kinds
 #: (continuous noise, list geometric, per-group exponential, truncated exponential).
@@ -81,6 +82,33 @@ class Setting:
         elif self.epsilon is not None:
             out["epsilon"] = self.epsilon
         return out
+
+
+def release_keywords(setting: Setting) -> dict[str, Any]:
+    """The :func:`textdp.privatize` keywords that release ``setting`` (None for a built
+    mechanism: pass the object itself)."""
+    if not isinstance(setting.mechanism, str):
+        return {}
+    out: dict[str, Any] = {"mechanism": setting.mechanism, **dict(setting.options)}
+    out["epsilon_document" if "allocation" in out else "epsilon"] = setting.epsilon
+    return out
+
+
+def command_line(keywords: Mapping[str, Any]) -> str:
+    """``textdp privatize`` options for :func:`release_keywords` (empty for a built mechanism)."""
+    if not keywords:
+        return ""
+    parts = [f"-m {keywords['mechanism']}"]
+    for name, value in keywords.items():
+        if name == "mechanism":
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is False:
+            parts.append("--no-" + name.replace("_", "-"))
+            continue
+        parts.append(flag if value is True else f"{flag} {value:g}" if isinstance(value, float)
+                     else f"{flag} {value}")
+    return " ".join(parts)
 
 
 def default_grid(mechanisms: Sequence[Any] | None = None,

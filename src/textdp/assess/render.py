@@ -172,6 +172,10 @@ def _recommendation_lines(a: Assessment) -> tuple[str, list[str], str | None]:
                 + (" (document budget)" if r["epsilon_is_document_budget"] else "")
                 + f"**, the most useful of the {rec['meeting']} setting(s) that meet your "
                   f"targets ({rec['targets']}).")
+        if r.get("privatize_options"):
+            head += (f" Release it with `textdp privatize INPUT -o OUTPUT "
+                     f"{r['privatize_options']}` (or `textdp.privatize(texts, **release)` with "
+                     "the row's `release` keywords from the JSON report).")
         return head, meanings(r, labels), r.get("guarantee_in_words")
     near = [a.rows[n["index"]] for n in rec["nearest"]]
     head = (f"**No setting meets your targets** ({rec['targets']}). The nearest: "
@@ -225,8 +229,11 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 
 
 def _md_inline(text: str) -> str:
+    """``**bold**`` and ```code``` of the report's sentences as HTML (the text escaped)."""
     parts = html.escape(text).split("**")
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    text = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    parts = text.split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def to_html(a: Assessment) -> str:
