@@ -15,9 +15,13 @@ KEEP_ALL = {"oov": "keep", "entities": "none", "identifiers": False}
 
 def test_identity_links_everything_and_every_name_survives(identity, tickets, sbert):
     texts = [t.text for t in tickets]
+    known = [[t.values["first_name"], t.values["last_name"]] for t in tickets]
     a = textdp.assess(texts, mechanisms=[identity], sample=len(texts), seed=1, encoder=sbert,
-                      **KEEP_ALL)
+                      known=known, **KEEP_ALL)
     (row,) = a.rows
+    in_text = sum(1 for t, names in zip(texts, known, strict=True) for n in set(names)
+                  if n in t)
+    assert row["entities_by_kind"]["known"] == {"found": 2 * len(texts), "survived": in_text}
     assert row["linkage_top1"] == 1.0 and row["linkage_top5"] == 1.0
     assert row["entities_found"] > 0 and row["entities_survived"] == 1.0
     assert row["entities_by_kind"]["person"]["survived"] == row["entities_by_kind"]["person"][

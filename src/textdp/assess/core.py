@@ -126,6 +126,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
            sample: int | None = None, seed: int | None = None, time_budget: float = 300.0,
            max_linkage: str | float | None = "5x", max_entities: int | None = 0,
            min_utility: float | None = None, encoder: Any = "sbert",
+           known: Sequence[Sequence[str]] | None = None,
            progress: ProgressFactory | None = None, **release_options: Any) -> Assessment:
     """Measure privacy risk and utility of each mechanism × ε on a sample of ``texts``.
 
@@ -146,6 +147,9 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             ``"5x"`` chance).
         encoder: the sentence encoder of the similarity and of the embedding attack
             (:func:`textdp.encoders.get_encoder`; default the bundled MiniLM).
+        known: optional, per document, strings known to be sensitive (e.g. the customers'
+            names of :func:`textdp.datasets.tickets.generate_tickets`): counted as entities of
+            kind ``known`` too, so that what the recognisers miss is measured as well.
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
@@ -175,7 +179,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     index = np.sort(order[:n])
     originals = [texts[i] for i in index]
     original_embeddings = np.asarray(embed(originals), dtype=np.float64)
-    mentions = find_mentions(originals)
+    mentions = _with_known(find_mentions(originals), known, index, len(texts))
     split, baseline_info = _baseline(originals, labels, index, seed)
     words = sum(len(_WORD.findall(t)) for t in originals)
 
@@ -218,6 +222,19 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
     return _row(setting, spec, originals, private, mentions, runner.counters()["counts"],
                 original_embeddings, private_embeddings, split, words, seconds)
+
+
+def _with_known(mentions: list[list[Any]], known: Sequence[Sequence[str]] | None,
+                index: np.ndarray, n_texts: int) -> list[list[Any]]:
+    if known is None:
+        return mentions
+    from textdp.assess.leakage import Mention
+
+    known = list(known)
+    if len(known) != n_texts or any(isinstance(k, str) for k in known):
+        raise ValueError("known must hold one list of strings per document")
+    return [m + [Mention("known", s) for s in dict.fromkeys(known[i]) if s.strip()]
+            for m, i in zip(mentions, index.tolist(), strict=True)]
 
 
 def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any]) -> None:
