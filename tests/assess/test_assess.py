@@ -115,3 +115,8 @@ def test_recommended_setting_states_its_guarantee(tickets, sbert):
 def test_bad_arguments(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         textdp.assess(["a b", "c d"], **kwargs)
+
+
+def test_known_must_be_one_list_per_document():
+    with pytest.raises(ValueError, match="one list of strings per document"):
+        textdp.assess(["a b", "c d"], known=["Ann", "Bob"])

@@ -87,7 +87,8 @@ class Assessment:
         return to_html(self)
 
 
-def _check_texts(texts: Any, labels: Any) -> tuple[list[str], list[str] | None]:
+def _check_texts(texts: Any, labels: Any, known: Any = None
+                 ) -> tuple[list[str], list[str] | None, list[Any] | None]:
     if isinstance(texts, str):
         raise TypeError("texts must be a sequence of strings, not one string")
     texts = list(texts)
@@ -96,14 +97,18 @@ def _check_texts(texts: Any, labels: Any) -> tuple[list[str], list[str] | None]:
             raise TypeError(f"document {i} is {type(t).__name__}, expected str")
     if len(texts) < 2:
         raise ValueError(f"assess needs at least 2 documents, got {len(texts)}")
+    if known is not None:
+        known = [list(k) if not isinstance(k, str) else k for k in known]
+        if len(known) != len(texts) or any(isinstance(k, str) for k in known):
+            raise ValueError("known must hold one list of strings per document")
     if labels is None:
-        return texts, None
+        return texts, None, known
     if isinstance(labels, str):
         raise TypeError("labels must be a sequence, one per document, not one string")
     labels = [str(x) for x in labels]
     if len(labels) != len(texts):
         raise ValueError(f"{len(labels)} labels for {len(texts)} documents")
-    return texts, labels
+    return texts, labels, known
 
 
 def _run(runner: Any, texts: list[str], bar: Any, batch: int = 256) -> list[str]:
@@ -147,9 +152,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             ``"5x"`` chance).
         encoder: the sentence encoder of the similarity and of the embedding attack
             (:func:`textdp.encoders.get_encoder`; default the bundled MiniLM).
-        known: optional, per document, strings known to be sensitive (e.g. the customers'
-            names of :func:`textdp.datasets.tickets.generate_tickets`): counted as entities of
-            kind ``known`` too, so that what the recognisers miss is measured as well.
+        known: optional, per document, strings known to be sensitive (customers' names):
+            counted as entities of kind ``known``, so the recognisers' misses are measured too.
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
@@ -163,7 +167,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         ``task_accuracy_clean_train``, ``words_per_second``, and ``*_interval`` (95%) for each
         measured rate.
     """
-    texts, labels = _check_texts(texts, labels)
+    texts, labels, known = _check_texts(texts, labels, known)
     targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility)
     seed_given = seed is not None
     seed = int(secrets.randbits(63)) if seed is None else int(seed)
@@ -230,9 +234,6 @@ def _with_known(mentions: list[list[Any]], known: Sequence[Sequence[str]] | None
         return mentions
     from textdp.assess.leakage import Mention
 
-    known = list(known)
-    if len(known) != n_texts or any(isinstance(k, str) for k in known):
-        raise ValueError("known must hold one list of strings per document")
     return [m + [Mention("known", s) for s in dict.fromkeys(known[i]) if s.strip()]
             for m, i in zip(mentions, index.tolist(), strict=True)]
 
