@@ -162,6 +162,10 @@ def _battery() -> list[list[str]]:
         ["audit", "--epsilon", "1", "--out", "$D/nodir/x"],
         ["audit", "--epsilon", "1", "--seed", "-1"], ["audit", "--epsilon", "1", "--param", "foo=1"],
         ["audit", "--epsilon", "1", "-m", "tem", "--n-lists", "2"],
+        # assess
+        ["assess", "$D/missing.txt"], ["assess", "$D/in.txt", "-m", "nosuch"],
+        ["assess", "$D/in.txt", "--epsilons", "abc"], ["assess", "$D/in.txt", "--max-linkage", "x"],
+        ["assess", "$D/in.txt", "-o", "$D/in.txt"], ["assess", "$D/in.txt", "--json", "$D/in.txt"],
         # vocab
         ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],
         ["vocab", "stats", "glove-6b-50d", "--sample", "5", "--plot", "$D/adir"],

@@ -1,0 +1,205 @@
+"""The recommendation under the user's targets, and the formal guarantee in plain words.
+
+Targets are checked on the safe side: linkage by the upper end of its 95% interval, the
+entities by the count that survived in the sample, utility by the lower end of the similarity
+interval (and task accuracy, when asked for, by the lower end of its interval).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Targets", "parse_linkage", "recommend", "guarantee_in_words", "typical_losses"]
+
+
+def parse_linkage(value: str | float | None) -> tuple[float | None, float | None]:
+    """``"5x"`` → (None, 5.0): at most 5 × chance; ``0.05`` or ``"5%"`` → (0.05, None)."""
+    if value is None:
+        return None, None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        try:
+            if text.endswith(("x", "×")):
+                times = float(text[:-1])
+                if not times >= 1:
+                    raise ValueError
+                return None, times
+            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise ValueError(f"max linkage must be a fraction (0.05), a percentage (5%) or a "
+                             f"multiple of chance (5x), got {value!r}") from None
+    else:
+        number = float(value)
+    if not 0 <= number <= 1:
+        raise ValueError(f"max linkage must be between 0 and 1 (a fraction), got {value!r}")
+    return number, None
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """What a release must meet.
+
+    Attributes:
+        max_linkage: top-1 linkage at most this fraction (None: no bound).
+        max_linkage_times_chance: top-1 linkage at most this multiple of chance (1/n).
+        max_entities: at most this many entities and identifiers of the sample survive.
+        min_utility: mean MiniLM similarity at least this.
+    """
+
+    max_linkage: float | None = None
+    max_linkage_times_chance: float | None = 5.0
+    max_entities: int | None = 0
+    min_utility: float | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.max_linkage is not None:
+            parts.append(f"linkage at most {self.max_linkage:.1%}")
+        if self.max_linkage_times_chance is not None:
+            parts.append(f"linkage at most {self.max_linkage_times_chance:g}× chance")
+        if self.max_entities is not None:
+            parts.append(f"at most {self.max_entities} entities or identifiers surviving")
+        if self.min_utility is not None:
+            parts.append(f"similarity at least {self.min_utility:g}")
+        return ", ".join(parts) or "no targets"
+
+    def misses(self, row: Mapping[str, Any]) -> list[str]:
+        """What ``row`` fails, in words (empty: it meets every target)."""
+        out = []
+        link_hi = row["linkage_top1_interval"][1]
+        if self.max_linkage is not None and link_hi > self.max_linkage:
+            out.append(f"linkage up to {link_hi:.1%} > {self.max_linkage:.1%}")
+        if self.max_linkage_times_chance is not None:
+            bound = self.max_linkage_times_chance * row["linkage_chance"]
+            if link_hi > bound:
+                out.append(f"linkage up to {link_hi / row['linkage_chance']:.1f}× chance > "
+                           f"{self.max_linkage_times_chance:g}×")
+        if self.max_entities is not None and row["entities_survived_count"] > self.max_entities:
+            out.append(f"{row['entities_survived_count']} entities/identifiers survived > "
+                       f"{self.max_entities}")
+        if self.min_utility is not None and row["similarity_interval"][0] < self.min_utility:
+            out.append(f"similarity from {row['similarity_interval'][0]:.2f} < "
+                       f"{self.min_utility:g}")
+        return out
+
+    def shortfall(self, row: Mapping[str, Any]) -> float:
+        """How far ``row`` is from meeting the targets: the sum of each missed target's relative
+        excess (0 when it meets them all)."""
+        total = 0.0
+        link_hi = row["linkage_top1_interval"][1]
+        bounds = [b for b in (self.max_linkage, None if self.max_linkage_times_chance is None
+                              else self.max_linkage_times_chance * row["linkage_chance"])
+                  if b is not None]
+        if bounds:
+            bound = min(bounds)
+            total += max(link_hi - bound, 0.0) / max(bound, 1e-12)
+        if self.max_entities is not None:
+            total += max(row["entities_survived_count"] - self.max_entities, 0) / (
+                self.max_entities + 1)
+        if self.min_utility is not None and self.min_utility > 0:
+            total += max(self.min_utility - row["similarity_interval"][0], 0.0) / self.min_utility
+        return total
+
+
+def _utility(row: Mapping[str, Any]) -> float:
+    return row["task_accuracy"] if row.get("task_accuracy") is not None else row["similarity"]
+
+
+def recommend(rows: Sequence[Mapping[str, Any]], targets: Targets) -> dict[str, Any]:
+    """The best row meeting ``targets`` (highest task accuracy with labels, else similarity;
+    ties: lower linkage), or, when none does, the rows nearest to meeting them."""
+    meeting = [i for i, r in enumerate(rows) if not targets.misses(r)]
+    if meeting:
+        best = max(meeting, key=lambda i: (_utility(rows[i]), -rows[i]["linkage_top1"]))
+        return {"met": True, "index": best, "targets": targets.describe(),
+                "meeting": len(meeting)}
+    # Nearest: fewest targets missed, then the smallest relative excess, then the most useful.
+    order = sorted(range(len(rows)), key=lambda i: (len(targets.misses(rows[i])),
+                                                    targets.shortfall(rows[i]),
+                                                    -_utility(rows[i])))
+    nearest = [{"index": i, "misses": targets.misses(rows[i])} for i in order[:3]]
+    return {"met": False, "index": None, "targets": targets.describe(), "meeting": 0,
+            "nearest": nearest}
+
+
+def typical_losses(mechanism: Any, word_ids: np.ndarray, rng: np.random.Generator,
+                   n_words: int = 200) -> dict[str, float] | None:
+    """The privacy loss ε·d (the mechanism's own :meth:`privacy_loss`, rounded up) between a
+    word of the data and (a) its nearest other vocabulary word, (b) a random vocabulary word:
+    medians over up to ``n_words`` distinct words of the data. None when the mechanism states
+    no per-word loss."""
+    ids = np.unique(np.asarray(word_ids, dtype=np.int64))
+    if ids.size == 0:
+        return None
+    if ids.size > n_words:
+        ids = rng.choice(ids, size=n_words, replace=False)
+    size = len(mechanism.vocabulary)
+    everything = np.arange(size)
+    nearest, random = [], []
+    for a in ids.tolist():
+        try:
+            loss = np.asarray(mechanism.privacy_loss(np.full(size, a), everything),
+                              dtype=np.float64)
+        except (NotImplementedError, AttributeError):
+            return None
+        loss[a] = np.inf
+        nearest.append(loss.min())
+        random.append(loss[rng.integers(size)] if size > 1 else np.inf)
+    return {"nearest": float(np.median(nearest)), "random": float(np.median(random)),
+            "words": int(ids.size)}
+
+
+def _factor(loss: float) -> str:
+    if not math.isfinite(loss):
+        return "unbounded"
+    if loss > 700:
+        return f"e^{loss:.0f}"
+    f = math.exp(loss)
+    return f"{f:,.0f}" if f >= 100 else f"{f:.2f}" if f < 10 else f"{f:.1f}"
+
+
+def guarantee_in_words(row: Mapping[str, Any], losses: Mapping[str, float] | None,
+                       guarantee: Mapping[str, Any]) -> str:
+    """The formal guarantee of one setting as a person reads it: which two documents it makes
+    hard to tell apart, by what factor, and whether that factor means anything."""
+    name = row["mechanism"]
+    if not guarantee.get("verified", True):
+        return (f"{name}: no formal guarantee could be established for these parameters "
+                f"({guarantee.get('notion', '')}); treat the private text as unprotected except "
+                "for what the measurements above show.")
+    notion = str(guarantee.get("notion", ""))
+    if losses is None:
+        return f"{name} at ε = {row['epsilon']:g}: {notion}; {guarantee.get('per_word', '')}."
+    near, rand = losses["nearest"], losses["random"]
+    setting = (f"{row.get('label', name)} at ε = {row['epsilon']:g}"
+               + (" (document budget)" if row.get("epsilon_is_document_budget") else "") + ": ")
+    scope = ("words in the same output set" if "share an output set" in notion
+             else "a word of your data and its nearest neighbour in the vocabulary")
+    text = setting + (f"Take two documents that differ in one word: {scope}. Whoever sees the private "
+            f"text can tell which of the two it came from with a likelihood ratio of at most "
+            f"e^(ε·d) = e^{near:.2f} ≈ {_factor(near)} (median over {losses['words']} words of "
+            f"your data). For the word and a random word of the vocabulary the factor is "
+            f"{_factor(rand)}. Documents that differ in k such words: the exponents add "
+            f"(e^(k·{near:.2f})), for documents of the same length.")
+    if "share an output set" in notion:
+        text += (" Words in different output sets are not protected from each other at all "
+                 "(the factor is unbounded).")
+    if row.get("variant") == "allocation uniform":
+        text += (f" With the document budget ε_doc = {row['epsilon']:g} split over the words, "
+                 "the whole document's exponent is at most ε_doc × the largest distance "
+                 "between the two documents' words.")
+    if near > 3:
+        text += (f" A factor of {_factor(near)} is too weak to mean much: at e^3 ≈ 20 an observer "
+                 "who thought the two words equally likely is already 95% sure afterwards. What "
+                 "protects this data at this setting is what the measurements show (linkage, "
+                 "surviving names), not the formal bound.")
+    elif near > 1:
+        text += " This is a moderate guarantee (a factor between e and e^3 ≈ 20)."
+    else:
+        text += " This is a strong guarantee (a factor below e ≈ 2.7)."
+    return text

@@ -1,0 +1,265 @@
+"""The assessment's reports: JSON (one row per setting), Markdown and self-contained HTML.
+
+Every figure comes with one sentence saying what it means; the HTML embeds the risk-against-
+utility plot (one panel per mechanism, matplotlib, PNG in base64) so that the file stands alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from textdp.assess.core import Assessment
+
+__all__ = ["to_json", "to_markdown", "to_html", "frontier_png", "meanings"]
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _times(x: float, chance: float) -> str:
+    return f"{x / chance:.1f}×" if chance > 0 else "–"
+
+
+def _interval(iv: Any, pct: bool = True) -> str:
+    if iv is None:
+        return ""
+    lo, hi = iv
+    return f"{_pct(lo)}–{_pct(hi)}" if pct else f"{lo:.3f}–{hi:.3f}"
+
+
+def to_json(a: Assessment) -> str:
+    """The whole assessment as JSON (NaN and infinities as null)."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [clean(x) for x in v]
+        if hasattr(v, "item"):  # numpy scalars
+            return clean(v.item())
+        return v
+
+    return json.dumps(clean(a.to_dict()), indent=2, ensure_ascii=False) + "\n"
+
+
+def meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
+    """Each number of ``row`` in one sentence."""
+    out = []
+    c1, c5 = row["linkage_chance"], row["linkage_chance_top5"]
+    out.append(f"**Linkage**: an attacker who holds your originals links "
+               f"{_pct(row['linkage_top1'])} of the private documents back to their original at "
+               f"the first guess ({_times(row['linkage_top1'], c1)} chance, which is "
+               f"{_pct(c1, 2)}; 95% interval {_interval(row['linkage_top1_interval'])}) and "
+               f"{_pct(row['linkage_top5'])} within five guesses "
+               f"({_times(row['linkage_top5'], c5)} chance); strongest attack: "
+               f"{row['linkage_attack']}.")
+    if row["entities_found"]:
+        kinds = ", ".join(f"{k} {v['survived']}/{v['found']}"
+                          for k, v in sorted(row["entities_by_kind"].items()))
+        out.append(f"**Entities**: {row['entities_survived_count']} of the "
+                   f"{row['entities_found']} names, places, organisations, addresses and "
+                   f"identifiers that textdp's recognisers find in the sampled originals appear "
+                   f"verbatim in the private text ({_pct(row['entities_survived'])}; {kinds}).")
+    else:
+        out.append("**Entities**: textdp's recognisers found no names, places, organisations, "
+                   "addresses or identifiers in the sample, so none could survive.")
+    if row["words_unchanged"] is not None:
+        out.append(f"**Words unchanged**: {_pct(row['words_unchanged'])} of the words the "
+                   "mechanism privatised came back as themselves (N_w on your data): each such "
+                   "word is plausibly deniable, but it is the original word.")
+    out.append(f"**Similarity**: the private text keeps a mean MiniLM cosine similarity of "
+               f"{row['similarity']:.2f} with its original (1: the same meaning; near 0: "
+               f"unrelated sentences).")
+    if row["task_accuracy"] is not None and labels is not None:
+        out.append(f"**Task accuracy**: a TF-IDF + logistic-regression classifier trained and "
+                   f"tested on private text predicts the label with {_pct(row['task_accuracy'])} "
+                   f"accuracy ({_interval(row['task_accuracy_interval'])}); trained on the "
+                   f"originals and tested on private text, {_pct(row['task_accuracy_clean_train'])}"
+                   f"; on the originals {_pct(labels['accuracy'])}, and always guessing the most "
+                   f"frequent label {_pct(labels['chance'])}.")
+    if row["words_per_second"]:
+        out.append(f"**Cost**: {row['words_per_second']:,.0f} words per second on this machine "
+                   "(the entity and identifier stage included).")
+    return out
+
+
+def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
+    labels = a.meta.get("labels")
+    head = ["setting", "ε", "entities survived", "words unchanged", "linkage top-1 (× chance)",
+            "linkage top-5", "similarity"]
+    if labels is not None:
+        head += ["task accuracy (private/private)", "task accuracy (clean/private)"]
+    head += ["words/s", "meets targets"]
+    from textdp.assess.recommend import Targets
+
+    t = a.meta["targets"]
+    targets = Targets(max_linkage=t["max_linkage"],
+                      max_linkage_times_chance=t["max_linkage_times_chance"],
+                      max_entities=t["max_entities"], min_utility=t["min_utility"])
+    body = []
+    for i, r in enumerate(a.rows):
+        eps = f"{r['epsilon']:g}" + (" (document)" if r["epsilon_is_document_budget"] else "")
+        ent = (f"{r['entities_survived_count']}/{r['entities_found']}" if r["entities_found"]
+               else "0/0")
+        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""), eps, ent,
+                _pct(r["words_unchanged"]),
+                f"{_pct(r['linkage_top1'])} ({_times(r['linkage_top1'], r['linkage_chance'])})",
+                _pct(r["linkage_top5"]), f"{r['similarity']:.3f}"]
+        if labels is not None:
+            line += [_pct(r["task_accuracy"]), _pct(r["task_accuracy_clean_train"])]
+        misses = targets.misses(r)
+        line += [f"{r['words_per_second']:,.0f}" if r["words_per_second"] else "–",
+                 "yes" if not misses else "no: " + "; ".join(misses)]
+        body.append(line)
+    return head, body
+
+
+def frontier_png(a: Assessment) -> bytes:
+    """Risk (top-1 linkage) against utility (task accuracy with labels, else similarity), one
+    panel per mechanism family; points labelled with ε; the recommended setting starred."""
+    from matplotlib.figure import Figure
+
+    families = list(dict.fromkeys(r["label"] for r in a.rows))
+    cols = min(3, len(families))
+    nrows = math.ceil(len(families) / cols)
+    fig = Figure(figsize=(4.2 * cols, 3.4 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, cols, squeeze=False)
+    use_task = a.meta.get("labels") is not None
+    key = "task_accuracy" if use_task else "similarity"
+    for ax in axes.flat[len(families):]:
+        ax.set_visible(False)
+    for ax, fam in zip(axes.flat, families, strict=False):
+        rows = [(i, r) for i, r in enumerate(a.rows) if r["label"] == fam]
+        rows.sort(key=lambda p: p[1]["epsilon"])
+        x = [r["linkage_top1"] for _, r in rows]
+        y = [r[key] for _, r in rows]
+        ax.plot(x, y, "o-", color="tab:blue")
+        for (i, r), xi, yi in zip(rows, x, y, strict=True):
+            ax.annotate(f"ε={r['epsilon']:g}", (xi, yi), textcoords="offset points",
+                        xytext=(4, 4), fontsize=7)
+            if i == a.recommendation.get("index"):
+                ax.plot([xi], [yi], "*", color="tab:red", markersize=16)
+        ax.axvline(rows[0][1]["linkage_chance"], color="grey", linestyle=":", label="chance")
+        if use_task:
+            labels = a.meta["labels"]
+            ax.axhline(labels["accuracy"], color="tab:green", linestyle="--",
+                       label="non-private")
+            ax.axhline(labels["chance"], color="grey", linestyle="--", label="chance (label)")
+        ax.set_title(fam, fontsize=10)
+        ax.set_xlabel("risk: linkage top-1")
+        ax.set_ylabel("utility: " + ("task accuracy" if use_task else "similarity"))
+        ax.set_xlim(-0.02, 1.02)
+        ax.legend(fontsize=7, loc="lower right")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return buf.getvalue()
+
+
+def _recommendation_lines(a: Assessment) -> tuple[str, list[str], str | None]:
+    rec = a.recommendation
+    labels = a.meta.get("labels")
+    if rec["met"]:
+        r = a.rows[rec["index"]]
+        head = (f"Recommended: **{r['label']} at ε = {r['epsilon']:g}"
+                + (" (document budget)" if r["epsilon_is_document_budget"] else "")
+                + f"**, the most useful of the {rec['meeting']} setting(s) that meet your "
+                  f"targets ({rec['targets']}).")
+        if r.get("privatize_options"):
+            head += (f" Release it with `textdp privatize INPUT -o OUTPUT "
+                     f"{r['privatize_options']}` (or `textdp.privatize(texts, **release)` with "
+                     "the row's `release` keywords from the JSON report).")
+        return head, meanings(r, labels), r.get("guarantee_in_words")
+    near = [a.rows[n["index"]] for n in rec["nearest"]]
+    head = (f"**No setting meets your targets** ({rec['targets']}). The nearest: "
+            + "; ".join(f"{r['label']} at ε = {r['epsilon']:g} ({', '.join(n['misses'])})"
+                        for r, n in zip(near, rec["nearest"], strict=True)) + ".")
+    return head, meanings(near[0], labels), near[0].get("guarantee_in_words")
+
+
+def _sample_line(a: Assessment) -> str:
+    s = a.meta["sample"]
+    return (f"Sample: {s['why']}; seed {s['seed']}"
+            + ("" if s["seed_given"] else " (drawn at random and recorded: pass it as the seed "
+               "to reproduce these figures)")
+            + f"; {s['words']:,} words. The sampled documents' positions are in the JSON report.")
+
+
+def to_markdown(a: Assessment, *, image: str | None = None) -> str:
+    """The report in Markdown; ``image`` is the plot's path (default: embedded as a data URI)."""
+    from textdp.assess.core import HONESTY
+
+    head, lines, guarantee = _recommendation_lines(a)
+    out = ["# Privacy and utility assessment", "", f"> {HONESTY}", "", _sample_line(a), "",
+           "## Recommendation", "", head, ""]
+    out += [f"- {line}" for line in lines]
+    if guarantee:
+        out += ["", "**The formal guarantee in plain words.** " + guarantee]
+    if a.meta.get("labels"):
+        lab = a.meta["labels"]
+        out += ["", f"Labels: {lab['classes']} classes, {lab['train']} documents to train and "
+                    f"{lab['test']} to test; accuracy on the originals {_pct(lab['accuracy'])} "
+                    f"({_interval(lab['accuracy_interval'])}), chance {_pct(lab['chance'])}."]
+    src = image or "data:image/png;base64," + base64.b64encode(frontier_png(a)).decode()
+    out += ["", "## Risk against utility", "", f"![risk against utility per mechanism]({src})",
+            "", "## All settings", ""]
+    cols, body = _table(a)
+    out.append("| " + " | ".join(cols) + " |")
+    out.append("|" + "|".join("---" for _ in cols) + "|")
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+    out += ["", "Linkage and task accuracy intervals are 95% Wilson intervals; targets are checked "
+                "against the upper end of the linkage interval (the safe side). The settings are "
+                "measured on the same sample and seed; entities are those textdp's own "
+                "recognisers find in the originals (what they miss is not counted).", ""]
+    return "\n".join(out)
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
+        "color:#222}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;"
+        "padding:3px 6px;text-align:right}td:first-child,th:first-child,td:last-child"
+        "{text-align:left}.about{background:#fff4e5;border-left:4px solid #f0a020;padding:.6em 1em}"
+        "img{max-width:100%}")
+
+
+def _md_inline(text: str) -> str:
+    """``**bold**`` and ```code``` of the report's sentences as HTML (the text escaped)."""
+    parts = html.escape(text).split("**")
+    text = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    parts = text.split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def to_html(a: Assessment) -> str:
+    """The report as one self-contained HTML page (the plot embedded)."""
+    from textdp.assess.core import HONESTY
+
+    head, lines, guarantee = _recommendation_lines(a)
+    png = base64.b64encode(frontier_png(a)).decode()
+    cols, body = _table(a)
+    parts = ["<!doctype html><html><head><meta charset='utf-8'>",
+             "<title>textdp assessment</title>", f"<style>{_CSS}</style></head><body>",
+             "<h1>Privacy and utility assessment</h1>",
+             f"<p class='about'>{html.escape(HONESTY)}</p>",
+             f"<p>{_md_inline(_sample_line(a))}</p>", "<h2>Recommendation</h2>",
+             f"<p>{_md_inline(head)}</p><ul>"]
+    parts += [f"<li>{_md_inline(line)}</li>" for line in lines]
+    parts.append("</ul>")
+    if guarantee:
+        parts.append(f"<p><b>The formal guarantee in plain words.</b> {html.escape(guarantee)}</p>")
+    parts += ["<h2>Risk against utility</h2>",
+              f"<img alt='risk against utility per mechanism' src='data:image/png;base64,{png}'>",
+              "<h2>All settings</h2><table><tr>"
+              + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"]
+    parts += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+              for row in body]
+    parts += ["</table><p>Intervals are 95% Wilson intervals; targets are checked against the "
+              "upper end of the linkage interval (the safe side). Entities are those textdp's "
+              "own recognisers find in the originals.</p></body></html>"]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,105 @@
+"""Utility: meaning kept (MiniLM cosine with the original) and task accuracy with a label.
+
+Task accuracy follows the two protocols of the MVC paper (Xu et al. 2020, §4.2): a classifier
+trained on private text and tested on private text (the data owner trains on what is released),
+and one trained on the clean originals and tested on private text; both against the same
+classifier trained and tested on the originals (the non-private baseline) and against chance
+(always the most frequent training label). The classifier is scikit-learn's TF-IDF + logistic
+regression: simple, fast, and what a first model on such data usually is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["wilson", "mean_interval", "similarity", "TaskSplit", "task_split", "accuracy"]
+
+
+def wilson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (scipy's ``binomtest``); a fractional count (the
+    linkage attack's expected hits under ties) is rounded outward first."""
+    from scipy.stats import binomtest
+
+    if n <= 0:
+        return (0.0, 1.0)
+    lo_k = int(np.floor(successes + 1e-9))
+    hi_k = int(np.ceil(successes - 1e-9))
+    lo = binomtest(lo_k, n).proportion_ci(confidence, method="wilson").low
+    hi = binomtest(hi_k, n).proportion_ci(confidence, method="wilson").high
+    return (float(lo), float(hi))
+
+
+def mean_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of a mean (scipy), (mean, mean) for a single value."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2 or np.all(values == values[0]):
+        m = float(values.mean()) if values.size else float("nan")
+        return (m, m)
+    lo, hi = stats.t.interval(confidence, values.size - 1, loc=values.mean(),
+                              scale=stats.sem(values))
+    return (float(lo), float(hi))
+
+
+def similarity(original_embeddings: np.ndarray, private_embeddings: np.ndarray) -> np.ndarray:
+    """Per document, the cosine of its private and original sentence embeddings."""
+    a = np.asarray(original_embeddings, dtype=np.float64)
+    b = np.asarray(private_embeddings, dtype=np.float64)
+    na = np.linalg.norm(a, axis=1)
+    nb = np.linalg.norm(b, axis=1)
+    return (a * b).sum(axis=1) / np.where(na * nb > 0, na * nb, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSplit:
+    """Which sampled documents train and which test (a seeded, stratified 60/40 split)."""
+
+    train: np.ndarray
+    test: np.ndarray
+    labels: np.ndarray
+
+
+def task_split(labels: Sequence[str], seed: int) -> TaskSplit:
+    from sklearn.model_selection import train_test_split
+
+    labels_array = np.asarray([str(x) for x in labels], dtype=object)
+    index = np.arange(len(labels_array))
+    _, counts = np.unique(labels_array, return_counts=True)
+    n_test = int(np.ceil(0.4 * len(index)))
+    stratify = labels_array if counts.min() >= 2 and n_test >= len(counts) else None
+    train, test = train_test_split(index, test_size=0.4, random_state=seed, stratify=stratify)
+    return TaskSplit(train=np.sort(train), test=np.sort(test), labels=labels_array)
+
+
+def _classifier():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(TfidfVectorizer(sublinear_tf=True), LogisticRegression(max_iter=1000))
+
+
+def accuracy(train_texts: Sequence[str], train_labels: np.ndarray, test_texts: Sequence[str],
+             test_labels: np.ndarray) -> int:
+    """Correct predictions on the test texts of the classifier trained on the train texts (the
+    most frequent training label when only one label is seen or no term is left)."""
+    values, counts = np.unique(train_labels, return_counts=True)
+    majority = values[np.argmax(counts)]
+    if len(values) < 2:
+        return int((test_labels == majority).sum())
+    model = _classifier()
+    try:
+        model.fit(list(train_texts), train_labels)
+    except ValueError:  # empty vocabulary: every private text reduced to nothing
+        return int((test_labels == majority).sum())
+    return int((model.predict(list(test_texts)) == test_labels).sum())
+
+
+def chance(split: TaskSplit) -> int:
+    """Correct predictions of always guessing the most frequent training label."""
+    values, counts = np.unique(split.labels[split.train], return_counts=True)
+    return int((split.labels[split.test] == values[np.argmax(counts)]).sum())

@@ -1,0 +1,59 @@
+"""`textdp assess`: one-line errors with exit status 2, and the reports it writes."""
+
+from __future__ import annotations
+
+import json
+
+from textdp.cli import main
+
+
+def _write(tmp_path, tickets):
+    src = tmp_path / "tickets.jsonl"
+    src.write_text("".join(json.dumps({"text": t.text, "issue": t.issue}) + "\n"
+                           for t in tickets[:12]), encoding="utf-8")
+    return src
+
+
+def _one_error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("textdp: error: ")
+    return err[0]
+
+
+def test_missing_text_field_is_one_line_exit_2(capsys, tmp_path, tickets):
+    src = _write(tmp_path, tickets)
+    assert main(["assess", str(src), "--text-field", "body"]) == 2
+    assert "no field 'body'" in _one_error_line(capsys)
+
+
+def test_missing_label_field_is_one_line_exit_2(capsys, tmp_path, tickets):
+    src = _write(tmp_path, tickets)
+    assert main(["assess", str(src), "--label-field", "type"]) == 2
+    assert "no field 'type'" in _one_error_line(capsys)
+
+
+def test_bad_mechanism_is_one_line_exit_2(capsys, tmp_path, tickets):
+    src = _write(tmp_path, tickets)
+    assert main(["assess", str(src), "--mechanisms", "mvc,nope"]) == 2
+    assert "unknown mechanism 'nope'" in _one_error_line(capsys)
+
+
+def test_bad_target_is_one_line_exit_2(capsys, tmp_path, tickets):
+    src = _write(tmp_path, tickets)
+    assert main(["assess", str(src), "-m", "mvc", "--epsilons", "2", "--max-linkage", "many"]) == 2
+    assert "max linkage" in _one_error_line(capsys)
+    assert not (tmp_path / "out").exists()
+
+
+def test_writes_the_reports(capsys, tmp_path, tickets):
+    src = _write(tmp_path, tickets)
+    out = tmp_path / "out"
+    assert main(["assess", str(src), "--label-field", "issue", "-m", "mvc", "--epsilons", "2",
+                 "--seed", "1", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["frontier.png", "report.html",
+                                                      "report.json", "report.md"]
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert data["settings"][0]["mechanism"] == "mvc" and data["sample"]["seed"] == 1
+    assert data["settings"][0]["task_accuracy"] is not None
+    assert "](frontier.png)" in (out / "report.md").read_text(encoding="utf-8")
+    assert "assessed 1 settings on 12 documents" in capsys.readouterr().err
