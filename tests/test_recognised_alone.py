@@ -118,7 +118,7 @@ ENDINGS = [":", ":/", "://", "::", " :/", "http:/", "a:/", "1:/", "2001:db8:/", 
 ENDED = st.tuples(DOCS, st.sampled_from(ENDINGS)).map("".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(texts=st.lists(st.one_of(DOCS, ENDED), min_size=1, max_size=6).filter(
     lambda t: any(x.endswith((":", ":/")) for x in t)))
 def test_texts_ending_in_a_scheme_separator_are_recognised_alone(texts):
