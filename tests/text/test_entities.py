@@ -246,3 +246,5 @@ def test_a_capitalised_common_adjective_is_not_a_name_but_a_city_is():
     out = textdp.privatize(texts, **KW).texts
     assert out[:3] == texts[:3]
     assert out[3] == "I moved to [LOCATION] last year."
+    # A given name that is also an adjective (tagged JJ here) stays a person.
+    assert textdp.privatize(["Thanks, Sunny"], **KW).texts == ["Thanks, [PERSON]"]

@@ -18,7 +18,8 @@ How they are found (offline; nothing is downloaded at run time):
   English word (Zipf frequency ≥ 3.5 in ``wordfreq``). PERSON → person; GPE, LOC and FAC →
   location; ORG → org. An entity must contain an upper-case letter, an organisation must not be
   one shouted common word (``LOL``), and a one-word entity of a common word must be read as a
-  noun by the tagger (``Smart, sassy and funny``: an adjective, no name): lower-case or
+  noun by the tagger (``Smart, sassy and funny``: an adjective, no name) unless it is a person
+  not shouted (``Thanks, Sunny``: given names are adjectives too): lower-case or
   capitalised common words taken for names are false positives, and destroy utility. A
   leading article is not part of the name (``the [ORG]``), nor is a closing possessive
   (``[PERSON]'s``).
@@ -446,9 +447,11 @@ def _common_one_word(ent: Any) -> bool:
 
 def _tag_where_needed(nlp: Any, docs: list[Any], wanted: Mapping[str, str]) -> None:
     """Part-of-speech tags (the model's own ``tagger``, over its shared ``tok2vec``) for the
-    windows holding a one-word entity of a common word, and only those: the rest need none."""
+    windows holding a one-word entity of a common word that :func:`_not_a_name` may drop, and
+    only those: the rest need none."""
     need = [doc for doc in docs
-            if any(e.label_ in wanted and _common_one_word(e) for e in doc.ents)]
+            if any(e.label_ in wanted and (e.label_ != "PERSON" or e.text.isupper())
+                   and _common_one_word(e) for e in doc.ents)]
     if need:
         tok2vec, tagger = nlp.get_pipe("tok2vec"), nlp.get_pipe("tagger")
         for _ in tagger.pipe(tok2vec.pipe(need)):  # annotates the docs in place
@@ -457,10 +460,15 @@ def _tag_where_needed(nlp: Any, docs: list[Any], wanted: Mapping[str, str]) -> N
 
 def _not_a_name(ent: Any) -> bool:
     """A one-word entity of a common English word that the tagger does not read as a noun
-    (``Nice mix``, ``Beautifully observed``, ``Smart stuff``, ``LOVE``, ``DAMN``): the model
-    took a capitalised adjective, adverb, verb or interjection for a name. A name the tagger
-    reads as a noun (``Bond``, ``Leeds``) or an uncommon word (``Tarantino``) stays an entity."""
-    return _common_one_word(ent) and ent[0].tag_ not in _NOUN_TAGS
+    (``Nice mix``, ``Smart stuff``, ``DAMN``): the model took a capitalised adjective, adverb,
+    verb or interjection for an organisation or a place. A name the tagger reads as a noun
+    (``Bond``, ``Leeds``) or an uncommon word (``Tarantino``) stays an entity, and so does a
+    person unless shouted (``NERVOUS as …``): given names are also adjectives and verbs
+    (``Thanks, Sunny``, tagged JJ), and a missed name leaks while a false positive costs a
+    word."""
+    if not _common_one_word(ent) or ent[0].tag_ in _NOUN_TAGS:
+        return False
+    return ent.label_ != "PERSON" or ent.text.isupper()
 
 
 def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, str]]:
