@@ -245,3 +245,32 @@ def test_a_scheme_or_www_before_a_bare_word_is_no_url():
     assert _spans(["see www.intranet and https://intranet or ftp://backup."]) == []
     assert _spans(["see www.intranet.de and https://intranet/wiki/Home"]) == [
         ("www.intranet.de", "url"), ("https://intranet/wiki/Home", "url")]
+
+
+def test_a_dotted_quad_after_a_colon_is_an_address():
+    """ifconfig's ``addr:``/``Mask:`` fields, and the IPv4 tail of an IPv6 address glued to a
+    word (the word is no address; the dotted quad, delimited by a colon, is one)."""
+    assert _spans(["inet addr:172.16.4.20  Bcast:172.16.4.255  Mask:255.255.255.0"]) == [
+        ("172.16.4.20", "ip"), ("172.16.4.255", "ip"), ("255.255.255.0", "ip")]
+    assert _spans(["upstream:10.1.2.3:8443 down"]) == [("10.1.2.3:8443", "ip")]
+    assert _spans(["see cafe2001:db8::172.16.0.9 and x::ffff:203.0.113.7"]) == [
+        ("172.16.0.9", "ip"), ("203.0.113.7", "ip")]
+    # Five dotted numbers are no address (an OID, a version), after a colon or not.
+    assert _spans(["oid:1.3.6.1.4 and 1.3.6.1.4"]) == []
+    assert _spans(["see ab2001:db8::1 and std::vector"]) == []
+
+
+def test_a_country_code_without_its_plus_is_read_as_an_international_number():
+    # Valid Indian and British numbers, grouped as North America groups its numbers (so not
+    # as their own regions write them, which a national number needs).
+    assert _spans(["call 91-987-654-3210 or 44-207-946-0958"]) == [
+        ("91-987-654-3210", "phone"), ("44-207-946-0958", "phone")]
+    # Too short for France; the codes are those of the configured regions only.
+    assert _spans(["ref 33 12 34 56 78"]) == []
+    assert _spans(["call 44-207-946-0958"], Identifiers(phone_regions=["US"])) == []
+
+
+def test_international_numbers_of_any_region_are_found_whatever_the_regions():
+    for number in ("+972 3-555-1234", "+86 139 1234 5678", "+8613912345678", "+81 90-1234-5678"):
+        assert _spans([f"call {number} now"], Identifiers(phone_regions=["US"])) == [
+            (number, "phone")]

@@ -109,3 +109,30 @@ def test_a_long_document_read_in_chunks_gives_the_spans_of_one_read(parts):
     finally:
         module._CHUNK, module._CONTEXT = saved
     assert [c.tolist() for c in chunked] == [c.tolist() for c in whole]
+
+
+# A reported IndexError in the anchor windows (_stretches) for a batch whose last text ends in
+# ":/" (a 40M-word run); not reproduced. Texts ending in every prefix of "://" and in "::",
+# last in the batch or not, alone or after others, and one long text read in chunks.
+ENDINGS = [":", ":/", "://", "::", " :/", "http:/", "a:/", "1:/", "2001:db8:/", "x::"]
+ENDED = st.tuples(DOCS, st.sampled_from(ENDINGS)).map("".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts=st.lists(st.one_of(DOCS, ENDED), min_size=1, max_size=6).filter(
+    lambda t: any(x.endswith((":", ":/")) for x in t)))
+def test_texts_ending_in_a_scheme_separator_are_recognised_alone(texts):
+    assert _found(texts) == [(d, tok, kind) for d, t in enumerate(texts)
+                             for _, tok, kind in _found([t])]
+    for t in texts:
+        ids = Identifiers(deny_list=DENY)
+        assert [c.tolist() for c in ids.spans(t)] == [c.tolist() for c in ids._whole(t)]
+
+
+@pytest.mark.parametrize("texts", [["see http:/"], ["x", "a:/"], ["a:/", ""], [":/"], [":", "/"],
+                                   ["", ":/"], ["ab12:/", "::"], ["2001:db8::", ":/", "://"]])
+def test_a_batch_ending_in_a_scheme_separator(texts):
+    assert _found(texts) == [(d, tok, kind) for d, t in enumerate(texts)
+                             for _, tok, kind in _found([t])]
+    assert textdp.privatize(texts, **KW).texts == [textdp.privatize([t], **KW).texts[0]
+                                                   for t in texts]

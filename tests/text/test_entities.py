@@ -127,7 +127,7 @@ def test_parse_kinds_and_bad_options():
 
 def test_model_is_checked_and_loaded_once():
     assert load_model() is load_model()
-    assert load_model().pipe_names == ["tok2vec", "ner"]
+    assert load_model().pipe_names == ["tok2vec", "tagger", "ner"]
 
 
 def test_missing_model_is_a_one_line_error_naming_the_install(monkeypatch):
@@ -225,5 +225,26 @@ def test_recurrences_are_whole_words_not_parts_of_joined_words():
     from textdp.text.entities import _occurrences
 
     text = "Maria, O'Maria, Maria-Luz, Maria's, -Maria and Maria."
+    # "Maria's" is Maria with a possessive: an occurrence, without the clitic.
     assert _occurrences(text, {"Maria": "person", "Luz": "person"}) == [
-        (0, 5, "person"), (47, 52, "person")]
+        (0, 5, "person"), (27, 32, "person"), (47, 52, "person")]
+
+
+def test_a_possessive_is_not_part_of_the_name():
+    text = ("Hello, this is Maria Garcia. Please check Maria's order, and Ji-woo Müller's "
+            "parcel to Lisbon.")
+    out = textdp.privatize([text], **KW).texts[0]
+    assert "Maria" not in out and "Ji-woo" not in out and "Müller" not in out
+    assert out.count("[PERSON]'s") == 2
+
+
+def test_a_capitalised_common_adjective_is_not_a_name_but_a_city_is():
+    # The model tags these sentence-initial words (ORG, PERSON); the tagger reads them as an
+    # adjective (JJ), and they are common words: no name. "Nice", a proper noun here, stays.
+    texts = ["Smart, sassy and very funny.", "Sharp, lively and moving film.",
+             "NERVOUS as can be!!", "I moved to Nice last year."]
+    out = textdp.privatize(texts, **KW).texts
+    assert out[:3] == texts[:3]
+    assert out[3] == "I moved to [LOCATION] last year."
+    # A given name that is also an adjective (tagged JJ here) stays a person.
+    assert textdp.privatize(["Thanks, Sunny"], **KW).texts == ["Thanks, [PERSON]"]

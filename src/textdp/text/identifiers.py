@@ -38,7 +38,9 @@ url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh
 ip        validated by :mod:`ipaddress`: IPv4 and IPv6 (``::``-compressed, embedded IPv4, zone
           ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``; of an impossible prefix
           such as ``/123`` or ``/9999`` the address alone), a port (``10.0.0.1:8080``)
-          or as ``[v6]:port``; ``::`` alone is not an address here
+          or as ``[v6]:port``; a dotted quad right after a colon (``addr:192.168.1.5``, the
+          IPv4 tail of an IPv6 address glued to a word); ``::`` alone is not an address here,
+          nor are five dotted numbers (``1.3.6.1.4``: an OID or a version)
 iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97; not its
           bank registry, which lags behind real banks), any
           case, grouped by spaces or dashes or not at all (``gb82 west 1234 5698 7654 32``); the
@@ -50,7 +52,9 @@ phone     libphonenumber (``phonenumbers``): numbers in international form, vali
           (``+14155550132``, ``+90 532 123 45 67``), and national numbers valid in one of the
           configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`) and
           grouped as that region writes them, or not grouped (``07911 123456`` in GB,
-          ``030 1234567`` in DE); dates, versions and coordinates (``15.01.2023``,
+          ``030 1234567`` in DE), and numbers that start with a configured region's
+          country code without its ``+`` (``91-987-654-3210``: read as international);
+          dates, versions and coordinates (``15.01.2023``,
           ``10.0.19045.2965``, ``48.8566 2.3522``) are not valid numbers; the digits of an
           IBAN-shaped code that fails its check are not taken for a card or phone number
 ========  =======================================================================================
@@ -96,7 +100,11 @@ _CANDIDATES = {
            rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
            rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
     "ip": r"(?<![\w:.%/-])(?:\[[0-9a-f:.]+(?:%[\w.-]+)?\](?::\d{1,5})?(?![\w%/-])"
-          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,5})?(?![\w%/-]))",
+          r"|[0-9a-f:.]*[:.][0-9a-f:.]*(?:%[\w-]+)?(?:/\d{1,5})?(?![\w%/-]))"
+          # A dotted quad right after a colon ("inet addr:192.168.1.5", "Mask:255.255.255.0",
+          # or the IPv4 tail of an IPv6 address glued to a word, "foo2001:db8::10.0.0.1").
+          r"|(?<=:)\d{1,3}(?:\.\d{1,3}){3}"
+          r"(?::\d{1,5}|/\d{1,5})?(?![\w%/-]|\.\d)",
     "iban": r"(?<![^\W_])[a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,32}",
     "card": r"(?<![\w+.,-])\d(?:[ .-]?\d){12,22}",
     "phone": r"(?<![\w+.:/-])(?:\+|\(\+?)?\d[\d ().\-/]{4,24}\d(?!\w)",
@@ -273,6 +281,13 @@ def _card(window: str, m: re.Match) -> list[tuple[int, int]]:
 
 
 def _phone(regions: tuple[str, ...]) -> Callable[[str, re.Match], list[tuple[int, int]]]:
+    import phonenumbers
+
+    # Country codes of the configured regions, except North America's "1", which its national
+    # numbers already start with (1-800-555-0199).
+    codes = tuple(dict.fromkeys(str(c) for r in regions
+                                if (c := phonenumbers.country_code_for_region(r)) not in (0, 1)))
+
     @lru_cache(maxsize=1 << 14)
     def spans(text: str) -> tuple[tuple[int, int], ...]:
         import phonenumbers
@@ -294,6 +309,16 @@ def _phone(regions: tuple[str, ...]) -> Callable[[str, re.Match], list[tuple[int
         for region in regions[:1] if international else regions:
             for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
                 out.add((match.start, match.end))
+        if not out and not international:
+            # A number written with the country code of a configured region but without its
+            # "+" ("91-415-555-0132", "44 20 7946 0958"): read as the international number it
+            # is (its grouping is then not checked, as for any international number).
+            for code in codes:
+                if text.startswith(code) and text[len(code):len(code) + 1] in (" ", "-", "."):
+                    for match in phonenumbers.PhoneNumberMatcher(
+                            "+" + text, regions[0], leniency=phonenumbers.Leniency.VALID):
+                        if match.start == 0:
+                            out.add((0, match.end - 1))
         return tuple(sorted(out))
 
     def find(window: str, m: re.Match) -> list[tuple[int, int]]:
@@ -528,6 +553,10 @@ class Identifiers:
                 pos = m.end()
                 if kind in _PREFIXED:
                     pos = max(b for _, _, b, _ in found) if found else m.start() + 1
+                elif kind == "ip" and not found:
+                    # No address: a dotted quad after a colon inside it may still be one
+                    # ("cafe2001:db8::10.0.0.1", an IPv6 address glued to a word).
+                    pos = m.start() + 1
                 if kind == "iban" and not found:
                     shaped.append(m.span())
                 if shaped and kind in ("card", "phone"):
