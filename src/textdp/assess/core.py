@@ -31,15 +31,13 @@ from textdp.assess.grid import Setting, choose_sample, command_line, default_gri
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage
 from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
+from textdp.assess.render import HONESTY
 from textdp.assess.utility import accuracy, chance, mean_interval, similarity, task_split, wilson
 
 __all__ = ["Assessment", "assess", "HONESTY"]
 
 #: What every report says about the assessment itself.
-HONESTY = ("This assessment computed on your original, private documents and is not itself "
-           "private: its figures, tables and any example it holds describe your data. It is for "
-           "the data owner only: do not publish or share it. Nothing was released, no private "
-           "text was written anywhere, and no privacy budget was spent (no ledger was used).")
+
 
 _WORD = re.compile(r"\w+")
 _FORBIDDEN = ("mechanism", "epsilon", "seed", "ledger", "epsilon_document")

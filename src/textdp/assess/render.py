@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from textdp.assess.core import Assessment
 
-__all__ = ["to_json", "to_markdown", "to_html", "frontier_png", "meanings"]
+__all__ = ["to_json", "to_markdown", "to_html", "frontier_png", "meanings", "HONESTY"]
+
+#: What every assessment report says about itself first.
+HONESTY = ("This assessment computed on your original, private documents and is not itself "
+           "private: its figures, tables and any example it holds describe your data. It is for "
+           "the data owner only: do not publish or share it. Nothing was released, no private "
+           "text was written anywhere, and no privacy budget was spent (no ledger was used).")
 
 
 def _pct(x: float | None, digits: int = 1) -> str:
@@ -194,7 +200,6 @@ def _sample_line(a: Assessment) -> str:
 
 def to_markdown(a: Assessment, *, image: str | None = None) -> str:
     """The report in Markdown; ``image`` is the plot's path (default: embedded as a data URI)."""
-    from textdp.assess.core import HONESTY
 
     head, lines, guarantee = _recommendation_lines(a)
     out = ["# Privacy and utility assessment", "", f"> {HONESTY}", "", _sample_line(a), "",
@@ -238,7 +243,6 @@ def _md_inline(text: str) -> str:
 
 def to_html(a: Assessment) -> str:
     """The report as one self-contained HTML page (the plot embedded)."""
-    from textdp.assess.core import HONESTY
 
     head, lines, guarantee = _recommendation_lines(a)
     png = base64.b64encode(frontier_png(a)).decode()
