@@ -285,13 +285,15 @@ class Paraphraser:
         self._seconds += time.perf_counter() - t0
         return out
 
-    def report(self) -> dict[str, Any]:
-        """The privacy report of everything :meth:`run` has released so far."""
-        from textdp.privacy.report import generation_report
+    def report(self, **context: Any) -> Any:
+        """The privacy report of everything :meth:`run` has released so far; ``context``: where
+        it ran (``ledger``, ``io``, …: :class:`textdp.privacy.report.ReportContext`)."""
+        from textdp.privacy.report import ReportContext, generation_report
 
         return generation_report(self.mechanism, model=self.lm.describe(),
                                  documents=self._documents, generated_tokens=self._generated,
-                                 stopped_at_eos=self._eos, seed=self.seed, seconds=self._seconds)
+                                 stopped_at_eos=self._eos, seed=self.seed, seconds=self._seconds,
+                                 context=ReportContext(**context))
 
 
 def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = None,

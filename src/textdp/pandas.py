@@ -100,11 +100,10 @@ def privatize_series(series: pd.Series, mechanism: Any = "mvc", epsilon: float |
     rows, texts = _documents(series)
     result = _privatize(texts, mech, seed=seed, **run)
     out = _rebuild(series, rows, result.texts)
-    report = result.report
-    report["engine"] = "pandas"
-    report["pandas"] = {"rows": int(len(series)), "missing": int(len(series) - rows.size),
-                        "column": None if series.name is None else str(series.name),
-                        "document_numbering": "row order, missing values skipped"}
+    report = result.report.extend(engine="pandas", sections={"pandas": {
+        "rows": int(len(series)), "missing": int(len(series) - rows.size),
+        "column": None if series.name is None else str(series.name),
+        "document_numbering": "row order, missing values skipped"}})
     out.attrs = {**series.attrs, REPORT_KEY: report}
     return out
 
@@ -170,6 +169,6 @@ class DataFrameAccessor:
             note = (f"one seed drives columns {', '.join(map(str, shared))}: document i of each "
                     "draws from the same stream (seed, i), so their noise is correlated")
             for c in shared:
-                reports[str(c)]["warnings"].append(note)
+                reports[str(c)] = reports[str(c)].extend(notes=[note])
         out.attrs = {**frame.attrs, REPORT_KEY: reports}
         return out

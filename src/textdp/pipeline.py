@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,12 +36,16 @@ from textdp._checks import check_probability, check_seed
 from textdp.allocation import Allocation, Allocator, resolve_allocation
 from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
+from textdp.tallies import Tallies, TallyCounter
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
 from textdp.text.entities import ENTITY_KINDS, OFF_WARNING, Entities, Recognisers
 from textdp.text.identifiers import DENIED, Identifiers
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 from textdp.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from textdp.privacy.report import Report, Section
 
 __all__ = ["OOVPolicy", "Privatizer", "PrivatizeResult", "privatize", "DEFAULT_MASK"]
 
@@ -85,13 +89,6 @@ def _check_oov(oov: object) -> OOVPolicy:
         raise ValueError(f"unknown oov policy {oov!r}; choose one of: {choices}") from None
 
 
-_COUNTERS = (
-    "privatized", "privatized_unchanged", "stopwords_kept",
-    "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
-    "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
-    "identifiers_masked", "identifiers_kept", "identifiers_dropped",
-    "entities_masked", "entities_dropped", "allowed_kept",
-)
 
 
 _TABLES: dict[int, tuple[Vocabulary, CodeTable]] = {}
@@ -211,15 +208,8 @@ class Privatizer:
         self._label_off, self._label_len = offsets[1:], lengths[1:]  # by identifier kind
         self._static = np.concatenate([self._table.pool, *codes])
         self._buffer = self._static
-        self._counts = dict.fromkeys(_COUNTERS, 0)
-        self._word_counts = np.zeros(len(vocab), dtype=np.int64)  # privatised, per vocabulary row
-        self._by_kind = dict.fromkeys(kinds, 0)
-        self._classes = dict.fromkeys(TokenClass, 0)
-        self._documents = 0
-        self._max_privatized = 0
+        self._tally = TallyCounter(len(vocab), kinds)
         self._batch_privatized = np.zeros(0, dtype=np.int64)  # per document of the last step
-        self._empty_documents = 0
-        self._seconds = 0.0
         self._next_position = 0
         # Budget allocation (textdp.allocation): per-token ε levels, one mechanism per level.
         self._allocator = Allocator(allocation, mechanism) if allocation is not None else None
@@ -228,7 +218,7 @@ class Privatizer:
     def run(self, texts: Sequence[str], start: int | None = None) -> list[str]:
         """Privatise one batch. ``start`` is the corpus position of ``texts[0]`` (default: after
         the previous batch); it selects the per-document generators of a seeded run."""
-        t0 = time.perf_counter()
+        t0 = time.perf_counter_ns()
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of strings, not a single string")
         texts = list(texts)
@@ -250,10 +240,11 @@ class Privatizer:
             result, counts = self._run_segmented(texts, lengths.tolist(), start)
         else:
             result, counts = self._run_grouped(texts, lengths, start)
-        self._max_privatized = max(self._max_privatized, int(counts.max(initial=0)))
-        self._documents += len(texts)
-        self._empty_documents += texts.count("")
-        self._seconds += time.perf_counter() - t0
+        tally = self._tally
+        tally.max_privatized = max(tally.max_privatized, int(counts.max(initial=0)))
+        tally.documents += len(texts)
+        tally.empty_documents += texts.count("")
+        tally.nanoseconds += time.perf_counter_ns() - t0
         return result
 
     def _run_grouped(self, texts: list[str], lengths: np.ndarray,
@@ -336,7 +327,7 @@ class Privatizer:
         if self._stop_ids is not None:
             stop = in_vocab & np.isin(ids, self._stop_ids)
             private &= ~stop
-            self._counts["stopwords_kept"] += int(stop.sum())
+            self._tally.by_policy["stopwords_kept"] += int(stop.sum())
         if batch.identifiers.size:
             in_vocab[batch.identifiers] = True  # not out-of-vocabulary: the identifier policy
         oov = np.flatnonzero(~in_vocab)
@@ -456,39 +447,42 @@ class Privatizer:
     def _account(self, ids: np.ndarray, new_ids: np.ndarray, priv_pos: np.ndarray,
                  oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
                  structure: dict[TokenClass, int], identifier_kinds: np.ndarray) -> None:
-        self._counts["privatized"] += int(priv_pos.size)
-        self._word_counts += np.bincount(ids[priv_pos], minlength=self._word_counts.size)
-        self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
+        tally = self._tally
+        counts, classes = tally.by_policy, tally.by_class
+        counts["privatized"] += int(priv_pos.size)
+        tally.word_counts += np.bincount(ids[priv_pos], minlength=tally.word_counts.size)
+        counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
         n_numbers = int(is_number.sum())
         n_oov_words = int(oov.size - n_numbers)
         verb = {OOVPolicy.MASK: "masked", OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped",
                 OOVPolicy.RANDOM: "randomized"}[self.oov]
-        self._counts[f"oov_words_{verb}"] += n_oov_words
-        self._counts[f"numbers_{verb}"] += n_numbers
-        self._classes[TokenClass.WORD] += ids.size - n_numbers - identifier_kinds.size
-        self._classes[TokenClass.NUMBER] += n_numbers
-        self._classes[TokenClass.IDENTIFIER] += identifier_kinds.size
+        counts[f"oov_words_{verb}"] += n_oov_words
+        counts[f"numbers_{verb}"] += n_numbers
+        classes[TokenClass.WORD] += ids.size - n_numbers - identifier_kinds.size
+        classes[TokenClass.NUMBER] += n_numbers
+        classes[TokenClass.IDENTIFIER] += identifier_kinds.size
         if identifier_kinds.size:
             self._account_identifiers(identifier_kinds)
         for k, v in structure.items():
-            self._classes[k] += v
+            classes[k] += v
         self._batch_privatized = np.bincount(doc_of[priv_pos], minlength=n_docs)
 
     def _account_identifiers(self, kinds: np.ndarray) -> None:
-        per_kind = np.bincount(kinds, minlength=len(self._by_kind))
-        for name, n in zip(self._by_kind, per_kind.tolist(), strict=True):
-            self._by_kind[name] += n
+        tally = self._tally
+        per_kind = np.bincount(kinds, minlength=len(tally.by_kind))
+        tally.add_kinds(per_kind)
+        counts = tally.by_policy
         n_id = self._n_identifier_kinds
-        if len(self._by_kind) > n_id:  # entities, then allow-list terms (the last kind)
+        if len(tally.by_kind) > n_id:  # entities, then allow-list terms (the last kind)
             verb = "dropped" if self.oov is OOVPolicy.DROP else "masked"
-            self._counts[f"entities_{verb}"] += int(per_kind[n_id:-1].sum())
-            self._counts["allowed_kept"] += int(per_kind[-1])
+            counts[f"entities_{verb}"] += int(per_kind[n_id:-1].sum())
+            counts["allowed_kept"] += int(per_kind[-1])
         if not n_id:
             return
         denied = int(per_kind[self.identifiers.kinds.index(DENIED)])
         verb = {OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped"}.get(self.oov, "masked")
-        self._counts["identifiers_masked"] += denied
-        self._counts[f"identifiers_{verb}"] += int(per_kind[:n_id].sum()) - denied
+        counts["identifiers_masked"] += denied
+        counts[f"identifiers_{verb}"] += int(per_kind[:n_id].sum()) - denied
 
     def _draw_ids(self, ids: np.ndarray, rng: np.random.Generator,
                   levels: np.ndarray | None) -> Any:
@@ -546,100 +540,71 @@ class Privatizer:
         """The budget allocation this Privatizer runs with (None: one ε for every word)."""
         return self._allocator.allocation if self._allocator is not None else None
 
-    def counters(self) -> dict[str, Any]:
-        """Everything :meth:`report` counts, as JSON-ready data: a run split over processes sends
-        each worker's counters home, where :meth:`add_counters` sums them into one report."""
-        nonzero = np.flatnonzero(self._word_counts)
-        out = {"counts": dict(self._counts), "classes": {k.value: v for k, v in self._classes.items()},
-               "by_kind": dict(self._by_kind), "documents": self._documents,
-               "empty_documents": self._empty_documents, "max_privatized": self._max_privatized,
-               "seconds": self._seconds, "word_ids": nonzero.tolist(),
-               "word_counts": self._word_counts[nonzero].tolist()}
-        if self._allocator is not None:  # what the report's allocation section states
-            a = self._allocator
-            out["allocation"] = {"below_floor": a.below_floor, "lengths": sorted(a.lengths),
-                                 "levels_used": sorted(a.levels_used)}
-        return out
+    def tallies(self) -> Tallies:
+        """Everything this Privatizer counted so far (:class:`textdp.tallies.Tallies`): a run
+        split over processes sends each part's tallies (or the difference of two snapshots)
+        home, where their sum gives one report (:meth:`report`)."""
+        return self._tally.snapshot(self._allocator)
 
-    def add_counters(self, counters: Mapping[str, Any]) -> None:
-        """Add the :meth:`counters` of another run of the same configuration to this one's."""
-        for k, v in counters["counts"].items():
-            self._counts[k] += v
-        for k, v in counters["classes"].items():
-            self._classes[TokenClass(k)] += v
-        for k, v in counters["by_kind"].items():
-            self._by_kind[k] += v
-        self._documents += counters["documents"]
-        self._empty_documents += counters["empty_documents"]
-        self._max_privatized = max(self._max_privatized, counters["max_privatized"])
-        self._seconds += counters["seconds"]
-        np.add.at(self._word_counts, np.asarray(counters["word_ids"], dtype=np.int64),
-                  np.asarray(counters["word_counts"], dtype=np.int64))
-        if "allocation" in counters:
-            if self._allocator is None:
-                raise ValueError("counters of an allocated run added to a run without allocation")
-            part = counters["allocation"]
-            self._allocator.below_floor += part["below_floor"]
-            self._allocator.lengths.update(part["lengths"])
-            self._allocator.levels_used.update(part["levels_used"])
+    def report(self, tallies: Tallies | None = None, *,
+               sections: Mapping[str, Any] | None = None, **context: Any) -> Report:
+        """The privacy report of ``tallies`` (default: everything this Privatizer ran), built
+        once (:func:`textdp.privacy.report.word_report`). ``sections`` (a front's own, such as
+        ``pandas``) and ``context`` (``engine``, ``workers``, ``wall_seconds``, ``ledger``,
+        ``io``, …: :class:`textdp.privacy.report.ReportContext`) say where it ran."""
+        from textdp.privacy.report import ReportContext, word_report
 
-    def report(self) -> dict[str, Any]:
-        """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
-        from textdp.privacy.report import word_report
-
-        report = word_report(
-            self.mechanism, by_class={k.value: v for k, v in self._classes.items()},
-            by_policy=self._counts,
-            documents={"count": self._documents, "empty": self._empty_documents,
-                       "max_privatized_words_per_document": self._max_privatized},
+        if tallies is None:
+            tallies = self.tallies()
+        allocation = (self._allocator.measurement(tallies) if self._allocator is not None
+                      else None)
+        return word_report(
+            self.mechanism, tallies,
             policy={"oov": self.oov.value, "mask_token": self.mask_token,
                     "keep_stopwords": self.keep_stopwords},
-            seed=self.seed, seconds=self._seconds, word_counts=self._word_counts,
-            unchanged_threshold=self.unchanged_warning)
+            seed=self.seed, unchanged_threshold=self.unchanged_warning,
+            sections=self._sections(tallies), allocation=allocation,
+            context=ReportContext(sections=tuple((sections or {}).items()), **context))
+
+    def _sections(self, tallies: Tallies) -> list[Section]:
+        """The token policy's report sections: identifiers (when recognised) and entities."""
+        from textdp.privacy.report import Section
+
+        counts = tallies.by_policy
+        out = []
         if self.identifiers is not None:
-            self._report_identifiers(report)
-        self._report_entities(report)
-        if self._allocator is not None:
-            from textdp.allocation import amend_report
-
-            amend_report(report, self._allocator, self._counts)
-        return report
-
-    def _report_identifiers(self, report: dict[str, Any]) -> None:
-        """The ``identifiers`` section; kept identifiers in ``unprotected`` and ``warnings``."""
-        by_kind = {k: self._by_kind[k] for k in self.identifiers.kinds}
-        report["identifiers"] = {**self.identifiers.describe(), "by_kind": by_kind,
-                                 "masked": self._counts["identifiers_masked"],
-                                 "kept": self._counts["identifiers_kept"],
-                                 "dropped": self._counts["identifiers_dropped"]}
-        if self.oov is OOVPolicy.KEEP and self._counts["identifiers_kept"]:
-            kept = {k: n for k, n in by_kind.items() if n and k != DENIED}
-            report["unprotected"].append(
-                {"kind": "identifiers", "count": self._counts["identifiers_kept"],
-                 "by_kind": kept, "why": "oov=keep releases them unchanged"})
-            report["warnings"].append(
-                f"released unprotected by oov=keep: {self._counts['identifiers_kept']} "
-                "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")")
-
-
-    def _report_entities(self, report: dict[str, Any]) -> None:
-        """The ``entities`` section; allow-list terms in ``unprotected``; the warning when off."""
+            by_kind = {k: tallies.by_kind.get(k, 0) for k in self.identifiers.kinds}
+            body = {**self.identifiers.describe(), "by_kind": by_kind,
+                    "masked": counts.get("identifiers_masked", 0),
+                    "kept": counts.get("identifiers_kept", 0),
+                    "dropped": counts.get("identifiers_dropped", 0)}
+            unprotected, warnings = [], []
+            if self.oov is OOVPolicy.KEEP and body["kept"]:
+                kept = {k: n for k, n in by_kind.items() if n and k != DENIED}
+                unprotected.append({"kind": "identifiers", "count": body["kept"],
+                                    "by_kind": kept, "why": "oov=keep releases them unchanged"})
+                warnings.append(f"released unprotected by oov=keep: {body['kept']} "
+                                "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items())
+                                + ")")
+            out.append(Section("identifiers", body, tuple(unprotected), tuple(warnings)))
         e = self.entities
-        report["entities"] = {"enabled": bool(e.kinds), **e.describe(),
-                              "by_kind": {k: self._by_kind.get(k, 0) for k in e.kinds},
-                              "masked": self._counts["entities_masked"],
-                              "dropped": self._counts["entities_dropped"],
-                              "allowed_kept": self._counts["allowed_kept"]}
-        if self._counts["allowed_kept"]:
-            report["unprotected"].append(
-                {"kind": "allow-list terms", "count": self._counts["allowed_kept"],
-                 "why": "allow_list releases them unchanged"})
+        allowed = counts.get("allowed_kept", 0)
+        body = {"enabled": bool(e.kinds), **e.describe(),
+                "by_kind": {k: tallies.by_kind.get(k, 0) for k in e.kinds},
+                "masked": counts.get("entities_masked", 0),
+                "dropped": counts.get("entities_dropped", 0), "allowed_kept": allowed}
+        unprotected = ([{"kind": "allow-list terms", "count": allowed,
+                         "why": "allow_list releases them unchanged"}] if allowed else [])
         if not e.kinds:
-            report["warnings"].append(OFF_WARNING)
+            warnings = [OFF_WARNING]
         elif len(e.kinds) < len(ENTITY_KINDS):
             off = [k for k in ENTITY_KINDS if k not in e.kinds]
-            report["warnings"].append(f"entity recognition is off for: {', '.join(off)} "
-                                      "(they may pass through)")
+            warnings = [f"entity recognition is off for: {', '.join(off)} "
+                        "(they may pass through)"]
+        else:
+            warnings = []
+        out.append(Section("entities", body, tuple(unprotected), tuple(warnings)))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -736,7 +701,7 @@ def make_entities(entities: str | Sequence[str] | bool | Entities | None,
 @dataclass(frozen=True, slots=True)
 class PrivatizeResult:
     texts: list[str]
-    report: dict[str, Any]
+    report: Report
 
 
 def build_mechanism(mechanism: str | WordMechanism, epsilon: float | None,
@@ -824,7 +789,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     with book.release(mechanism=mech, input_fingerprint=fingerprint, records=count,
                       seed=seed) as release:
         out = _run_all(runner, texts, batch_size)
-        report = release.attach(runner.report())
+        report = runner.report(ledger=release)
     return PrivatizeResult(out, report)
 
 
@@ -832,27 +797,4 @@ def _run_all(runner: Privatizer, texts: list[str], batch_size: int) -> list[str]
     out: list[str] = []
     for s in range(0, len(texts), batch_size):
         out.extend(runner.run(texts[s:s + batch_size]))
-    return out
-
-
-def subtract_counters(after: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
-    """What one Privatizer counted between two of its :meth:`Privatizer.counters` snapshots:
-    one batch's counters, for a front that sends each batch's counters home (Ray, datasets).
-    The maximum is kept as it is (a maximum of maxima)."""
-    def sub(key: str) -> dict[str, int]:
-        return {k: v - before[key].get(k, 0) for k, v in after[key].items()}
-
-    ids = np.asarray(after["word_ids"], dtype=np.int64)  # sorted; a superset of before's
-    diff = np.asarray(after["word_counts"], dtype=np.int64)
-    diff[np.searchsorted(ids, np.asarray(before["word_ids"], dtype=np.int64))] -= \
-        np.asarray(before["word_counts"], dtype=np.int64)
-    keep = diff != 0
-    out = {"counts": sub("counts"), "classes": sub("classes"), "by_kind": sub("by_kind"),
-           "documents": after["documents"] - before["documents"],
-           "empty_documents": after["empty_documents"] - before["empty_documents"],
-           "max_privatized": after["max_privatized"], "seconds": after["seconds"] - before["seconds"],
-           "word_ids": ids[keep].tolist(), "word_counts": diff[keep].tolist()}
-    if "allocation" in after:  # the sets are kept whole (a union of unions)
-        out["allocation"] = {**after["allocation"], "below_floor": after["allocation"]["below_floor"]
-                             - before["allocation"]["below_floor"]}
     return out

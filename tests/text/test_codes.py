@@ -45,7 +45,7 @@ class ReferencePrivatizer(Privatizer):
         if self._stop_ids is not None:
             stop = in_vocab & np.isin(ids, self._stop_ids)
             private &= ~stop
-            self._counts["stopwords_kept"] += int(stop.sum())
+            self._tally.by_policy["stopwords_kept"] += int(stop.sum())
         oov = np.flatnonzero(~in_vocab & ~ident)
         is_number = np.fromiter((tokens[i][:1].isdecimal() for i in oov), dtype=bool,
                                 count=oov.size)

@@ -122,8 +122,7 @@ def _run(o: dict[str, Any]) -> None:
         io_summary = map_text_file(o["input"], o["output"], book.watch(runner.run), options=options,
                                    format=o["format"], batch_size=batch,
                                    progress=progress_bar("dp_prompt"), files=files)
-        result = book.attach(runner.report())
-        result["io"] = io_summary
+        result = book.attach(runner.report(io=io_summary))
         if o["report"] is not None:
             files.write_json(o["report"], result)
     say_outcome(io_summary, o["output"], o["report"], result)

@@ -35,6 +35,7 @@ import typer
 from textdp.cli._common import CLIError, one_line, progress_bar
 from textdp.io import FileError, check_distinct, directory_inputs, map_text_file
 from textdp.io.streams import is_stdio
+from textdp.tallies import Tallies
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
@@ -345,10 +346,9 @@ class FileWorker:
         io summary and the Privatizer's tallies for it, or the
         one-line problem with the file (``error``)."""
         from textdp.integrations.ray import peak_rss
-        from textdp.pipeline import subtract_counters
         from textdp.privacy.fingerprint import InputHash
 
-        before = self.privatizer.counters()
+        before = self.privatizer.tallies()
         run = self.privatizer.run
         digest = InputHash("texts") if fingerprint else None
 
@@ -363,8 +363,8 @@ class FileWorker:
         except FileError as exc:
             return {"index": index, "error": str(exc)}
         summary["output"] = dst
-        stats = subtract_counters(self.privatizer.counters(), before)
-        stats["peak_rss"] = peak_rss()
+        stats = {"tallies": (self.privatizer.tallies() - before).to_json(),
+                 "peak_rss": peak_rss()}
         out = {"index": index, "summary": summary, "stats": stats}
         if digest is not None:
             out["fingerprint"] = (digest.hexdigest(), digest.count)
@@ -433,6 +433,7 @@ class _Windows:
         self.offset = 0  # documents in the files before this one
         self.documents = 0
         self.peak: dict[str, int] = {}  # the largest RSS of a worker process
+        self.tallies: list[Any] = []  # per window, summed into the report
         self.options = _pool_options(runner)
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
@@ -452,9 +453,10 @@ class _Windows:
         if not tables:
             return []
         with preserve_order():
-            out = run_text(ray.data.from_arrow(tables), self.runner, self.spec, self.options,
-                           column="text", workers=self.workers, batch_size=step,
-                           peak=self.peak)
+            out, tallies = run_text(ray.data.from_arrow(tables), self.runner, self.spec,
+                                    self.options, column="text", workers=self.workers,
+                                    batch_size=step, peak=self.peak)
+            self.tallies.append(tallies)
             return list(texts_of(out))
 
 
@@ -476,7 +478,7 @@ def run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any]) -> No
 
 def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs: RayLogs,
          t0: float) -> dict[str, Any]:
-    from textdp.integrations.ray import engine_report, peak_rss
+    from textdp.integrations.ray import engine_context, peak_rss
 
     workers, report = args["workers"], args["report"]
     spec = {"mechanism": args["mechanism"], "epsilon": args["epsilon"], "params": args["params"],
@@ -486,20 +488,21 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         peak: dict[str, int] = {}
+        tallies: list[Any] = []  # the workers' (Tallies), summed into the one report
         with args["book"].files() as files:
             if any(is_stdio(p) for pair in pairs for p in pair):
                 _make_parent(pairs[-1][1], created)
-                summaries = _windowed(pairs, runner, spec, args, workers, files, peak)
+                summaries = _windowed(pairs, runner, spec, args, workers, files, peak, tallies)
             else:
                 summaries = _distributed(ray, pairs, runner, spec, args, workers, files, peak,
-                                         created)
-            result = runner.report()
-            result = engine_report(result, workers, time.perf_counter() - t0,
-                                   result["tokens"]["total"], "tokens", peak.get("rss", 0))
-            # This process's own: flat in the input when the workers read and write the files.
-            result["performance"]["driver_peak_rss_mib"] = round(peak_rss() / 2**20, 1)
-            result = args["book"].attach(result)
-            result["io"] = _io(summaries)
+                                         created, tallies)
+            # The driver's own peak RSS: flat in the input when the workers read and write
+            # the files.
+            result = runner.report(
+                sum(tallies, Tallies.zero()),
+                **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
+                driver_peak_rss_bytes=peak_rss())
+            result = args["book"].attach(result).extend(io=_io(summaries))
             if report is not None:
                 files.write_json(report, result)
     except BaseException as exc:
@@ -515,8 +518,8 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
 
 
 def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
-              args: dict[str, Any], workers: int, files: Any, peak: dict[str, int]
-              ) -> list[dict[str, Any]]:
+              args: dict[str, Any], workers: int, files: Any, peak: dict[str, int],
+              tallies: list[Any]) -> list[dict[str, Any]]:
     """Standard input or output: the driver reads and writes, a window of records per Ray job
     (workers cannot open the command's own streams)."""
     batch_size = args["batch_size"]
@@ -530,12 +533,13 @@ def _windowed(pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
             progress=progress_bar("privatize")))
         windows.offset += windows.documents
     peak.update(windows.peak)
+    tallies += windows.tallies
     return summaries
 
 
 def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: dict[str, Any],
                  args: dict[str, Any], workers: int, files: Any, peak: dict[str, int],
-                 created: list[Path]) -> list[dict[str, Any]]:
+                 created: list[Path], tallies: list[Any]) -> list[dict[str, Any]]:
     """Files in, files out, on the workers: one pool of actors for the job, each file read,
     privatised and written by one actor with textdp's own reader and writer, into a staging
     directory beside the output (the output directory of a directory is made only when every
@@ -581,7 +585,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, spec: di
                     lambda a, item: a.rewrite.remote(*item), items):
                 if "error" in out:
                     raise CLIError(out["error"])
-                runner.add_counters(out["stats"])
+                tallies.append(Tallies.from_json(out["stats"]["tallies"]))
                 peak["rss"] = max(peak.get("rss", 0), out["stats"]["peak_rss"])
                 summaries[out["index"]] = out["summary"]
                 if ledger:

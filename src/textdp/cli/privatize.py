@@ -350,8 +350,7 @@ def _run(a: dict[str, Any]) -> None:
         io_summary = map_text_file(input, output, book.watch(runner.run), options=options,
                                    format=format, batch_size=a["batch_size"],
                                    progress=progress_bar("privatize"), files=files)
-        result = book.attach(runner.report())
-        result["io"] = io_summary
+        result = book.attach(runner.report(io=io_summary))
         if report is not None:
             files.write_json(report, result)
 

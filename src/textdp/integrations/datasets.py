@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -38,7 +39,8 @@ import numpy as np
 
 from textdp import mechanisms as registry
 from textdp._guide import MissingExtra, install_hint, names_listing
-from textdp.pipeline import Privatizer, build_mechanism, subtract_counters
+from textdp.pipeline import Privatizer, build_mechanism
+from textdp.tallies import Tallies
 
 __all__ = ["privatize", "COUNTERS_COLUMN"]
 
@@ -82,7 +84,7 @@ class _Mapper:
             else:
                 mech = registry.create(mechanism, vocabulary, epsilon=epsilon, **params)
             self._runner = Privatizer(mech, seed=self.seed, **self.options)
-            self._before = self._runner.counters()
+            self._before = self._runner.tallies()
         return self._runner
 
     def __call__(self, batch: dict[str, list], indices: list[int]) -> dict[str, list]:
@@ -98,13 +100,13 @@ class _Mapper:
                 out[i] = t
         counters = [None] * len(values)
         if values:
-            counters[0] = json.dumps(self._delta(runner.counters()))
+            counters[0] = json.dumps(self._delta(runner.tallies()).to_json())
         return {self.column: out, COUNTERS_COLUMN: counters}
 
-    def _delta(self, now: dict[str, Any]) -> dict[str, Any]:
-        """This batch's counters: ``now`` less what the process had counted before it."""
+    def _delta(self, now: Tallies) -> Tallies:
+        """This batch's tallies: ``now`` less what the process had counted before it."""
         before, self._before = self._before, now
-        return subtract_counters(now, before)
+        return now - before
 
 
 def _null_rows(ds: Any, column: str) -> np.ndarray:
@@ -185,7 +187,7 @@ def privatize(ds: Any, column: str = "text", mechanism: Any = "mvc",
                       seed=seed) as release:
         result, report = _privatize(ds, column, mechanism, epsilon, seed, num_proc, batch_size,
                                     kwargs)
-        release.attach(report)
+        report = release.attach(report)
     return result, report
 
 
@@ -220,14 +222,13 @@ def _privatize(ds: Any, column: str, mechanism: Any, epsilon: float | None, seed
     counters = mapped.data.column(COUNTERS_COLUMN).drop_null().to_pylist()
     result = mapped.remove_columns([COUNTERS_COLUMN])
     wall = time.perf_counter() - t0
-    for i, c in enumerate(counters):  # the performance is the wall time of the call
-        parent.add_counters({**json.loads(c), "seconds": wall if i == 0 else 0.0})
-    report = parent.report()
-    report["engine"] = "datasets"
-    report["workers"] = int(num_proc or 1)
-    report["datasets"] = {"column": column, "rows": len(ds), "fingerprint": fingerprint,
-                          "fingerprint_source": "random (unseeded)" if parent.seed is None
-                          else "derived from input, seed, mechanism, parameters, vocabulary",
-                          "document_numbering": "row order, missing values skipped"}
+    tallies = sum((Tallies.from_json(json.loads(c)) for c in counters), Tallies.zero())
+    # The performance is the wall time of the call.
+    tallies = dataclasses.replace(tallies, nanoseconds=round(wall * 1e9) if counters else 0)
+    report = parent.report(tallies, engine="datasets", workers=int(num_proc or 1), sections={
+        "datasets": {"column": column, "rows": len(ds), "fingerprint": fingerprint,
+                     "fingerprint_source": "random (unseeded)" if parent.seed is None
+                     else "derived from input, seed, mechanism, parameters, vocabulary",
+                     "document_numbering": "row order, missing values skipped"}})
     return result, report
 
