@@ -575,8 +575,8 @@ class Release:
         """``report`` built again with :attr:`section` as its ``ledger`` and :attr:`warnings`
         among its warnings (a new :class:`textdp.privacy.report.Report`; reports are never
         edited). A plain mapping gives a new dict, the argument left as it is."""
-        if hasattr(report, "extend") and not isinstance(report, list):
-            return report.extend(ledger=self)
+        if hasattr(report, "with_context"):
+            return report.with_context(ledger=self)
         return {**report, "ledger": self.section,
                 "warnings": [*report.get("warnings", ()), *self.warnings]}
 

@@ -100,7 +100,7 @@ def privatize_series(series: pd.Series, mechanism: Any = "mvc", epsilon: float |
     rows, texts = _documents(series)
     result = _privatize(texts, mech, seed=seed, **run)
     out = _rebuild(series, rows, result.texts)
-    report = result.report.extend(engine="pandas", sections={"pandas": {
+    report = result.report.with_context(engine="pandas", sections={"pandas": {
         "rows": int(len(series)), "missing": int(len(series) - rows.size),
         "column": None if series.name is None else str(series.name),
         "document_numbering": "row order, missing values skipped"}})
@@ -169,6 +169,6 @@ class DataFrameAccessor:
             note = (f"one seed drives columns {', '.join(map(str, shared))}: document i of each "
                     "draws from the same stream (seed, i), so their noise is correlated")
             for c in shared:
-                reports[str(c)] = reports[str(c)].extend(notes=[note])
+                reports[str(c)] = reports[str(c)].with_context(notes=[note])
         out.attrs = {**frame.attrs, REPORT_KEY: reports}
         return out

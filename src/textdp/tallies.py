@@ -49,6 +49,12 @@ def _readonly(a: Any) -> np.ndarray:
     return a
 
 
+def _nonzero(data: dict[str, Any]) -> dict[str, Any]:
+    for key in ("by_policy", "by_class", "by_kind"):
+        data[key] = {k: v for k, v in data[key].items() if v}
+    return data
+
+
 def _merge(a: Mapping[str, int], b: Mapping[str, int], sign: int) -> Mapping[str, int]:
     out = dict(a)
     for k, v in b.items():
@@ -157,9 +163,10 @@ class Tallies:
             lengths=self.lengths, levels_used=self.levels_used)
 
     def __eq__(self, other: object) -> bool:
+        """Equal counts (a kind counted 0 equals a kind not counted)."""
         if not isinstance(other, Tallies):
             return NotImplemented
-        return self.to_json() == other.to_json()
+        return _nonzero(self.to_json()) == _nonzero(other.to_json())
 
     __hash__ = None  # type: ignore[assignment]
 

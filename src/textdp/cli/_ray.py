@@ -502,7 +502,7 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: dict[str, Any], logs
                 sum(tallies, Tallies.zero()),
                 **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
                 driver_peak_rss_bytes=peak_rss())
-            result = args["book"].attach(result).extend(io=_io(summaries))
+            result = args["book"].attach(result).with_context(io=_io(summaries))
             if report is not None:
                 files.write_json(report, result)
     except BaseException as exc:

@@ -168,7 +168,7 @@ class Report(_FrozenDict):
     :func:`embedding_report`, :func:`document_report` or :func:`generation_report`), never
     edited. It reads as the JSON-ready mapping of :data:`REPORT_KEYS` (and the sections of its
     kind); every nested value is read-only too. :meth:`to_dict` gives a mutable copy,
-    :meth:`extend` a new report of the same release in a wider context (engine, ledger, io)."""
+    :meth:`with_context` a new report of the same release in a wider context (engine, ledger, io)."""
 
     __slots__ = ("_parts",)
 
@@ -191,7 +191,7 @@ class Report(_FrozenDict):
         """A mutable deep copy (plain dicts and lists)."""
         return _thaw(self)
 
-    def extend(self, *, sections: Mapping[str, Any] | None = None,
+    def with_context(self, *, sections: Mapping[str, Any] | None = None,
                notes: Iterable[str] = (), **context: Any) -> Report:
         """The report of the same release built again in a wider context: ``sections`` and
         ``notes`` are added after the existing ones, the other :class:`ReportContext` fields
