@@ -210,6 +210,26 @@ class TallyCounter:
         self.max_privatized = 0
         self.nanoseconds = 0
 
+    def count_batch(self, ids: np.ndarray, privatized: np.ndarray, new_ids: np.ndarray,
+                    n_oov: int, n_numbers: int, verb: str, n_spans: int,
+                    structure: Mapping[str, int]) -> None:
+        """Count one vectorised step: ``ids`` every word-like token's row (−1 outside the
+        vocabulary), ``privatized`` the rows sent to the mechanism and ``new_ids`` what came
+        back; ``n_oov`` tokens outside the vocabulary of which ``n_numbers`` numbers, handled by
+        the OOV policy's ``verb``; ``n_spans`` identifier and entity tokens; ``structure`` the
+        whitespace, punctuation and other tokens."""
+        counts, classes = self.by_policy, self.by_class
+        counts["privatized"] += int(privatized.size)
+        self.word_counts += np.bincount(privatized, minlength=self.word_counts.size)
+        counts["privatized_unchanged"] += int((new_ids == privatized).sum())
+        counts[f"oov_words_{verb}"] += n_oov - n_numbers
+        counts[f"numbers_{verb}"] += n_numbers
+        classes["word"] += ids.size - n_numbers - n_spans
+        classes["number"] += n_numbers
+        classes["identifier"] += n_spans
+        for k, v in structure.items():
+            classes[k] += v
+
     def add_kinds(self, per_kind: np.ndarray) -> None:
         """Add one batch's counts per kind (in the order of the kinds given at construction)."""
         for name, n in zip(self.by_kind, per_kind.tolist(), strict=True):
