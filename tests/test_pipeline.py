@@ -143,26 +143,28 @@ def test_rng_argument_is_a_generator():
         mech.privatize_ids(ids, rng=1)
 
 
-def test_subtract_counters_gives_one_batch_s_counters():
-    """A batch's counters (what Ray and datasets send home) equal those of a fresh Privatizer
+def test_tally_difference_gives_one_batch_s_tallies():
+    """A batch's tallies (what Ray and datasets send home) equal those of a fresh Privatizer
     that ran only that batch; summed back they give the whole run's."""
-    from textdp.pipeline import Privatizer, subtract_counters
+    from textdp.pipeline import Privatizer
 
     mech = textdp.mechanisms.create("mvc", epsilon=10)
     first, second = ["The food was great."] * 3, ["Slow service, cold soup.", "", "A quiet night."]
     whole = Privatizer(mech, seed=1)
     whole.run(first)
-    before = whole.counters()
+    before = whole.tallies()
     whole.run(second, start=3)
-    batch = subtract_counters(whole.counters(), before)
+    batch = whole.tallies() - before
     alone = Privatizer(mech, seed=1)
     alone.run(second, start=3)
-    expected = alone.counters()
-    for key in ("counts", "classes", "by_kind", "documents", "empty_documents", "word_ids",
+    expected = alone.tallies().to_json()
+    for key in ("by_policy", "by_class", "by_kind", "documents", "empty_documents", "word_ids",
                 "word_counts"):
-        assert batch[key] == expected[key], key
+        assert batch.to_json()[key] == expected[key], key
     head = Privatizer(mech, seed=1)
     head.run(first)
-    head.add_counters(batch)
-    for key in ("counts", "documents", "word_ids", "word_counts"):
-        assert head.counters()[key] == whole.counters()[key], key
+    summed = (head.tallies() + batch).to_json()
+    for key in ("by_policy", "documents", "word_ids", "word_counts"):
+        assert summed[key] == whole.tallies().to_json()[key], key
+    report = head.report(head.tallies() + batch)
+    assert report["tokens"] == whole.report()["tokens"]

@@ -69,7 +69,7 @@ def test_two_unseeded_generators_differ():
 def test_unseeded_privatizer_draws_from_the_secure_generator():
     mech = create("mvc", epsilon=1.0)
     p = Privatizer(mech)
-    assert type(p._rng.bit_generator).__name__ == _random.secure_bit_generator_name()
+    assert type(p.streams._rng.bit_generator).__name__ == _random.secure_bit_generator_name()
 
 
 # --- seeded runs: unchanged -----------------------------------------------------------------------

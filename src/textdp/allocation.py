@@ -26,6 +26,7 @@ are rounded down, and every comparison of a sum or product with ε_doc bounds it
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ from textdp.privacy import format_up, round_up_product
 from textdp.privacy.measurement import Measurement, allocated
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
-__all__ = ["Allocation", "Allocator", "RULES", "PUBLIC_RULES", "frequency_weights"]
+__all__ = ["Allocation", "AllocatedMeasurement", "Allocator", "RULES", "PUBLIC_RULES", "frequency_weights"]
 
 PUBLIC_RULES = ("uniform", "position")
 RULES = (*PUBLIC_RULES, "frequency")
@@ -284,15 +285,22 @@ class Allocator:
             return 0.0
         return float(loss_upper_bound(spread.max(), float(level.max()), groups.members.shape[1]))
 
-    def describe(self) -> dict[str, Any]:
-        """The report's ``allocation`` section."""
+    def for_run(self, tallies: Any) -> AllocatedMeasurement:
+        """The composed measurement of a run that counted ``tallies``
+        (:class:`textdp.tallies.Tallies`): what the report states for it (its privacy map is
+        :attr:`measurement`)."""
+        return AllocatedMeasurement(self, tallies)
+
+    def describe(self, tallies: Any) -> dict[str, Any]:
+        """The report's ``allocation`` section for a run that counted ``tallies`` (the documents
+        below the floor, the lengths and the levels it saw)."""
         a = self.allocation
         out: dict[str, Any] = {
             "rule": a.rule, "public": a.public, "epsilon_document": a.epsilon_document,
             "epsilon_floor": a.floor, "epsilon_ceiling": a.ceiling,
             "rounding": (f"per-word ε rounded down to the grid 2^(j/{LEVELS_PER_DOUBLING}) ∪ "
                          "{floor, ceiling}, so Σ_i ε_i ≤ ε_doc holds after rounding"),
-            "documents_below_floor": self.below_floor,
+            "documents_below_floor": tallies.below_floor,
         }
         if a.public:
             out["depends_on"] = ("the number n of privatised words of the document and each "
@@ -302,9 +310,9 @@ class Allocator:
                 f"w'_1..w'_n: Pr[M(x)=y] ≤ exp(Σ_i ε_i·d(w_i, w'_i))·Pr[M(x')=y] with "
                 f"Σ_i ε_i ≤ ε_doc = {a.epsilon_document:g}, so ≤ exp(ε_doc·max_i d(w_i, w'_i)); "
                 "exact composition (ε_i is a public function of n and i)")
-            out["levels_used"] = sorted(self.levels_used)
+            out["levels_used"] = sorted(tallies.levels_used)
             return out
-        worst = {n: self.worst_case_per_word(n) for n in sorted(self.lengths)}
+        worst = {n: self.worst_case_per_word(n) for n in sorted(tallies.lengths)}
         per_word = max(worst.values(), default=0.0)
         per_doc = max((round_up_product(float(n), w) for n, w in worst.items()), default=0.0)
         out["depends_on"] = ("the private words themselves (wordfreq Zipf frequency and stop-word "
@@ -358,43 +366,64 @@ def _water_fill(omega: np.ndarray, docs: np.ndarray, n: np.ndarray, budget: floa
     return np.where(short[docs], _share_down(budget, np.maximum(n[docs], 1)), eps)
 
 
-def amend_report(report: dict[str, Any], allocator: Allocator, counts: dict[str, int]) -> None:
-    """Restate a word report for an allocated run: the ``allocation`` section, the composed
-    guarantee, and the unchanged fraction observed over the run (the per-level laws differ)."""
-    from textdp.privacy.unchanged import unchanged_warning, wilson_interval
+class AllocatedMeasurement:
+    """Budget allocation as one composed measurement: the per-word mechanisms at their levels,
+    composed over a document (exactly for a public rule, by the worst case for the frequency
+    rule). The report's builder (:func:`textdp.privacy.report.word_report`) asks it for the
+    guarantee, the parameters, the unchanged fraction and the warnings of the run that counted
+    ``tallies``; nothing here edits a report."""
 
-    section = allocator.describe()
-    a = allocator.allocation
-    report["allocation"] = section
-    g = report["guarantee"]
-    g["epsilon"] = a.top
-    g["per_document"] = section["per_document"]
-    g["assumptions"] = [*g["assumptions"],
-                        f"budget allocation {a.rule!r} "
-                        f"({'public' if a.public else 'data-dependent'}); per-word ε ≤ {a.top:g}"]
-    if not a.public:
-        g["per_word"] = (f"the per-word ε depends on the private word; worst case over every "
-                         f"allocation the rule can produce: ln-ratio ≤ "
-                         f"{format_up(section['worst_case_per_word'])} for words that share an output "
-                         "set; no protection across groups")
-    report["mechanism"]["parameters"] = {**report["mechanism"]["parameters"], "epsilon": None,
-                                         "allocation": a.rule,
-                                         "epsilon_document": a.epsilon_document,
-                                         "epsilon_floor": a.floor, "epsilon_ceiling": a.ceiling}
-    privatized, unchanged = counts["privatized"], counts["privatized_unchanged"]
-    den = report["deniability"]
-    if privatized:
+    def __init__(self, allocator: Allocator, tallies: Any) -> None:
+        self.allocator = allocator
+        self.tallies = tallies
+        self.section = allocator.describe(tallies)
+
+    @property
+    def epsilon(self) -> float:
+        """The largest per-word ε any word can get."""
+        return self.allocator.allocation.top
+
+    def guarantee(self, per_word: Mapping[str, Any]) -> dict[str, Any]:
+        """The composed guarantee, from the guarantee of the mechanism at the top level."""
+        a = self.allocator.allocation
+        out = {**per_word, "epsilon": a.top, "per_document": self.section["per_document"],
+               "assumptions": [*per_word["assumptions"],
+                               f"budget allocation {a.rule!r} "
+                               f"({'public' if a.public else 'data-dependent'}); "
+                               f"per-word ε ≤ {a.top:g}"]}
+        if not a.public:
+            out["per_word"] = (f"the per-word ε depends on the private word; worst case over "
+                               f"every allocation the rule can produce: ln-ratio ≤ "
+                               f"{format_up(self.section['worst_case_per_word'])} for words "
+                               "that share an output set; no protection across groups")
+        return out
+
+    def parameters(self, per_word: Mapping[str, Any]) -> dict[str, Any]:
+        a = self.allocator.allocation
+        return {**per_word, "epsilon": None, "allocation": a.rule,
+                "epsilon_document": a.epsilon_document, "epsilon_floor": a.floor,
+                "epsilon_ceiling": a.ceiling}
+
+    def deniability(self, estimated: Mapping[str, Any], by_policy: Mapping[str, int]
+                    ) -> dict[str, Any]:
+        """The unchanged fraction observed over the run (the per-level laws differ, so the
+        single-mechanism estimate does not apply); the estimate when nothing was privatised."""
+        from textdp.privacy.unchanged import wilson_interval
+
+        privatized, unchanged = by_policy["privatized"], by_policy["privatized_unchanged"]
+        if not privatized:
+            return dict(estimated)
         low, high = wilson_interval(unchanged, privatized)
-        den.update(expected_unchanged_fraction=unchanged / privatized, method="observed",
-                   interval=[low, high], interval_method="Wilson score, 95%", draws=0)
-    warnings = [w for w in report["warnings"] if not w.startswith("most privatised words")]
-    message = unchanged_warning(den, den["warning_threshold"], a.top)
-    if message:
-        warnings.insert(0, message)
-    if allocator.below_floor:
-        warnings.append(f"{allocator.below_floor} document(s) too long for the per-word floor "
-                        f"{a.floor:g}: their words got ε_doc/n < floor")
-    report["warnings"] = warnings
+        return {**estimated, "expected_unchanged_fraction": unchanged / privatized,
+                "method": "observed", "interval": [low, high],
+                "interval_method": "Wilson score, 95%", "draws": 0}
+
+    def warnings(self) -> list[str]:
+        below = self.tallies.below_floor
+        if not below:
+            return []
+        return [f"{below} document(s) too long for the per-word floor "
+                f"{self.allocator.allocation.floor:g}: their words got ε_doc/n < floor"]
 
 
 def resolve_allocation(allocation: str | Allocation | None, epsilon: float | None,

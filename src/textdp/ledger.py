@@ -648,11 +648,14 @@ class Release:
                 "recorded": "write-ahead: a pending line before the output, completed after it "
                             "is committed"}
 
-    def attach(self, report: dict[str, Any]) -> dict[str, Any]:
-        """Add :attr:`section` as ``report["ledger"]`` and :attr:`warnings` to its warnings."""
-        report["ledger"] = self.section
-        report.setdefault("warnings", []).extend(self.warnings)
-        return report
+    def attach(self, report: Any) -> Any:
+        """``report`` built again with :attr:`section` as its ``ledger`` and :attr:`warnings`
+        among its warnings (a new :class:`textdp.privacy.report.Report`; reports are never
+        edited). A plain mapping gives a new dict, the argument left as it is."""
+        if hasattr(report, "with_context"):
+            return report.with_context(ledger=self)
+        return {**report, "ledger": self.section,
+                "warnings": [*report.get("warnings", ()), *self.warnings]}
 
     def exposed(self) -> None:
         """Say that the output may be visible from now on (a rename began, bytes went to a

@@ -287,13 +287,15 @@ class Paraphraser:
         self._seconds += time.perf_counter() - t0
         return out
 
-    def report(self) -> dict[str, Any]:
-        """The privacy report of everything :meth:`run` has released so far."""
-        from textdp.privacy.report import generation_report
+    def report(self, **context: Any) -> Any:
+        """The privacy report of everything :meth:`run` has released so far; ``context``: where
+        it ran (``ledger``, ``io``, …: :class:`textdp.privacy.report.ReportContext`)."""
+        from textdp.privacy.report import ReportContext, generation_report
 
         return generation_report(self.mechanism, model=self.lm.describe(),
                                  documents=self._documents, generated_tokens=self._generated,
-                                 stopped_at_eos=self._eos, seed=self.seed, seconds=self._seconds)
+                                 stopped_at_eos=self._eos, seed=self.seed, seconds=self._seconds,
+                                 context=ReportContext(**context))
 
 
 def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = None,
@@ -342,5 +344,5 @@ def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = 
                       seed=spec.seed, space="any two documents",
                       input_name=input_name) as release:
         out = runner.run(texts)
-        report = release.attach(runner.report())
+        report = runner.report(ledger=release)
     return out, report

@@ -104,14 +104,13 @@ def _release(series: pd.Series, documents: tuple[np.ndarray, list[str]], spec: R
     return out
 
 
-def _pandas_section(report: dict[str, Any], series: pd.Series, rows: np.ndarray
-                    ) -> dict[str, Any]:
-    """What this front adds to a column's report: ``engine`` and the ``pandas`` section."""
-    report["engine"] = "pandas"
-    report["pandas"] = {"rows": int(len(series)), "missing": int(len(series) - rows.size),
-                        "column": None if series.name is None else str(series.name),
-                        "document_numbering": "row order, missing values skipped"}
-    return report
+def _pandas_section(report: Any, series: pd.Series, rows: np.ndarray) -> Any:
+    """The column's report in this front's context: ``engine`` and the ``pandas`` section
+    (a new report of the same release, built again: :meth:`textdp.privacy.report.Report.with_context`)."""
+    return report.with_context(engine="pandas", sections={"pandas": {
+        "rows": int(len(series)), "missing": int(len(series) - rows.size),
+        "column": None if series.name is None else str(series.name),
+        "document_numbering": "row order, missing values skipped"}})
 
 
 def _frame_budget(reports: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
@@ -225,6 +224,6 @@ class DataFrameAccessor:
             note = (f"one seed drives columns {', '.join(map(str, shared))}: document i of each "
                     "draws from the same stream (seed, i), so their noise is correlated")
             for c in shared:
-                reports[str(c)]["warnings"].append(note)
+                reports[str(c)] = reports[str(c)].with_context(notes=[note])
         out.attrs = {**frame.attrs, REPORT_KEY: reports, BUDGET_KEY: _frame_budget(reports)}
         return out

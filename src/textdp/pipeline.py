@@ -1,5 +1,12 @@
 """Text in, text out: token policy, per-document randomness, case restoration and the report.
 
+:class:`Privatizer` joins three parts a reader can name: the token policy
+(:class:`textdp.token_policy.TokenRules`: what each token class becomes and how the report
+states it), the document streams (:class:`textdp.streams.DocumentStreams`: the per-document
+generators and the state a long document's segments carry) and the tallies
+(:class:`textdp.tallies.TallyCounter`, frozen as :class:`textdp.tallies.Tallies`). The report
+is built once from the tallies (:meth:`Privatizer.report`).
+
 :class:`Privatizer` drives a word mechanism over batches of documents. Per batch it finds the
 identifiers (e-mail addresses, URLs, …: one token each, :mod:`textdp.text.identifiers`), splits
 every document once, looks every alphanumeric run up in the vocabulary (NFKC + case-fold key),
@@ -25,23 +32,25 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from textdp import _random
 from textdp._checks import check_probability, check_seed
 from textdp.allocation import Allocation, Allocator
 from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
+from textdp.streams import DocumentStreams, Layout
+from textdp.tallies import Tallies, TallyCounter
 from textdp.text import TokenClass, restore_case
 from textdp.text._codes import MIXED, UPPER, CodeBatch, CodeTable, encode_batch
-from textdp.text.entities import ENTITY_KINDS, OFF_WARNING, Entities, Recognisers
-from textdp.text.identifiers import DENIED, Identifiers
-from textdp.text.stopwords import ENGLISH_STOPWORDS
+from textdp.text.entities import Entities
+from textdp.text.identifiers import Identifiers
+from textdp.token_policy import OOVPolicy, TokenRules, make_entities, make_identifiers
 from textdp.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from textdp.privacy.report import Report
 
 __all__ = ["OOVPolicy", "Privatizer", "DEFAULT_MASK", "build_mechanism", "make_identifiers",
            "make_entities"]
@@ -62,40 +71,6 @@ DEFAULT_BATCH_SIZE = 4096
 
 _BREAK = re.compile(r"\s(?=\S)")
 _INSIDE = frozenset({"Mn", "Mc", "Me", "Cf"})  # a hard cut never lands before one of these
-
-
-class OOVPolicy(StrEnum):
-    """What happens to a word outside the vocabulary, and to a number (the mechanism has no
-    neighbours for them): ``mask`` replaces it by the mask token, ``keep`` releases it
-    unprotected (the report lists it), ``drop`` removes it, ``random`` draws a vocabulary word
-    uniformly, independently of the input.
-
-    An identifier (e-mail address, URL, …: :mod:`textdp.text.identifiers`) is one token:
-    ``mask`` and ``random`` replace it by its kind's label (``[EMAIL]``; a random word would
-    read as a word and hide that an identifier was removed), ``keep`` releases it (unprotected,
-    counted) and ``drop`` removes it. Deny-list terms are masked under every policy."""
-
-    MASK = "mask"
-    KEEP = "keep"
-    DROP = "drop"
-    RANDOM = "random"
-
-
-def _check_oov(oov: object) -> OOVPolicy:
-    try:
-        return OOVPolicy(oov)
-    except ValueError:
-        choices = ", ".join(p.value for p in OOVPolicy)
-        raise ValueError(f"unknown oov policy {oov!r}; choose one of: {choices}") from None
-
-
-_COUNTERS = (
-    "privatized", "privatized_unchanged", "stopwords_kept",
-    "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
-    "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
-    "identifiers_masked", "identifiers_kept", "identifiers_dropped",
-    "entities_masked", "entities_dropped", "allowed_kept",
-)
 
 
 _TABLES: dict[int, tuple[Vocabulary, CodeTable]] = {}
@@ -172,58 +147,28 @@ class Privatizer:
             raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
         self.batch_chars = batch_chars
         self.mechanism = mechanism
-        self.oov = _check_oov(oov)
-        self.mask_token = mask_token
-        # CusText+ keeps its stop words by design: they never reach it and are counted as kept.
-        own_stopwords = (frozenset(mechanism.stopwords) if getattr(mechanism, "keeps_stopwords", False)
-                         else frozenset())
-        self.keep_stopwords = bool(keep_stopwords) or bool(own_stopwords)
-        self.seed = check_seed(seed)
+        seed = check_seed(seed)
         self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
                                                    open_low=False, open_high=False)
-        self._rng = _random.secure_generator() if self.seed is None else None
-        self._doc_generators = (_random.DocumentGenerators(self.seed)
-                                if self.seed is not None else None)
-        # (document position, generator state) of a document whose next segment continues it.
-        self._carry: tuple[int, dict[str, Any]] | None = None
-        self._carry_generator: np.random.Generator | None = None  # receives a carried state
         vocab = mechanism.vocabulary
         self._lookup = vocab.lookup
         self._words = vocab.words_array
-        self._stop_ids = (
-            np.array(sorted(vocab.lookup[w] for w in
-                            (ENGLISH_STOPWORDS if keep_stopwords else frozenset()) | own_stopwords
-                            if w in vocab.lookup))
-            if self.keep_stopwords else None
-        )
         self._table = _code_table(vocab)
-        self.identifiers = make_identifiers(identifiers, identifier_labels, identifier_patterns,
-                                            deny_list, phone_regions)
-        # Entities (textdp.text.entities) ride on the identifier spans: kinds after the
-        # identifiers' own, so the identifier kind indices (DENIED first) are unchanged.
-        self.entities = make_entities(entities, allow_list)
-        self._spans: Identifiers | Recognisers | None = (
-            Recognisers(self.identifiers, self.entities) if self.entities.active
-            else self.identifiers)
-        self._n_identifier_kinds = len(self.identifiers.kinds) if self.identifiers is not None else 0
-        kinds = self._spans.kinds if self._spans is not None else ()
-        labels = [mask_token, *(self._spans.label(k) for k in kinds)]
-        codes = [np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in labels]
-        lengths = np.array([c.size for c in codes], dtype=np.int64)
-        offsets = self._table.pool.size + np.cumsum(lengths) - lengths
-        self._mask_off, self._mask_len = int(offsets[0]), int(lengths[0])
-        self._label_off, self._label_len = offsets[1:], lengths[1:]  # by identifier kind
-        self._static = np.concatenate([self._table.pool, *codes])
-        self._buffer = self._static
-        self._counts = dict.fromkeys(_COUNTERS, 0)
-        self._word_counts = np.zeros(len(vocab), dtype=np.int64)  # privatised, per vocabulary row
-        self._by_kind = dict.fromkeys(kinds, 0)
-        self._classes = dict.fromkeys(TokenClass, 0)
-        self._documents = 0
-        self._max_privatized = 0
+        # The three parts: what each token becomes (token policy), where each document's
+        # randomness comes from (document streams), and what the run counted (tallies).
+        # CusText+ keeps its stop words by design: they never reach it and are counted as kept.
+        own_stopwords = (frozenset(mechanism.stopwords) if getattr(mechanism, "keeps_stopwords", False)
+                         else frozenset())
+        self.rules = TokenRules(
+            vocab, self._table, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
+            own_stopwords=own_stopwords, identifiers=identifiers,
+            identifier_labels=identifier_labels, identifier_patterns=identifier_patterns,
+            deny_list=deny_list, phone_regions=phone_regions, entities=entities,
+            allow_list=allow_list)
+        self.streams = DocumentStreams(seed)
+        self._tally = TallyCounter(len(vocab), self.rules.kinds)
+        self._buffer = self.rules.static
         self._batch_privatized = np.zeros(0, dtype=np.int64)  # per document of the last step
-        self._empty_documents = 0
-        self._seconds = 0.0
         self._next_position = 0
         # Budget allocation (textdp.allocation): per-token ε levels, one mechanism per level.
         self._allocator = Allocator(allocation, mechanism) if allocation is not None else None
@@ -232,7 +177,7 @@ class Privatizer:
     def run(self, texts: Sequence[str], start: int | None = None) -> list[str]:
         """Privatise one batch. ``start`` is the corpus position of ``texts[0]`` (default: after
         the previous batch); it selects the per-document generators of a seeded run."""
-        t0 = time.perf_counter()
+        t0 = time.perf_counter_ns()
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of strings, not a single string")
         texts = list(texts)
@@ -246,7 +191,7 @@ class Privatizer:
         if not texts:
             return []
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        self._carry = None  # a document never spans two calls
+        self.streams.new_call()
         if lengths.max() > SEGMENT_CHARS and self._allocator is not None:
             raise ValueError(f"budget allocation needs whole documents: a document of "
                              f"{int(lengths.max())} characters exceeds {SEGMENT_CHARS}")
@@ -254,10 +199,11 @@ class Privatizer:
             result, counts = self._run_segmented(texts, lengths.tolist(), start)
         else:
             result, counts = self._run_grouped(texts, lengths, start)
-        self._max_privatized = max(self._max_privatized, int(counts.max(initial=0)))
-        self._documents += len(texts)
-        self._empty_documents += texts.count("")
-        self._seconds += time.perf_counter() - t0
+        tally = self._tally
+        tally.max_privatized = max(tally.max_privatized, int(counts.max(initial=0)))
+        tally.documents += len(texts)
+        tally.empty_documents += texts.count("")
+        tally.nanoseconds += time.perf_counter_ns() - t0
         return result
 
     def _run_grouped(self, texts: list[str], lengths: np.ndarray,
@@ -273,8 +219,8 @@ class Privatizer:
         counts = []
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):
             group = texts[a:b]
-            result += self._run_codes(group, encode_batch(group, self._spans),
-                                      _Layout.whole(start + a, b - a))
+            result += self._run_codes(group, encode_batch(group, self.rules.spans),
+                                      Layout.whole(start + a, b - a))
             counts.append(self._batch_privatized)
         return result, np.concatenate(counts)
 
@@ -287,9 +233,9 @@ class Privatizer:
         counts = np.zeros(len(texts), dtype=np.int64)
 
         def flush(group: list[str], rows: list[tuple[int, int, bool]]) -> None:
-            layout = _Layout.of(start, rows)
+            layout = Layout.of(start, rows)
             spans = None
-            if self._spans is not None:  # found on whole documents: see below
+            if self.rules.spans is not None:  # found on whole documents: see below
                 base = np.cumsum([0, *map(len, group)])
                 spans = tuple(np.concatenate([np.asarray(p[c], dtype=np.int64) + (base[j] if c < 2 else 0)
                                               for j, p in enumerate(group_spans)])
@@ -310,7 +256,8 @@ class Privatizer:
             # Identifiers and deny-list terms of the whole document (a function of it alone),
             # before it is cut: no cut lands inside one, so a term straddling a segment
             # boundary is still found.
-            doc_spans = self._spans.spans(text) if self._spans is not None else None
+            doc_spans = (self.rules.spans.spans(text) if self.rules.spans is not None
+                         else None)
             segments = (_segments(text, doc_spans) if lengths[i] > SEGMENT_CHARS
                         else iter((text,)))
             seg = next(segments)
@@ -332,15 +279,16 @@ class Privatizer:
         flush(group, rows)
         return result, counts
 
-    def _run_codes(self, texts: list[str], batch: CodeBatch, layout: _Layout) -> list[str]:
+    def _run_codes(self, texts: list[str], batch: CodeBatch, layout: Layout) -> list[str]:
         """Privatise the batch as one code array (see the module docstring)."""
+        rules = self.rules
         ids = self._table.find(batch)
         in_vocab = ids >= 0
         private = in_vocab.copy()
-        if self._stop_ids is not None:
-            stop = in_vocab & np.isin(ids, self._stop_ids)
+        if rules.stop_ids is not None:
+            stop = in_vocab & np.isin(ids, rules.stop_ids)
             private &= ~stop
-            self._counts["stopwords_kept"] += int(stop.sum())
+            self._tally.by_policy["stopwords_kept"] += int(stop.sum())
         if batch.identifiers.size:
             in_vocab[batch.identifiers] = True  # not out-of-vocabulary: the identifier policy
         oov = np.flatnonzero(~in_vocab)
@@ -348,7 +296,7 @@ class Privatizer:
         priv_pos = np.flatnonzero(private)
         doc_of = batch.doc_of
 
-        need_random_oov = self.oov is OOVPolicy.RANDOM and oov.size > 0
+        need_random_oov = rules.oov is OOVPolicy.RANDOM and oov.size > 0
         levels = (None if self._allocator is None
                   else self._allocator.levels(ids[priv_pos], doc_of[priv_pos], len(texts)))
         noise, random_oov = self._draw(ids[priv_pos], doc_of[priv_pos],
@@ -358,22 +306,18 @@ class Privatizer:
 
         # Where each output token comes from: the original text (kept tokens), a pre-encoded
         # vocabulary word in the right case, the mask, or a per-batch extra (mixed case).
-        static = self._static.size
+        static = rules.static.size
         src = batch.starts + static
         length = batch.ends - batch.starts
         extra: list[str] = []
         # A word the mechanism returned unchanged keeps the input's bytes (ｈｅｌｌｏ, NFD).
         changed = np.flatnonzero(new_ids != ids[priv_pos])
         self._place_words(batch, priv_pos[changed], new_ids[changed], src, length, extra)
-        self._place_identifiers(batch.identifiers, batch.identifier_kinds, src, length)
-        if oov.size and self.oov is not OOVPolicy.KEEP:
-            if self.oov is OOVPolicy.MASK:
-                src[oov] = self._mask_off
-                length[oov] = self._mask_len
-            elif self.oov is OOVPolicy.DROP:
-                length[oov] = 0
-            else:
-                self._place_words(batch, oov, random_oov, src, length, extra)
+        rules.place_identifiers(batch.identifiers, batch.identifier_kinds, src, length)
+        if oov.size and rules.oov is OOVPolicy.RANDOM:
+            self._place_words(batch, oov, random_oov, src, length, extra)
+        elif oov.size:
+            rules.place_oov(oov, src, length)
         if extra:
             # Extras follow the codes in the buffer; _place_words stored their offsets negated.
             extra_codes = np.frombuffer("".join(extra).encode("utf-32-le", "surrogatepass"),
@@ -391,44 +335,14 @@ class Privatizer:
                       batch.identifier_kinds)
         return result
 
-    def _place_identifiers(self, tokens: np.ndarray, kinds: np.ndarray, src: np.ndarray,
-                           length: np.ndarray) -> None:
-        """Point identifier ``tokens`` at their kinds' labels, or keep or drop them (see OOVPolicy)."""
-        if not tokens.size:
-            return
-        if len(self._label_off) > self._n_identifier_kinds:  # entities and allow-list terms
-            tokens, kinds = self._place_entities(tokens, kinds, src, length)
-            if not tokens.size:
-                return
-        if self.oov in (OOVPolicy.KEEP, OOVPolicy.DROP):
-            denied = kinds == self.identifiers.kinds.index(DENIED)  # masked under every policy
-            if self.oov is OOVPolicy.DROP:
-                length[tokens[~denied]] = 0
-            tokens, kinds = tokens[denied], kinds[denied]
-        src[tokens] = self._label_off.take(kinds)
-        length[tokens] = self._label_len.take(kinds)
-
-    def _place_entities(self, tokens: np.ndarray, kinds: np.ndarray, src: np.ndarray,
-                        length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Entity tokens get their labels (removed under ``oov="drop"``), allow-list terms keep
-        their text; returns the identifier tokens left to place."""
-        entity = kinds >= self._n_identifier_kinds
-        allowed = kinds == len(self._label_off) - 1  # ALLOWED is the last kind
-        labelled = entity & ~allowed
-        if self.oov is OOVPolicy.DROP:
-            length[tokens[labelled]] = 0
-        else:
-            src[tokens[labelled]] = self._label_off.take(kinds[labelled])
-            length[tokens[labelled]] = self._label_len.take(kinds[labelled])
-        return tokens[~entity], kinds[~entity]
-
     def _source(self, codes: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """[vocabulary pools, mask, identifier labels, codes, extra] in one reused buffer."""
-        static = self._static.size
+        head = self.rules.static
+        static = head.size
         need = static + codes.size + extra.size
-        if self._buffer.size < need or self._buffer is self._static:
+        if self._buffer.size < need or self._buffer is head:
             self._buffer = np.empty(max(need, 2 * self._buffer.size), dtype=np.uint32)
-            self._buffer[:static] = self._static
+            self._buffer[:static] = head
         self._buffer[static:static + codes.size] = codes
         self._buffer[static + codes.size:need] = extra
         return self._buffer[:need]
@@ -460,39 +374,12 @@ class Privatizer:
     def _account(self, ids: np.ndarray, new_ids: np.ndarray, priv_pos: np.ndarray,
                  oov: np.ndarray, is_number: np.ndarray, doc_of: np.ndarray, n_docs: int,
                  structure: dict[TokenClass, int], identifier_kinds: np.ndarray) -> None:
-        self._counts["privatized"] += int(priv_pos.size)
-        self._word_counts += np.bincount(ids[priv_pos], minlength=self._word_counts.size)
-        self._counts["privatized_unchanged"] += int((new_ids == ids[priv_pos]).sum())
-        n_numbers = int(is_number.sum())
-        n_oov_words = int(oov.size - n_numbers)
-        verb = {OOVPolicy.MASK: "masked", OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped",
-                OOVPolicy.RANDOM: "randomized"}[self.oov]
-        self._counts[f"oov_words_{verb}"] += n_oov_words
-        self._counts[f"numbers_{verb}"] += n_numbers
-        self._classes[TokenClass.WORD] += ids.size - n_numbers - identifier_kinds.size
-        self._classes[TokenClass.NUMBER] += n_numbers
-        self._classes[TokenClass.IDENTIFIER] += identifier_kinds.size
+        """Count one batch (tallies), its spans by the token policy's verbs."""
+        self._tally.count_batch(ids, ids[priv_pos], new_ids, oov.size, int(is_number.sum()),
+                                self.rules.verb, identifier_kinds.size, structure)
         if identifier_kinds.size:
-            self._account_identifiers(identifier_kinds)
-        for k, v in structure.items():
-            self._classes[k] += v
+            self.rules.count_spans(self._tally, identifier_kinds)
         self._batch_privatized = np.bincount(doc_of[priv_pos], minlength=n_docs)
-
-    def _account_identifiers(self, kinds: np.ndarray) -> None:
-        per_kind = np.bincount(kinds, minlength=len(self._by_kind))
-        for name, n in zip(self._by_kind, per_kind.tolist(), strict=True):
-            self._by_kind[name] += n
-        n_id = self._n_identifier_kinds
-        if len(self._by_kind) > n_id:  # entities, then allow-list terms (the last kind)
-            verb = "dropped" if self.oov is OOVPolicy.DROP else "masked"
-            self._counts[f"entities_{verb}"] += int(per_kind[n_id:-1].sum())
-            self._counts["allowed_kept"] += int(per_kind[-1])
-        if not n_id:
-            return
-        denied = int(per_kind[self.identifiers.kinds.index(DENIED)])
-        verb = {OOVPolicy.KEEP: "kept", OOVPolicy.DROP: "dropped"}.get(self.oov, "masked")
-        self._counts["identifiers_masked"] += denied
-        self._counts[f"identifiers_{verb}"] += int(per_kind[:n_id].sum()) - denied
 
     def _draw_ids(self, ids: np.ndarray, rng: np.random.Generator,
                   levels: np.ndarray | None) -> Any:
@@ -501,173 +388,70 @@ class Privatizer:
         return self._allocator.draw(ids, rng, levels)
 
     def _draw(self, ids: np.ndarray, docs: np.ndarray, oov_docs: np.ndarray | None,
-              layout: _Layout, n_docs: int,
+              layout: Layout, n_docs: int,
               levels: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens."""
-        v = len(self.mechanism.vocabulary)
-        if self.seed is None:
-            noise = self._draw_ids(ids, self._rng, levels)
-            rand = self._rng.integers(v, size=oov_docs.size) if oov_docs is not None else None
-            return noise, rand
-        # Seeded: document i draws from its own generator, mechanism noise first, then OOV words;
-        # the segments of a long document each do so in turn, continuing the same stream.
-        bounds = np.searchsorted(docs, np.arange(n_docs + 1))
-        if oov_docs is not None:
-            oov_bounds = np.searchsorted(oov_docs, np.arange(n_docs + 1))
-            active = np.flatnonzero((np.diff(bounds) > 0) | (np.diff(oov_bounds) > 0))
-        else:
-            active = np.flatnonzero(np.diff(bounds) > 0)
-        parts, rand_parts = [], []
-        fresh = self._doc_generators.many(layout.position[active[~layout.continued[active]]])
-        for d in active.tolist():
-            g = self._continued(int(layout.position[d])) if layout.continued[d] else next(fresh)
-            parts.append(self._draw_ids(ids[bounds[d]:bounds[d + 1]], g,
-                                        None if levels is None else levels[bounds[d]:bounds[d + 1]]))
-            if oov_docs is not None:
-                rand_parts.append(g.integers(v, size=int(oov_bounds[d + 1] - oov_bounds[d])))
-            if layout.continues[d]:
-                self._carry = (int(layout.position[d]), g.bit_generator.state)
-        if not parts:
-            parts = [self._draw_ids(ids[:0], _random.secure_generator(),
-                                    None if levels is None else levels[:0])]  # draws nothing
-        noise = (self._allocator or self.mechanism).concat_noise(parts)
-        rand = np.concatenate(rand_parts) if oov_docs is not None else None
-        return noise, rand
-
-    def _continued(self, position: int) -> np.random.Generator:
-        """The generator of a later segment of document ``position``: where the previous one
-        left it, or fresh when no earlier segment drew anything."""
-        if self._carry is None or self._carry[0] != position:
-            return _random.document_generator(self.seed, position)
-        if self._carry_generator is None:
-            self._carry_generator = _random.seeded_generator(self.seed)
-        self._carry_generator.bit_generator.state = self._carry[1]
-        return self._carry_generator
+        """Mechanism noise for ``ids`` and, when needed, random words for OOV tokens, from the
+        document streams."""
+        return self.streams.draw(ids, docs, oov_docs, layout, n_docs,
+                                 len(self.mechanism.vocabulary), self._draw_ids,
+                                 (self._allocator or self.mechanism).concat_noise, levels)
 
     # ----------------------------------------------------------------------------------------
+    # The token policy's and the streams' settings, read where the Privatizer is rebuilt
+    # (Ray actors) or reported.
+    @property
+    def oov(self) -> OOVPolicy:
+        return self.rules.oov
+
+    @property
+    def mask_token(self) -> str:
+        return self.rules.mask_token
+
+    @property
+    def keep_stopwords(self) -> bool:
+        return self.rules.keep_stopwords
+
+    @property
+    def identifiers(self) -> Identifiers | None:
+        return self.rules.identifiers
+
+    @property
+    def entities(self) -> Entities:
+        return self.rules.entities
+
+    @property
+    def seed(self) -> int | None:
+        return self.streams.seed
+
     @property
     def allocation(self) -> Allocation | None:
         """The budget allocation this Privatizer runs with (None: one ε for every word)."""
         return self._allocator.allocation if self._allocator is not None else None
 
-    def counters(self) -> dict[str, Any]:
-        """Everything :meth:`report` counts, as JSON-ready data: a run split over processes sends
-        each worker's counters home, where :meth:`add_counters` sums them into one report."""
-        nonzero = np.flatnonzero(self._word_counts)
-        out = {"counts": dict(self._counts), "classes": {k.value: v for k, v in self._classes.items()},
-               "by_kind": dict(self._by_kind), "documents": self._documents,
-               "empty_documents": self._empty_documents, "max_privatized": self._max_privatized,
-               "seconds": self._seconds, "word_ids": nonzero.tolist(),
-               "word_counts": self._word_counts[nonzero].tolist()}
-        if self._allocator is not None:  # what the report's allocation section states
-            a = self._allocator
-            out["allocation"] = {"below_floor": a.below_floor, "lengths": sorted(a.lengths),
-                                 "levels_used": sorted(a.levels_used)}
-        return out
+    def tallies(self) -> Tallies:
+        """Everything this Privatizer counted so far (:class:`textdp.tallies.Tallies`): a run
+        split over processes sends each part's tallies (or the difference of two snapshots)
+        home, where their sum gives one report (:meth:`report`)."""
+        return self._tally.snapshot(self._allocator)
 
-    def add_counters(self, counters: Mapping[str, Any]) -> None:
-        """Add the :meth:`counters` of another run of the same configuration to this one's."""
-        for k, v in counters["counts"].items():
-            self._counts[k] += v
-        for k, v in counters["classes"].items():
-            self._classes[TokenClass(k)] += v
-        for k, v in counters["by_kind"].items():
-            self._by_kind[k] += v
-        self._documents += counters["documents"]
-        self._empty_documents += counters["empty_documents"]
-        self._max_privatized = max(self._max_privatized, counters["max_privatized"])
-        self._seconds += counters["seconds"]
-        np.add.at(self._word_counts, np.asarray(counters["word_ids"], dtype=np.int64),
-                  np.asarray(counters["word_counts"], dtype=np.int64))
-        if "allocation" in counters:
-            if self._allocator is None:
-                raise ValueError("counters of an allocated run added to a run without allocation")
-            part = counters["allocation"]
-            self._allocator.below_floor += part["below_floor"]
-            self._allocator.lengths.update(part["lengths"])
-            self._allocator.levels_used.update(part["levels_used"])
+    def report(self, tallies: Tallies | None = None, *,
+               sections: Mapping[str, Any] | None = None, **context: Any) -> Report:
+        """The privacy report of ``tallies`` (default: everything this Privatizer ran), built
+        once (:func:`textdp.privacy.report.word_report`). ``sections`` (a front's own, such as
+        ``pandas``) and ``context`` (``engine``, ``workers``, ``wall_seconds``, ``ledger``,
+        ``io``, …: :class:`textdp.privacy.report.ReportContext`) say where it ran."""
+        from textdp.privacy.report import ReportContext, word_report
 
-    def report(self) -> dict[str, Any]:
-        """The privacy report of everything run so far (:func:`textdp.privacy.report.word_report`)."""
-        from textdp.privacy.report import word_report
-
-        report = word_report(
-            self.mechanism, by_class={k.value: v for k, v in self._classes.items()},
-            by_policy=self._counts,
-            documents={"count": self._documents, "empty": self._empty_documents,
-                       "max_privatized_words_per_document": self._max_privatized},
-            policy={"oov": self.oov.value, "mask_token": self.mask_token,
-                    "keep_stopwords": self.keep_stopwords},
-            seed=self.seed, seconds=self._seconds, word_counts=self._word_counts,
-            unchanged_threshold=self.unchanged_warning)
-        if self.identifiers is not None:
-            self._report_identifiers(report)
-        self._report_entities(report)
-        if self._allocator is not None:
-            from textdp.allocation import amend_report
-
-            amend_report(report, self._allocator, self._counts)
-        return report
-
-    def _report_identifiers(self, report: dict[str, Any]) -> None:
-        """The ``identifiers`` section; kept identifiers in ``unprotected`` and ``warnings``."""
-        by_kind = {k: self._by_kind[k] for k in self.identifiers.kinds}
-        report["identifiers"] = {**self.identifiers.describe(), "by_kind": by_kind,
-                                 "masked": self._counts["identifiers_masked"],
-                                 "kept": self._counts["identifiers_kept"],
-                                 "dropped": self._counts["identifiers_dropped"]}
-        if self.oov is OOVPolicy.KEEP and self._counts["identifiers_kept"]:
-            kept = {k: n for k, n in by_kind.items() if n and k != DENIED}
-            report["unprotected"].append(
-                {"kind": "identifiers", "count": self._counts["identifiers_kept"],
-                 "by_kind": kept, "why": "oov=keep releases them unchanged"})
-            report["warnings"].append(
-                f"released unprotected by oov=keep: {self._counts['identifiers_kept']} "
-                "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")")
-
-
-    def _report_entities(self, report: dict[str, Any]) -> None:
-        """The ``entities`` section; allow-list terms in ``unprotected``; the warning when off."""
-        e = self.entities
-        report["entities"] = {"enabled": bool(e.kinds), **e.describe(),
-                              "by_kind": {k: self._by_kind.get(k, 0) for k in e.kinds},
-                              "masked": self._counts["entities_masked"],
-                              "dropped": self._counts["entities_dropped"],
-                              "allowed_kept": self._counts["allowed_kept"]}
-        if self._counts["allowed_kept"]:
-            report["unprotected"].append(
-                {"kind": "allow-list terms", "count": self._counts["allowed_kept"],
-                 "why": "allow_list releases them unchanged"})
-        if not e.kinds:
-            report["warnings"].append(OFF_WARNING)
-        elif len(e.kinds) < len(ENTITY_KINDS):
-            off = [k for k in ENTITY_KINDS if k not in e.kinds]
-            report["warnings"].append(f"entity recognition is off for: {', '.join(off)} "
-                                      "(they may pass through)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Layout:
-    """Where the pieces of a batch come from: per piece, its document's corpus ``position``,
-    whether it ``continued`` an earlier segment of that document, and whether it ``continues``
-    in a later one; ``owner`` is the document's index in the call to :meth:`Privatizer.run`."""
-
-    position: np.ndarray
-    continued: np.ndarray
-    continues: np.ndarray
-    owner: np.ndarray
-
-    @classmethod
-    def whole(cls, start: int, n: int) -> _Layout:
-        no = np.zeros(n, dtype=bool)
-        return cls(np.arange(start, start + n, dtype=np.int64), no, no, np.arange(n))
-
-    @classmethod
-    def of(cls, start: int, rows: list[tuple[int, int, bool]]) -> _Layout:
-        owner, index, last = (np.array(c) for c in zip(*rows, strict=True))
-        owner = owner.astype(np.int64)
-        return cls(owner + start, index > 0, ~last.astype(bool), owner)
-
+        if tallies is None:
+            tallies = self.tallies()
+        allocation = (self._allocator.for_run(tallies) if self._allocator is not None
+                      else None)
+        return word_report(
+            self.mechanism, tallies,
+            policy=self.rules.policy(), seed=self.seed,
+            unchanged_threshold=self.unchanged_warning,
+            sections=self.rules.sections(tallies), allocation=allocation,
+            context=ReportContext(sections=tuple((sections or {}).items()), **context))
 
 def _segments(text: str, spans: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
               ) -> Iterator[str]:
@@ -699,44 +483,6 @@ def _segments(text: str, spans: tuple[np.ndarray, np.ndarray, np.ndarray] | None
     yield text[a:]
 
 
-def make_identifiers(identifiers: bool | Identifiers, labels: Mapping[str, str] | None,
-                     patterns: Mapping[str, str] | None,
-                     deny_list: Iterable[str] | None,
-                     phone_regions: Sequence[str] | None = None) -> Identifiers | None:
-    """The recogniser the options describe (None: no identifiers and no deny-list)."""
-    if isinstance(identifiers, Identifiers):
-        if labels or patterns or deny_list or phone_regions:
-            raise ValueError("pass labels, patterns, the deny-list and phone regions to the "
-                             "Identifiers object")
-        return identifiers
-    if not isinstance(identifiers, bool):
-        raise TypeError("identifiers must be True, False or a textdp.text.identifiers.Identifiers")
-    if isinstance(deny_list, str):
-        raise TypeError("deny_list must be a list of terms, not a single string")
-    deny = list(deny_list or ())
-    if phone_regions is not None and not identifiers:
-        raise ValueError("phone regions given, but identifiers are off")
-    if not (identifiers or patterns or deny):
-        if labels:
-            raise ValueError("identifier labels given, but identifiers are off")
-        return None
-    regions = {} if phone_regions is None else {"phone_regions": phone_regions}
-    return Identifiers(builtin=identifiers, patterns=dict(patterns or {}),
-                       labels=dict(labels or {}), deny_list=deny, **regions)
-
-
-def make_entities(entities: str | Sequence[str] | bool | Entities | None,
-                  allow_list: Iterable[str] | None) -> Entities:
-    """The entity recogniser the options describe (its ``kinds`` empty when off)."""
-    if isinstance(entities, Entities):
-        if allow_list:
-            raise ValueError("pass the allow-list to the Entities object")
-        return entities
-    if isinstance(allow_list, str):
-        raise TypeError("allow_list must be a list of terms, not a single string")
-    return Entities(kinds=entities, allow_list=tuple(allow_list or ()))
-
-
 def build_mechanism(mechanism: str | WordMechanism, epsilon: float | None,
                     vocabulary: Vocabulary | None, params: dict[str, Any]) -> WordMechanism:
     if isinstance(mechanism, WordMechanism):
@@ -746,26 +492,3 @@ def build_mechanism(mechanism: str | WordMechanism, epsilon: float | None,
     if epsilon is None:
         raise ValueError("epsilon is required")
     return create(mechanism, vocabulary, epsilon=epsilon, **params)
-
-
-def subtract_counters(after: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
-    """What one Privatizer counted between two of its :meth:`Privatizer.counters` snapshots:
-    one batch's counters, for a front that sends each batch's counters home (Ray, datasets).
-    The maximum is kept as it is (a maximum of maxima)."""
-    def sub(key: str) -> dict[str, int]:
-        return {k: v - before[key].get(k, 0) for k, v in after[key].items()}
-
-    ids = np.asarray(after["word_ids"], dtype=np.int64)  # sorted; a superset of before's
-    diff = np.asarray(after["word_counts"], dtype=np.int64)
-    diff[np.searchsorted(ids, np.asarray(before["word_ids"], dtype=np.int64))] -= \
-        np.asarray(before["word_counts"], dtype=np.int64)
-    keep = diff != 0
-    out = {"counts": sub("counts"), "classes": sub("classes"), "by_kind": sub("by_kind"),
-           "documents": after["documents"] - before["documents"],
-           "empty_documents": after["empty_documents"] - before["empty_documents"],
-           "max_privatized": after["max_privatized"], "seconds": after["seconds"] - before["seconds"],
-           "word_ids": ids[keep].tolist(), "word_counts": diff[keep].tolist()}
-    if "allocation" in after:  # the sets are kept whole (a union of unions)
-        out["allocation"] = {**after["allocation"], "below_floor": after["allocation"]["below_floor"]
-                             - before["allocation"]["below_floor"]}
-    return out

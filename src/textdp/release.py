@@ -135,7 +135,7 @@ def run_spec(spec: Any, texts: Iterable[str], *, batch_size: int | None = None,
     with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
                       seed=spec.seed, input_name=input_name) as release:
         out = _run_all(runner, texts, size)
-        report = release.attach(runner.report())
+        report = runner.report(ledger=release)
     return PrivatizeResult(out, report)
 
 

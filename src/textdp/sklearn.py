@@ -349,7 +349,7 @@ class PrivEmbTransformer(TransformerMixin, BaseEstimator):
                           seed=self.seed, input_kind="vectors",
                           space=f"the input vectors themselves (R^{X.shape[1]})") as release:
             W = self._release(X)
-            release.attach(self.report_)
+            self.report_ = release.attach(self.report_)
         return W
 
     def _release(self, X: np.ndarray) -> np.ndarray:

@@ -42,7 +42,8 @@ def test_rebuild_mechanism_from_a_run_report():
     report = textdp.privatize(["The food was great."], mechanism="mvc", epsilon=5, seed=1).report
     mech, why = rebuild_mechanism(report)
     assert why is None and mech.name == "mvc" and mech.epsilon == 5
-    report["vocabulary"] = {**report["vocabulary"], "fingerprint": "0" * 64, "name": "custom"}
+    report = {**report, "vocabulary": {**report["vocabulary"], "fingerprint": "0" * 64,
+                                       "name": "custom"}}
     mech, why = rebuild_mechanism(report)
     assert mech is None and "vocabulary" in why
 

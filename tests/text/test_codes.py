@@ -42,10 +42,10 @@ class ReferencePrivatizer(Privatizer):
                        dtype=np.int64)
         in_vocab = ids >= 0
         private = in_vocab.copy()
-        if self._stop_ids is not None:
-            stop = in_vocab & np.isin(ids, self._stop_ids)
+        if self.rules.stop_ids is not None:
+            stop = in_vocab & np.isin(ids, self.rules.stop_ids)
             private &= ~stop
-            self._counts["stopwords_kept"] += int(stop.sum())
+            self._tally.by_policy["stopwords_kept"] += int(stop.sum())
         oov = np.flatnonzero(~in_vocab & ~ident)
         is_number = np.fromiter((tokens[i][:1].isdecimal() for i in oov), dtype=bool,
                                 count=oov.size)
@@ -220,8 +220,8 @@ def test_fast_path_equals_reference(vocab, method, n_lists):
         ref = ReferencePrivatizer(mech, entities="none", oov=oov, keep_stopwords=keep_stopwords,
                                   seed=seed, mask_token=mask)
         if seed is None:
-            fast._rng = np.random.default_rng(trial)
-            ref._rng = np.random.default_rng(trial)
+            fast.streams._rng = np.random.default_rng(trial)
+            ref.streams._rng = np.random.default_rng(trial)
         out_fast = fast.run(texts) + fast.run(texts[::-1])
         out_ref = ref.run(texts) + ref.run(texts[::-1])
         assert out_fast == out_ref
@@ -248,7 +248,7 @@ def test_nul_empty_and_all_nul_documents_equal_the_oracle(vocab, oov, seed):
         fast = Privatizer(mech, entities="none", oov=oov, seed=seed)
         ref = ReferencePrivatizer(mech, entities="none", oov=oov, seed=seed)
         if seed is None:
-            fast._rng, ref._rng = np.random.default_rng(1), np.random.default_rng(1)
+            fast.streams._rng, ref.streams._rng = np.random.default_rng(1), np.random.default_rng(1)
         out = fast.run(texts) + fast.run(texts[1:])
         assert out == ref.run(texts) + ref.run(texts[1:])
         assert len(out) == 2 * len(texts) - 1

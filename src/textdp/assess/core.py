@@ -222,7 +222,7 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    return _row(setting, spec, originals, private, mentions, runner.counters()["counts"],
+    return _row(setting, spec, originals, private, mentions, dict(runner.tallies().by_policy),
                 original_embeddings, private_embeddings, split, words, seconds)
 
 

@@ -23,8 +23,7 @@ def run(args: PrivatizeArguments, book: CommandLedger) -> None:
         io_summary = map_text_file(input, args.output, book.watch(runner.run), options=options,
                                    format=format, batch_size=args.batch_size,
                                    progress=progress_bar("privatize"), files=files)
-        result = book.attach(runner.report())
-        result["io"] = io_summary
+        result = book.attach(runner.report(io=io_summary))
         if args.report is not None:
             files.write_json(args.report, result)
     say_outcome(io_summary, args.output, args.report, result)

@@ -96,8 +96,7 @@ def run(args: PrivatizeArguments) -> None:
         io_summary = map_text_file(args.input, args.output, book.watch(runner.run),
                                    options=options, format=args.format, batch_size=batch,
                                    progress=progress_bar("dp_prompt"), files=files)
-        result = book.attach(runner.report())
-        result["io"] = io_summary
+        result = book.attach(runner.report(io=io_summary))
         if args.report is not None:
             files.write_json(args.report, result)
     say_outcome(io_summary, args.output, args.report, result)

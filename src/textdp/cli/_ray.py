@@ -38,6 +38,7 @@ from textdp.cli._ledger import CommandLedger
 from textdp.io import FileError, check_distinct, directory_inputs, map_text_file
 from textdp.io.streams import is_stdio
 from textdp.spec import ReleaseSpec
+from textdp.tallies import Tallies
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
@@ -343,10 +344,9 @@ class FileWorker:
         io summary and the Privatizer's tallies for it, or the
         one-line problem with the file (``error``)."""
         from textdp.integrations.ray import peak_rss
-        from textdp.pipeline import subtract_counters
         from textdp.privacy.fingerprint import InputHash
 
-        before = self.privatizer.counters()
+        before = self.privatizer.tallies()
         run = self.privatizer.run
         digest = InputHash("texts") if fingerprint else None
 
@@ -361,8 +361,8 @@ class FileWorker:
         except FileError as exc:
             return {"index": index, "error": str(exc)}
         summary["output"] = dst
-        stats = subtract_counters(self.privatizer.counters(), before)
-        stats["peak_rss"] = peak_rss()
+        stats = {"tallies": (self.privatizer.tallies() - before).to_json(),
+                 "peak_rss": peak_rss()}
         out = {"index": index, "summary": summary, "stats": stats}
         if digest is not None:
             out["fingerprint"] = (digest.hexdigest(), digest.count)
@@ -423,6 +423,7 @@ class _Windows:
         self.offset = 0  # documents in the files before this one
         self.documents = 0
         self.peak: dict[str, int] = {}  # the largest RSS of a worker process
+        self.tallies: list[Any] = []  # per window, summed into the report
 
     def __call__(self, texts: list[str], start: int) -> list[str]:
         import numpy as np
@@ -441,9 +442,10 @@ class _Windows:
         if not tables:
             return []
         with preserve_order():
-            out = run_text(ray.data.from_arrow(tables), self.runner, self.spec,
-                           column="text", workers=self.workers, batch_size=step,
-                           peak=self.peak)
+            out, tallies = run_text(ray.data.from_arrow(tables), self.runner, self.spec,
+                                    column="text", workers=self.workers,
+                                    batch_size=step, peak=self.peak)
+            self.tallies.append(tallies)
             return list(texts_of(out))
 
 
@@ -469,7 +471,7 @@ def run(args: PrivatizeArguments, book: CommandLedger) -> None:
 def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
          book: CommandLedger, fingerprint: Fingerprint, logs: RayLogs, t0: float
          ) -> dict[str, Any]:
-    from textdp.integrations.ray import engine_report, peak_rss
+    from textdp.integrations.ray import engine_context, peak_rss
 
     workers, report = args.workers, args.report
     ray, own = start(workers, args.ray_address, logs)
@@ -477,20 +479,21 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
     try:
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         peak: dict[str, int] = {}
+        tallies: list[Any] = []  # the workers' (Tallies), summed into the one report
         with book.files() as files:
             if any(is_stdio(p) for pair in pairs for p in pair):
                 _make_parent(pairs[-1][1], created)
-                summaries = _windowed(pairs, runner, args, workers, files, peak)
+                summaries = _windowed(pairs, runner, args, workers, files, peak, tallies)
             else:
                 summaries = _distributed(ray, pairs, runner, args, book, fingerprint, workers,
-                                         files, peak, created)
-            result = runner.report()
-            result = engine_report(result, workers, time.perf_counter() - t0,
-                                   result["tokens"]["total"], "tokens", peak.get("rss", 0))
-            # This process's own: flat in the input when the workers read and write the files.
-            result["performance"]["driver_peak_rss_mib"] = round(peak_rss() / 2**20, 1)
-            result = book.attach(result)
-            result["io"] = _io(summaries)
+                                         files, peak, created, tallies)
+            # The driver's own peak RSS: flat in the input when the workers read and write
+            # the files.
+            result = runner.report(
+                sum(tallies, Tallies.zero()),
+                **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
+                driver_peak_rss_bytes=peak_rss())
+            result = book.attach(result).with_context(io=_io(summaries))
             if report is not None:
                 files.write_json(report, result)
     except BaseException as exc:
@@ -506,7 +509,8 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
 
 
 def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
-              workers: int, files: Any, peak: dict[str, int]) -> list[dict[str, Any]]:
+              workers: int, files: Any, peak: dict[str, int],
+              tallies: list[Any]) -> list[dict[str, Any]]:
     """Standard input or output: the driver reads and writes, a window of records per Ray job
     (workers cannot open the command's own streams)."""
     batch_size = args.batch_size
@@ -520,12 +524,14 @@ def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArgume
             progress=progress_bar("privatize")))
         windows.offset += windows.documents
     peak.update(windows.peak)
+    tallies += windows.tallies
     return summaries
 
 
 def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
                  book: CommandLedger, fingerprint: Fingerprint, workers: int, files: Any,
-                 peak: dict[str, int], created: list[Path]) -> list[dict[str, Any]]:
+                 peak: dict[str, int], created: list[Path], tallies: list[Any]
+                 ) -> list[dict[str, Any]]:
     """Files in, files out, on the workers: one pool of actors for the job, each file read,
     privatised and written by one actor with textdp's own reader and writer, into a staging
     directory beside the output (the output directory of a directory is made only when every
@@ -571,7 +577,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
                     lambda a, item: a.rewrite.remote(*item), items):
                 if "error" in out:
                     raise CLIError(out["error"])
-                runner.add_counters(out["stats"])
+                tallies.append(Tallies.from_json(out["stats"]["tallies"]))
                 peak["rss"] = max(peak.get("rss", 0), out["stats"]["peak_rss"])
                 summaries[out["index"]] = out["summary"]
                 if ledger:

@@ -132,7 +132,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None) -> None:
     from textdp._checks import check_seed
     from textdp.encoders import encoder_name
-    from textdp.privacy.report import document_report
+    from textdp.privacy.report import ReportContext, document_report
     from textdp.sentences import splitter_name
 
     started = time.perf_counter()
@@ -153,11 +153,12 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
         out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
 
         # 4. Output and report together, or neither (then the --ledger completion).
+        io = {"input": str(input), "output": str(output), "records_in": len(counts),
+              "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
         result = book.attach(document_report(
             mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
-            encoder=encoder_name(sentences), sentence_splitter=splitter_name()))
-        result["io"] = {"input": str(input), "output": str(output), "records_in": len(counts),
-                        "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
+            encoder=encoder_name(sentences), sentence_splitter=splitter_name(),
+            context=ReportContext(io=io)))
         with book.files() as files:
             with files.writing(output) as tmp, open(tmp, "wb") as f:
                 np.save(f, out)

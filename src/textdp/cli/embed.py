@@ -252,7 +252,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
           report: ReportOpt = None, batch_size: BatchOpt = 256,
           vocabulary: VocabularyOption = None, ledger: LedgerOpt = None,
           ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None) -> None:
-    from textdp.privacy.report import embedding_report, json_ready
+    from textdp.privacy.report import ReportContext, embedding_report, json_ready
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read.
@@ -278,14 +278,13 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
         W, audit = _release(mech, X, seed, audit_pairs)
 
         # 4. Output and report, together or not at all (then the --ledger completion).
-        result = embedding_report(
+        io = {"input": os.fspath(input), "output": os.fspath(output),
+              "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
+        result = book.attach(embedding_report(
             mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
             dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
             encoder=encoder.describe() if encoder is not None else None, empty_texts=empty_texts,
-            audit=audit, chunk_rows=CHUNK_ROWS)
-        result["io"] = {"input": os.fspath(input), "output": os.fspath(output),
-                        "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
-        book.attach(result)
+            audit=audit, chunk_rows=CHUNK_ROWS, context=ReportContext(io=io)))
         with book.files() as files:
             with files.writing(output) as tmp:  # a full disk names OUTPUT
                 write_vectors(tmp, W, vector_field, suffix=output.suffix)

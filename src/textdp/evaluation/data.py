@@ -325,13 +325,13 @@ def data_words(batches: Iterable[list[str]], spec: Any) -> DataWords:
 
 def words_of_run(runner: Any) -> DataWords:
     """The :class:`DataWords` of everything a :class:`textdp.pipeline.Privatizer` has run."""
-    c = runner.counters()
-    ids = np.asarray(c["word_ids"], dtype=np.int64)
-    counts = np.asarray(c["word_counts"], dtype=np.int64)
+    c = runner.tallies()
+    ids = np.asarray(c.word_ids, dtype=np.int64)
+    counts = np.asarray(c.word_counts, dtype=np.int64)
     order = np.lexsort((ids, -counts))  # most frequent first, ties in vocabulary order
     ids, counts = ids[order], counts[order]
     words = runner.mechanism.vocabulary.words_array[ids].tolist()
-    return DataWords(ids=ids, counts=counts, words=tuple(words), documents=int(c["documents"]),
-                     tokens={k: int(v) for k, v in c["classes"].items()},
-                     by_policy={k: int(v) for k, v in c["counts"].items()},
-                     spans={k: int(v) for k, v in c["by_kind"].items()})
+    return DataWords(ids=ids, counts=counts, words=tuple(words), documents=int(c.documents),
+                     tokens={k: int(v) for k, v in c.by_class.items()},
+                     by_policy={k: int(v) for k, v in c.by_policy.items()},
+                     spans={k: int(v) for k, v in c.by_kind.items()})

@@ -431,9 +431,9 @@ def _measure_data(config: SweepConfig, shared: _Shared, spec: Any, name: str, ep
     for i in range(0, len(texts), BATCH_SIZE):
         private += runner.run(texts[i:i + BATCH_SIZE])
     seconds = time.perf_counter() - t_run
-    counters = runner.counters()
-    n_tokens = sum(counters["classes"].values())
-    n_words = counters["counts"]["privatized"]
+    tallies = runner.tallies()
+    n_tokens = sum(tallies.by_class.values())
+    n_words = tallies.by_policy["privatized"]
     row["efficiency"] = {"documents": len(texts), "tokens": n_tokens, "privatized_words": n_words,
                          "seconds": seconds, "words_per_second": n_words / max(seconds, 1e-9),
                          "tokens_per_second": n_tokens / max(seconds, 1e-9)}

@@ -35,6 +35,7 @@ names in every front), built into one release spec that every map worker runs.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -44,8 +45,9 @@ from typing import Any
 import numpy as np
 
 from textdp._guide import MissingExtra, install_hint, names_listing
-from textdp.pipeline import Privatizer, subtract_counters
+from textdp.pipeline import Privatizer
 from textdp.spec import ReleaseSpec, release_spec
+from textdp.tallies import Tallies
 
 __all__ = ["privatize", "COUNTERS_COLUMN"]
 
@@ -67,7 +69,7 @@ class _Mapper:
     def __init__(self, spec: ReleaseSpec, column: str, null_rows: np.ndarray) -> None:
         self.spec, self.column, self.null_rows = spec, column, null_rows
         self._runner: Privatizer | None = None
-        self._before: dict[str, Any] | None = None
+        self._before: Tallies | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # A worker builds its own Privatizer (and secure generator) from the spec.
@@ -76,7 +78,7 @@ class _Mapper:
     def runner(self) -> Privatizer:
         if self._runner is None:
             self._runner = self.spec.privatizer()
-            self._before = self._runner.counters()
+            self._before = self._runner.tallies()
         return self._runner
 
     def __call__(self, batch: dict[str, list], indices: list[int]) -> dict[str, list]:
@@ -92,13 +94,13 @@ class _Mapper:
                 out[i] = t
         counters = [None] * len(values)
         if values:
-            counters[0] = json.dumps(self._delta(runner.counters()))
+            counters[0] = json.dumps(self._delta(runner.tallies()).to_json())
         return {self.column: out, COUNTERS_COLUMN: counters}
 
-    def _delta(self, now: dict[str, Any]) -> dict[str, Any]:
-        """This batch's counters: ``now`` less what the process had counted before it."""
+    def _delta(self, now: Tallies) -> Tallies:
+        """This batch's tallies: ``now`` less what the process had counted before it."""
         before, self._before = self._before, now
-        return subtract_counters(now, before)
+        return now - before
 
 
 def _null_rows(ds: Any, column: str) -> np.ndarray:
@@ -233,13 +235,13 @@ def _privatize_columns(ds: Any, names: list[str], spec: ReleaseSpec, num_proc: i
         with book.release(mechanism=spec.mechanism_object(), input_fingerprint=fingerprint,
                           records=count, seed=spec.seed,
                           input_name=f"dataset column {c!r}") as release:
-            ds, reports[c] = _privatize(ds, c, spec, num_proc, batch_size)
-            release.attach(reports[c])
+            ds, report = _privatize(ds, c, spec, num_proc, batch_size)
+            reports[c] = release.attach(report)
     if len(names) > 1 and spec.seed is not None:
         note = (f"one seed drives columns {', '.join(names)}: document i of each draws from the "
                 "same stream (seed, i), so their noise is correlated")
         for c in names:
-            reports[c]["warnings"].append(note)
+            reports[c] = reports[c].with_context(notes=[note])
     return ds, reports
 
 
@@ -292,19 +294,13 @@ def _privatize(ds: Any, column: str, spec: ReleaseSpec, num_proc: int | None,
     counters = mapped.data.column(COUNTERS_COLUMN).drop_null().to_pylist()
     result = mapped.remove_columns([COUNTERS_COLUMN])
     wall = time.perf_counter() - t0
-    for i, c in enumerate(counters):  # the performance is the wall time of the call
-        parent.add_counters({**json.loads(c), "seconds": wall if i == 0 else 0.0})
-    return result, _datasets_section(parent.report(), ds, column, num_proc, fingerprint,
-                                     spec.seed)
+    tallies = sum((Tallies.from_json(json.loads(c)) for c in counters), Tallies.zero())
+    # The performance is the wall time of the call.
+    tallies = dataclasses.replace(tallies, nanoseconds=round(wall * 1e9) if counters else 0)
+    report = parent.report(tallies, engine="datasets", workers=int(num_proc or 1), sections={
+        "datasets": {"column": column, "rows": len(ds), "fingerprint": fingerprint,
+                     "fingerprint_source": "random (unseeded)" if spec.seed is None
+                     else "derived from input, seed, mechanism, parameters, vocabulary",
+                     "document_numbering": "row order, missing values skipped"}})
+    return result, report
 
-
-def _datasets_section(report: dict[str, Any], ds: Any, column: str, num_proc: int | None,
-                      fingerprint: str, seed: int | None) -> dict[str, Any]:
-    """What this front adds to a column's report: ``engine``, ``workers``, ``datasets``."""
-    report["engine"] = "datasets"
-    report["workers"] = int(num_proc or 1)
-    report["datasets"] = {"column": column, "rows": len(ds), "fingerprint": fingerprint,
-                          "fingerprint_source": "random (unseeded)" if seed is None
-                          else "derived from input, seed, mechanism, parameters, vocabulary",
-                          "document_numbering": "row order, missing values skipped"}
-    return report

@@ -33,17 +33,17 @@ draws fresh noise, and only the retried output is kept. The report's tallies tra
 batch's output (a column dropped afterwards), so a batch that failed and was retried is counted
 once.
 
-One report: the per-batch tallies are summed on the driver into a Privatizer's counters and
-rendered by the one report builder (:mod:`textdp.privacy.report`), with ``engine: "ray"`` and
+One report: the per-batch tallies are summed on the driver (:class:`textdp.tallies.Tallies`) and
+given to the one report builder (:mod:`textdp.privacy.report`), with ``engine: "ray"`` and
 ``workers`` added. Seeded rows are numbered by materialising the input once (in its order), counting
 its blocks and adding the index in one task per output block (:func:`with_row_index`; the
 object store spills to disk what does not fit in memory). Ray's ``zip`` with ``ray.data.range``
 would do the same but is deprecated, and run lazily before an actor pool it can wait for ever
 for CPUs the actors hold.
 
-Each batch's tallies are :meth:`textdp.Privatizer.counters` differences
-(:func:`textdp.pipeline.subtract_counters`), summed on the driver with ``add_counters`` — the same
-public pair the datasets front uses.
+Each batch's tallies are the difference of two :meth:`textdp.Privatizer.tallies` snapshots
+(:class:`textdp.tallies.Tallies`, sent home as JSON), summed on the driver into the one report —
+as the datasets front does.
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ import numpy as np
 
 from textdp import _random
 from textdp._guide import MissingExtra, install_hint, names_listing
-from textdp.pipeline import Privatizer, subtract_counters
+from textdp.pipeline import Privatizer
 from textdp.spec import ReleaseSpec, release_spec
+from textdp.tallies import Tallies
 
 __all__ = ["privatize", "release_documents", "release_vectors", "require_ray"]
 
@@ -136,7 +137,7 @@ class _TextWorker(_Worker):
         binary = bool(texts) and isinstance(texts[0], bytes)
         if binary:
             texts = decode_texts(texts)
-        before = self.privatizer.counters()
+        before = self.privatizer.tallies()
         out: list[str] = []
         rows = self.rows(batch)
         if rows is not None:
@@ -145,8 +146,8 @@ class _TextWorker(_Worker):
         else:  # unseeded: a secure generator, the position draws nothing
             out = self.privatizer.run(texts)
         batch[self.column] = np.array(encode_texts(out) if binary else out, dtype=object)
-        stats = subtract_counters(self.privatizer.counters(), before)
-        stats["peak_rss"] = peak_rss()
+        stats = {"tallies": (self.privatizer.tallies() - before).to_json(),
+                 "peak_rss": peak_rss()}
         return self.with_stats(batch, len(out), stats)
 
 
@@ -380,39 +381,31 @@ def collect_stats(ds: Any) -> Iterator[dict[str, Any]]:
 
 
 def run_text(indexed: Any, driver: Privatizer, spec: ReleaseSpec, *, column: str, workers: int,
-             batch_size: int, threads: int = 1, peak: dict[str, int] | None = None) -> Any:
+             batch_size: int, threads: int = 1, peak: dict[str, int] | None = None
+             ) -> tuple[Any, Tallies]:
     """Privatise ``indexed`` (with :data:`ROW`) on the pool with the release ``spec`` (what the
-    actors receive); returns the materialised output without the tallies, which are added to
-    ``driver`` (and the largest worker RSS to ``peak["rss"]``)."""
+    actors receive); returns the materialised output and the sum of the workers' tallies (the
+    largest worker RSS goes to ``peak["rss"]``)."""
     check_no_generator(spec)
     kwargs = {"column": column, "spec": spec}
     out = map_with_pool(indexed, _TextWorker, kwargs, workers=workers, batch_size=batch_size,
                         threads=threads).materialize()
+    total = Tallies.zero()
     for stats in collect_stats(out):
-        driver.add_counters(stats)
+        total = total + Tallies.from_json(stats["tallies"])
         if peak is not None:
             peak["rss"] = max(peak.get("rss", 0), stats["peak_rss"])
     # A column projection over the materialised blocks: no second copy of the output.
-    return out.drop_columns([STATS])
+    return out.drop_columns([STATS]), total
 
 
-def engine_report(report: dict[str, Any], workers: int, wall: float, count: int,
-                  unit: str, peak_rss_bytes: int = 0) -> dict[str, Any]:
-    """``engine`` and ``workers`` added; rates per wall-clock second of the whole run (the
-    summed time inside the workers kept as ``worker_seconds``; the largest peak RSS of a
-    worker process as ``worker_peak_rss_mib``)."""
-    performance = report["performance"]
-    performance["worker_seconds"] = performance.pop("wall_seconds")
-    performance["wall_seconds"] = round(wall, 6)
-    performance[f"{unit}_per_second"] = round(count / wall, 1) if wall > 0 else None
-    if unit == "tokens":
-        words = report["tokens"]["by_class"].get("word", 0)
-        performance["words_per_second"] = round(words / wall, 1) if wall > 0 else None
-    report["engine"] = "ray"
-    report["workers"] = workers
-    if peak_rss_bytes:
-        performance["worker_peak_rss_mib"] = round(peak_rss_bytes / 2**20, 1)
-    return report
+def engine_context(workers: int, wall: float, peak_rss_bytes: int = 0) -> dict[str, Any]:
+    """What the report says about a Ray run (:class:`textdp.privacy.report.ReportContext`):
+    ``engine`` and ``workers``; rates per wall-clock second of the whole run (the summed time
+    inside the workers kept as ``worker_seconds``; the largest peak RSS of a worker process as
+    ``worker_peak_rss_mib``)."""
+    return {"engine": "ray", "workers": workers, "wall_seconds": wall,
+            "worker_peak_rss_bytes": peak_rss_bytes}
 
 
 def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
@@ -464,7 +457,7 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
                       records=count, seed=spec.seed,
                       input_name=f"Ray Data column {column!r}") as release:
         out, report = _privatize(*args)
-        release.attach(report)
+        report = release.attach(report)
     return out, report
 
 
@@ -485,11 +478,11 @@ def _privatize(dataset: Any, column: str, spec: ReleaseSpec, workers: int | None
     with preserve_order():
         indexed, n = prepare(dataset, batch_size,
                              indexed=spec.seed is not None, workers=workers)
-        out = run_text(indexed, driver, spec, column=column, workers=workers,
-                       batch_size=batch_size, threads=threads, peak=peak) if n else indexed
-    report = driver.report()
-    return out, engine_report(report, workers, time.perf_counter() - t0,
-                              report["tokens"]["total"], "tokens", peak.get("rss", 0))
+        out, tallies = run_text(
+            indexed, driver, spec, column=column, workers=workers,
+            batch_size=batch_size, threads=threads, peak=peak) if n else (indexed, Tallies.zero())
+    return out, driver.report(tallies, **engine_context(workers, time.perf_counter() - t0,
+                                                        peak.get("rss", 0)))
 
 
 def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
@@ -503,18 +496,19 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
     embedding report with ``engine`` and ``workers``).
     """
     from textdp.mechanisms.embedding.release import CHUNK_ROWS
-    from textdp.privacy.report import embedding_report
+    from textdp.privacy.report import ReportContext, embedding_report
 
     t0 = time.perf_counter()
     out, stats, n, seed, workers = _release(
         dataset, _VectorWorker, lambda n: {"column": column, "mechanism": mechanism, "n_rows": n},
         seed=seed, workers=workers, batch_size=batch_size, threads=threads)
     dim_in = stats[0]["dim_in"] if stats else 0
-    report = embedding_report(mechanism, vectors_in=n, vectors_out=n, dim_in=dim_in,
-                              dim_out=stats[0]["dim_out"] if stats else 0, seed=seed,
-                              seconds=sum(s["seconds"] for s in stats),
-                              chunk_rows=CHUNK_ROWS if seed is not None else None)
-    return out, engine_report(report, workers, time.perf_counter() - t0, n, "vectors")
+    context = ReportContext(**engine_context(workers, time.perf_counter() - t0))
+    return out, embedding_report(mechanism, vectors_in=n, vectors_out=n, dim_in=dim_in,
+                                 dim_out=stats[0]["dim_out"] if stats else 0, seed=seed,
+                                 seconds=sum(s["seconds"] for s in stats),
+                                 chunk_rows=CHUNK_ROWS if seed is not None else None,
+                                 context=context)
 
 
 def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
@@ -529,7 +523,7 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
     actor draws from its own secure generator. Returns (the dataset with ``output_column``
     added, the document report with ``engine`` and ``workers``).
     """
-    from textdp.privacy.report import document_report
+    from textdp.privacy.report import ReportContext, document_report
 
     t0 = time.perf_counter()
     out, stats, n, seed, workers = _release(
@@ -537,9 +531,9 @@ def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
         lambda n: {"column": column, "output_column": output_column, "mechanism": mechanism},
         seed=seed, workers=workers, batch_size=batch_size, threads=threads)
     counts = [k for s in stats for k in s["sentence_counts"]]
-    report = document_report(mechanism, sentence_counts=counts, seed=seed,
-                             seconds=sum(s["seconds"] for s in stats))
-    return out, engine_report(report, workers, time.perf_counter() - t0, n, "documents")
+    context = ReportContext(**engine_context(workers, time.perf_counter() - t0))
+    return out, document_report(mechanism, sentence_counts=counts, seed=seed,
+                                seconds=sum(s["seconds"] for s in stats), context=context)
 
 
 def _release(dataset: Any, worker: type, kwargs_for: Any, *, seed: Any, workers: int | None,

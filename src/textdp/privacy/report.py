@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from textdp import _random
@@ -34,8 +35,8 @@ from textdp.privacy.unchanged import (
     unchanged_warning,
 )
 
-__all__ = ["REPORT_KEYS", "SCHEMA", "document_report", "embedding_report", "generation_report",
-           "json_ready", "summary_line", "word_report"]
+__all__ = ["REPORT_KEYS", "SCHEMA", "Report", "ReportContext", "Section", "document_report",
+           "embedding_report", "generation_report", "json_ready", "summary_line", "word_report"]
 
 SCHEMA = "textdp.report/1"
 
@@ -47,27 +48,236 @@ REPORT_KEYS = ("schema", "kind", "textdp_version", "textdp_extras", "created", "
 _STRUCTURE = "structure: kept as it is by design"
 
 
+# ------------------------------------------------------------------------------------------------
+# The immutable report
+
+
+def _readonly(*_: Any, **__: Any) -> Any:
+    raise TypeError("a privacy report is immutable: pass what it should say to its builder "
+                    "(textdp.privacy.report), or copy it with Report.to_dict()")
+
+
+class _FrozenList(list):
+    """A list that refuses every change (JSON and ``==`` see a list)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _readonly
+    append = extend = insert = pop = remove = clear = sort = reverse = _readonly
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_FrozenList, (list(self),))
+
+    def __copy__(self) -> _FrozenList:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _FrozenList:
+        return self
+
+
+class _FrozenDict(dict):
+    """A dict that refuses every change (JSON and ``==`` see a dict)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _readonly
+    update = pop = popitem = setdefault = clear = _readonly
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_FrozenDict, (dict(self),))
+
+    def __copy__(self) -> _FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _FrozenDict:
+        return self
+
+
+def _freeze(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return _FrozenDict((k, _freeze(v)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return _FrozenList(_freeze(v) for v in obj)
+    return obj
+
+
+def _thaw(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {k: _thaw(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_thaw(v) for v in obj]
+    return obj
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A report section a part of the run contributes (identifiers, entities): its body under
+    ``name``, what it released unprotected and its warnings."""
+
+    name: str
+    body: Mapping[str, Any]
+    unprotected: tuple[Mapping[str, Any], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    """How and where a release ran: what a front adds to the report of its mechanism.
+
+    Attributes:
+        engine, workers: the engine (``"ray"``, ``"pandas"``, ``"datasets"``) and its workers.
+        wall_seconds: the wall-clock time of a run split over workers: the report's rates are
+            then per wall second and the summed time inside the workers is ``worker_seconds``.
+        worker_peak_rss_bytes, driver_peak_rss_bytes: the largest worker RSS, this process's.
+        sections: front sections (``pandas``, ``datasets``), ``(name, body)`` in order.
+        ledger: a ledger release (its ``section`` and ``warnings``: :mod:`textdp.ledger`).
+        notes: the front's own warnings, after the ledger's.
+        io: the command line's files and records.
+    """
+
+    engine: str | None = None
+    workers: int | None = None
+    wall_seconds: float | None = None
+    worker_peak_rss_bytes: int = 0
+    driver_peak_rss_bytes: int | None = None
+    sections: tuple[tuple[str, Any], ...] = ()
+    ledger: Any = None
+    notes: tuple[str, ...] = ()
+    io: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class _LedgerPart:
+    """What a ledger release adds to a report, read once when the report is built."""
+
+    section: Mapping[str, Any]
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What a report is built from: the mechanism's content, the rates, the time, the context."""
+
+    core: Mapping[str, Any]
+    warnings: tuple[str, ...]
+    rates: tuple[tuple[str, int], ...]
+    seconds: float
+    context: ReportContext = field(default_factory=ReportContext)
+
+
+class Report(_FrozenDict):
+    """A privacy report: built once by :func:`_build` (through :func:`word_report`,
+    :func:`embedding_report`, :func:`document_report` or :func:`generation_report`), never
+    edited. It reads as the JSON-ready mapping of :data:`REPORT_KEYS` (and the sections of its
+    kind); every nested value is read-only too. :meth:`to_dict` gives a mutable copy,
+    :meth:`with_context` a new report of the same release in a wider context (engine, ledger, io)."""
+
+    __slots__ = ("_parts",)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a copy elsewhere reads, it is not extended
+        return (_restore, (dict(self), None))
+
+    @property
+    def kind(self) -> str:
+        return self["kind"]
+
+    @property
+    def guarantee(self) -> Mapping[str, Any]:
+        return self["guarantee"]
+
+    @property
+    def warnings(self) -> Sequence[str]:
+        return self["warnings"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A mutable deep copy (plain dicts and lists)."""
+        return _thaw(self)
+
+    def with_context(self, *, sections: Mapping[str, Any] | None = None,
+               notes: Iterable[str] = (), **context: Any) -> Report:
+        """The report of the same release built again in a wider context: ``sections`` and
+        ``notes`` are added after the existing ones, the other :class:`ReportContext` fields
+        (``engine``, ``ledger``, ``io``, …) replace them."""
+        parts = getattr(self, "_parts", None)
+        if parts is None:
+            raise TypeError("this report was not built here: it cannot be extended")
+        old = parts.context
+        new = replace(old, sections=(*old.sections, *(sections or {}).items()),
+                      notes=(*old.notes, *notes), **context)
+        return _build(replace(parts, context=new))
+
+
+def _restore(data: dict[str, Any], parts: _Parts | None) -> Report:
+    report = Report((k, _freeze(v)) for k, v in data.items())
+    report._parts = parts
+    return report
+
+
+def _rate(count: int, seconds: float) -> float | None:
+    return round(count / seconds, 1) if seconds > 0 else None
+
+
+def _build(parts: _Parts) -> Report:
+    """The one builder: the mechanism's content, the time and rates, and the context, in the
+    order of :data:`REPORT_KEYS` (then the kind's sections, the engine, the front's sections,
+    the ledger and the files)."""
+    c = parts.context
+    if c.ledger is not None and not isinstance(c.ledger, _LedgerPart):  # read once
+        c = replace(c, ledger=_LedgerPart(c.ledger.section, tuple(c.ledger.warnings)))
+        parts = replace(parts, context=c)
+    core = dict(parts.core)
+    if c.wall_seconds is None:
+        performance: dict[str, Any] = {"wall_seconds": round(parts.seconds, 6)}
+        performance.update((f"{u}_per_second", _rate(n, parts.seconds)) for u, n in parts.rates)
+    else:
+        wall = c.wall_seconds
+        performance = {f"{u}_per_second": round(n / wall, 1) if wall > 0 else None
+                       for u, n in parts.rates}
+        performance.update(worker_seconds=round(parts.seconds, 6), wall_seconds=round(wall, 6))
+        if c.worker_peak_rss_bytes:
+            performance["worker_peak_rss_mib"] = round(c.worker_peak_rss_bytes / 2**20, 1)
+    if c.driver_peak_rss_bytes is not None:
+        performance["driver_peak_rss_mib"] = round(c.driver_peak_rss_bytes / 2**20, 1)
+    warnings = list(parts.warnings)
+    extra: dict[str, Any] = {}
+    if c.engine is not None:
+        extra["engine"] = c.engine
+    if c.workers is not None:
+        extra["workers"] = int(c.workers)
+    extra.update(c.sections)
+    if c.ledger is not None:
+        extra["ledger"] = c.ledger.section
+        warnings += c.ledger.warnings
+    warnings += c.notes
+    if c.io is not None:
+        extra["io"] = c.io
+    head = {k: core.pop(k) for k in REPORT_KEYS[:REPORT_KEYS.index("warnings")]}
+    data = {**head, "warnings": warnings, "randomness": core.pop("randomness"),
+            "performance": performance, **core, **extra}
+    return _restore(data, parts)
+
+
 def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any],
             inputs: Mapping[str, Any], counts: Mapping[str, Any],
             unprotected: list[dict[str, Any]], warnings: list[str], seed: int | None,
-            performance: Mapping[str, Any], unit: str = "document i") -> dict[str, Any]:
-    """The envelope every kind shares; a seeded run is always warned about."""
+            seconds: float, rates: Sequence[tuple[str, int]], unit: str = "document i",
+            sections: Mapping[str, Any] | None = None, late_warnings: Sequence[str] = (),
+            context: ReportContext | None = None) -> Report:
+    """The envelope every kind shares; a seeded run is always warned about. ``sections`` follow
+    :data:`REPORT_KEYS`; ``late_warnings`` follow the seeded-run warning."""
     from textdp._guide import installed_extras
     from textdp._version import __version__
 
     warnings = list(warnings)
     if seed is not None and not any(w.startswith("seeded run") for w in warnings):
         warnings.append("seeded run: " + _random.SEEDED_NOTE)
-    return {"schema": SCHEMA, "kind": kind, "textdp_version": __version__,
+    warnings += late_warnings
+    core = {"schema": SCHEMA, "kind": kind, "textdp_version": __version__,
             "textdp_extras": installed_extras(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "mechanism": dict(mechanism), "guarantee": dict(guarantee), "inputs": dict(inputs),
-            "counts": dict(counts), "unprotected": unprotected, "warnings": warnings,
-            "randomness": _random.describe(seed, unit), "performance": dict(performance)}
-
-
-def _rate(count: int, seconds: float) -> float | None:
-    return round(count / seconds, 1) if seconds > 0 else None
+            "counts": dict(counts), "unprotected": list(unprotected),
+            "randomness": _random.describe(seed, unit), **(sections or {})}
+    return _build(_Parts(core=_freeze(core), warnings=tuple(warnings), rates=tuple(rates),
+                         seconds=float(seconds), context=context or ReportContext()))
 
 
 def _details(description: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -79,25 +289,32 @@ def _details(description: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
     return {**first, **mechanism}, list(description.get("warnings", []))
 
 
-def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mapping[str, int],
-                documents: Mapping[str, int], policy: Mapping[str, Any], seed: int | None,
-                seconds: float, word_counts: Any = None,
-                unchanged_threshold: float = DEFAULT_UNCHANGED_WARNING) -> dict[str, Any]:
+def word_report(mechanism: Any, tallies: Any, *, policy: Mapping[str, Any], seed: int | None,
+                unchanged_threshold: float = DEFAULT_UNCHANGED_WARNING,
+                sections: Sequence[Section] = (), allocation: Any = None,
+                context: ReportContext | None = None) -> Report:
     """The report of a word-by-word privatisation (:class:`textdp.Privatizer`).
 
     Args:
         mechanism: the word mechanism (its ``name``, ``parameters``, ``guarantee``, ``vocabulary``).
-        by_class: tokens per class (``word``, ``number``, ``whitespace``, ``punctuation``,
-            ``other``).
-        by_policy: what happened to words and numbers (``privatized``, ``oov_words_kept``, …).
-        documents: ``count``, ``empty``, ``max_privatized_words_per_document``.
+        tallies: what the run counted (:class:`textdp.tallies.Tallies`): tokens per class and
+            per policy, documents, time, and the per-row counts that give the ``deniability``
+            section (:func:`textdp.privacy.unchanged.expected_unchanged`).
         policy: ``oov``, ``mask_token``, ``keep_stopwords``.
         seed: the run's seed (None: OS entropy).
-        seconds: wall time spent privatising.
-        word_counts: how many times each vocabulary row was privatised (length |V|): gives the
-            ``deniability`` section (:func:`textdp.privacy.unchanged.expected_unchanged`).
         unchanged_threshold: warn when the expected unchanged fraction exceeds it.
+        sections: the token policy's sections (``identifiers``, ``entities``), in order.
+        allocation: a budget allocation's composed measurement
+            (:meth:`textdp.allocation.Allocator.for_run`): the report then states its
+            guarantee, parameters, observed unchanged fraction and warnings.
+        context: engine, front sections, ledger, files (:class:`ReportContext`).
     """
+    from textdp.tallies import CLASS_COUNTS, POLICY_COUNTS
+
+    by_class = {k: tallies.by_class.get(k, 0) for k in CLASS_COUNTS}
+    by_policy = {k: tallies.by_policy.get(k, 0) for k in POLICY_COUNTS}
+    documents = {"count": tallies.documents, "empty": tallies.empty_documents,
+                 "max_privatized_words_per_document": tallies.max_privatized}
     total = sum(by_class.values())
     unprotected = _word_unprotected(by_class, by_policy, documents["count"], policy)
     warnings = []
@@ -105,22 +322,35 @@ def word_report(mechanism: Any, *, by_class: Mapping[str, int], by_policy: Mappi
         warnings.append(
             f"released unprotected by oov=keep: {by_policy['oov_words_kept']} out-of-vocabulary "
             f"word token(s), {by_policy['numbers_kept']} number token(s)")
+    word_counts = tallies.dense_word_counts(len(mechanism.vocabulary))
     deniability = _deniability(mechanism, word_counts, seed, unchanged_threshold)
-    message = unchanged_warning(deniability, unchanged_threshold, mechanism.epsilon)
+    guarantee = mechanism.guarantee.to_dict()
+    parameters = mechanism.parameters
+    epsilon = mechanism.epsilon
+    late = [w for s in sections for w in s.warnings]
+    extra = {s.name: s.body for s in sections}
+    if allocation is not None:  # a composed measurement: its own guarantee, stated once
+        guarantee = allocation.guarantee(guarantee)
+        parameters = allocation.parameters(parameters)
+        deniability = allocation.deniability(deniability, by_policy)
+        epsilon = allocation.epsilon
+        late += allocation.warnings()
+        extra["allocation"] = allocation.section
+    message = unchanged_warning(deniability, unchanged_threshold, epsilon)
     if message:
         warnings.insert(0, message)
     vocabulary = mechanism.vocabulary.describe()
-    tokens = {"total": total, "by_class": dict(by_class), "by_policy": dict(by_policy)}
-    report = _report(
-        "word", {"name": mechanism.name, "parameters": mechanism.parameters},
-        mechanism.guarantee.to_dict(), {"vocabulary": vocabulary, "policy": dict(policy)},
-        {"documents": dict(documents), "tokens": tokens}, unprotected, warnings, seed,
-        {"wall_seconds": round(seconds, 6), "tokens_per_second": _rate(total, seconds),
-         "words_per_second": _rate(by_class.get("word", 0), seconds)})
+    tokens = {"total": total, "by_class": by_class, "by_policy": by_policy}
     # The sections of textdp.report/1, kept where its readers look for them.
-    report.update(vocabulary=vocabulary, policy=report["inputs"]["policy"],
-                  documents=report["counts"]["documents"], tokens=tokens, deniability=deniability)
-    return report
+    legacy = {"vocabulary": vocabulary, "policy": dict(policy), "documents": documents,
+              "tokens": tokens, "deniability": deniability}
+    return _report(
+        "word", {"name": mechanism.name, "parameters": parameters}, guarantee,
+        {"vocabulary": vocabulary, "policy": dict(policy)},
+        {"documents": documents, "tokens": tokens},
+        [*unprotected, *(u for s in sections for u in s.unprotected)], warnings, seed,
+        tallies.seconds, (("tokens", total), ("words", by_class["word"])),
+        sections={**legacy, **extra}, late_warnings=late, context=context)
 
 
 def _deniability(mechanism: Any, word_counts: Any, seed: int | None,
@@ -161,7 +391,8 @@ def _word_unprotected(by_class: Mapping[str, int], by_policy: Mapping[str, int],
 def embedding_report(mechanism: Any, *, vectors_in: int, vectors_out: int, dim_in: int,
                      dim_out: int, seed: int | None, seconds: float,
                      encoder: Mapping[str, Any] | None = None, empty_texts: int | None = None,
-                     audit: Any = None, chunk_rows: int | None = None) -> dict[str, Any]:
+                     audit: Any = None, chunk_rows: int | None = None,
+                     context: ReportContext | None = None) -> Report:
     """The report of an embedding release (PrivEmb, LaplaceVector: ``textdp embed``).
 
     ``audit`` is PrivEmb's :class:`ProjectionAudit` of the input (or None); ``encoder`` the
@@ -186,16 +417,14 @@ def embedding_report(mechanism: Any, *, vectors_in: int, vectors_out: int, dim_i
     unprotected = [{"kind": "number of vectors", "count": int(vectors_in),
                     "why": "one private vector is released per input vector, in order"}]
     return _report("embedding", details, mechanism.guarantee.to_dict(), inputs, counts,
-                   unprotected, warnings, seed,
-                   {"wall_seconds": round(seconds, 6),
-                    "vectors_per_second": _rate(vectors_out, seconds)},
+                   unprotected, warnings, seed, seconds, (("vectors", int(vectors_out)),),
                    unit="vector i" if not chunk_rows else
-                   f"rows {chunk_rows}·i … {chunk_rows}·i + {chunk_rows - 1}")
+                   f"rows {chunk_rows}·i … {chunk_rows}·i + {chunk_rows - 1}", context=context)
 
 
 def document_report(mechanism: Any, *, sentence_counts: Any, seed: int | None, seconds: float,
                     encoder: str | None = None, sentence_splitter: str | None = None,
-                    ) -> dict[str, Any]:
+                    context: ReportContext | None = None) -> Report:
     """The report of a document-embedding release (DeepCandidate: ``textdp docembed``).
 
     ``sentence_counts`` holds the number of sentences of each released document: it is released
@@ -213,14 +442,13 @@ def document_report(mechanism: Any, *, sentence_counts: Any, seed: int | None, s
                     "why": "ε-SentDP covers documents of the same number of sentences: inserting "
                            "or deleting a sentence is not covered"}]
     return _report("document", details, mechanism.guarantee.to_dict(), inputs, counts,
-                   unprotected, warnings, seed,
-                   {"wall_seconds": round(seconds, 6),
-                    "documents_per_second": _rate(len(k), seconds)})
+                   unprotected, warnings, seed, seconds, (("documents", len(k)),),
+                   context=context)
 
 
 def generation_report(mechanism: Any, *, model: Mapping[str, Any], documents: int,
                       generated_tokens: int, stopped_at_eos: int, seed: int | None,
-                      seconds: float) -> dict[str, Any]:
+                      seconds: float, context: ReportContext | None = None) -> Report:
     """The report of a language-model rewrite (DP-Prompt: ``textdp privatize -m dp_prompt``).
 
     ``model`` is :meth:`textdp.lm.LanguageModel.describe` (name, file, sha256); ``documents`` the
@@ -246,10 +474,9 @@ def generation_report(mechanism: Any, *, model: Mapping[str, Any], documents: in
                         "says little against an adversary who knows the candidate documents; "
                         "compare mechanisms at matched utility, not at nominal ε")
     return _report("document", details, mechanism.guarantee.to_dict(), inputs, counts,
-                   unprotected, warnings, seed,
-                   {"wall_seconds": round(seconds, 6),
-                    "documents_per_second": _rate(documents, seconds),
-                    "generated_tokens_per_second": _rate(generated_tokens, seconds)})
+                   unprotected, warnings, seed, seconds,
+                   (("documents", int(documents)), ("generated_tokens", int(generated_tokens))),
+                   context=context)
 
 
 def summary_line(report: Mapping[str, Any]) -> str:
