@@ -339,7 +339,7 @@ def test_version_and_mechanisms(capsys):
     from textdp.mechanisms import prompt
 
     # Word mechanisms, then the language-model ones (issue 16).
-    assert [x.split("\t")[0] for x in lines] == available() + prompt.available()
+    assert [x.split("\t")[0] for x in lines] == available("word") + prompt.available()
     assert any(x.startswith("mvc\t") and "epsilon" in x for x in lines)
     # Each parameter with its range and default, from the declarations.
     assert any(x.startswith("tem\t") and "beta (0, 1), default 0.001" in x for x in lines)
