@@ -139,6 +139,10 @@ def test_cli_flag_and_missing_faiss(tmp_path, monkeypatch, capsys):
                         "--report", str(tmp_path / "r.json")]) == 0
     assert "neighbour search: approximate" in (tmp_path / "r.json").read_text()
     capsys.readouterr()
+    # The first run's mechanism is cached per process (textdp.spec): build afresh, without faiss.
+    import textdp.spec
+
+    monkeypatch.setattr(textdp.spec, "_BUILT", {})
     monkeypatch.setattr(approx_mod, "load_faiss", lambda: (_ for _ in ()).throw(
         ImportError(f"neighbors='approximate' needs faiss: {approx_mod.INSTALL}")))
     code = main(args + ["-o", str(tmp_path / "b.txt"), "--param", "neighbors=approximate"])
