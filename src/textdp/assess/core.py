@@ -19,7 +19,6 @@ owner. Nothing is written or released by it, and no ledger is touched.
 from __future__ import annotations
 
 import re
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp import _random
 from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage
@@ -168,7 +168,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     texts, labels, known = _check_texts(texts, labels, known)
     targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility)
     seed_given = seed is not None
-    seed = int(secrets.randbits(63)) if seed is None else int(seed)
+    seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
     started = time.perf_counter()
 
     from textdp.encoders import get_encoder
@@ -176,7 +176,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     grid = default_grid(mechanisms, epsilons)
     specs = _specs(grid, release_options, seed)
     embed = get_encoder(encoder)
-    order = np.random.default_rng(seed).permutation(len(texts))
+    order = _random.public_generator(seed).permutation(len(texts))
     n, why, pilot_n = _sample_size(texts, order, sample, specs, embed, float(time_budget))
     index = np.sort(order[:n])
     originals = [texts[i] for i in index]
@@ -323,7 +323,7 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
     for i in shown:
         mechanism = specs[i].mechanism_object()
         losses = typical_losses(mechanism, _word_ids(mechanism, originals),
-                                np.random.default_rng(seed))
+                                _random.public_generator(seed))
         rows[i]["guarantee"] = _guarantee(mechanism)
         rows[i]["typical_loss"] = losses
         rows[i]["guarantee_in_words"] = guarantee_in_words(rows[i], losses, rows[i]["guarantee"])
