@@ -502,6 +502,8 @@ def page(results: dict[str, Any], figures: list[str], folder_name: str) -> str:
         "- On the snippets the classifier barely beats chance even on the originals "
         f"({_pct(vb['accuracy'])} against {_pct(vb['chance'])}, {vb['train']} training "
         "snippets), so their task accuracy says little; their linkage and similarity do.",
+        "- TEM and SanText give the same or nearly the same figures at every ε here (their "
+        "curves overlap in the plots); not investigated on this page.",
         "- Tickets are generated: real tickets are messier and more varied, which usually "
         "makes linkage easier (rarer words) and classification harder.",
         "",
