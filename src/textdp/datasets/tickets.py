@@ -16,7 +16,7 @@ from typing import Any
 
 from textdp._random import public_python_random
 
-__all__ = ["Ticket", "generate_tickets", "FIRST_NAMES", "LAST_NAMES", "CITIES"]
+__all__ = ["Ticket", "generate_tickets", "FIRST_NAMES", "LAST_NAMES", "CITIES", "ISSUES"]
 
 FIRST_NAMES = (
     # English, Spanish/Portuguese, German, French, Italian, Dutch, Nordic, Polish, Turkish,
@@ -170,6 +170,76 @@ _BODIES = (
     "Please cancel {order}. I am moving from {city} next week. ",
     "The courier left a note at {street} but nobody was home. Could you deliver it again? ",
 )
+# With ``describe_issue=True`` the body is one of these, chosen by the ticket's issue: what a
+# customer with that problem writes, in several phrasings, so that the label can be learned
+# from the text (the default bodies above are drawn independently of the issue).
+_ISSUE_BODIES = {
+    "late delivery": (
+        "The parcel for {order} arrived two weeks late, long after the promised delivery date. ",
+        "My order {order} still has not arrived at {street}; the tracking has said in transit "
+        "for ten days. ",
+        "The delivery to {city} is very late. I was told three days and it has been almost a "
+        "month. ",
+        "I am still waiting for {order}. The courier keeps postponing the delivery and nobody "
+        "tells me when it will come. ",
+        "The package was due last Monday and it is still not here. Why is shipping so slow? ",
+    ),
+    "damaged item": (
+        "The screen was cracked when I opened the box from {order}. ",
+        "My order {order} arrived at {street} broken: the glass is shattered and the frame is "
+        "bent. ",
+        "The lamp came damaged, with a dent in the base and scratches all over. ",
+        "When I unpacked the parcel the mug was in pieces; it was not wrapped properly. ",
+        "The item is damaged. The box was crushed and the corner of the table is split. ",
+    ),
+    "refund": (
+        "I returned {order} three weeks ago and I still have not received my refund. ",
+        "Please refund the money for {order}; I sent the item back from {city} with the "
+        "return label. ",
+        "I would like my money back. The return was accepted but the refund never reached my "
+        "card. ",
+        "Where is my refund? You confirmed the return of {order} but my bank shows nothing. ",
+        "I want a full refund for this purchase, it was not what was described. ",
+    ),
+    "wrong size": (
+        "The jacket in {order} is far too small; I ordered a large and got a small. ",
+        "The shoes do not fit, they are two sizes too big. Can I exchange them for a smaller "
+        "size? ",
+        "I received the wrong size: the label says medium but I ordered an extra large. ",
+        "The trousers are too tight and too short, the size chart must be wrong. ",
+        "Could you swap {order} for the next size up? The dress does not fit at all. ",
+    ),
+    "billing error": (
+        "I have been charged twice for {order}. Please correct my invoice. ",
+        "My credit card statement shows a payment I never made for {order}. ",
+        "The invoice is wrong: I was billed for three items but only bought one. ",
+        "You took the payment twice from my account and added a fee I did not agree to. ",
+        "The amount charged does not match the price at checkout; the bill is higher than it "
+        "should be. ",
+    ),
+    "account locked": (
+        "I cannot log in to my account any more; the reset link goes to {email} but never "
+        "arrives. ",
+        "My account has been locked after I typed the wrong password, and I cannot sign in. ",
+        "The website says my account is blocked. Please unlock it so I can log in again. ",
+        "I am locked out of my account and the password reset does not work. ",
+        "Every time I try to sign in I get an error that my login is suspended. ",
+    ),
+    "missing parts": (
+        "The bookshelf from {order} came without the screws and one of the shelves is missing. ",
+        "Some parts are missing from the box: there is no charger and no cable. ",
+        "I opened the package at {street} and half of the pieces were not there. ",
+        "The set is incomplete, two of the chairs have no legs and the manual is missing. ",
+        "Only one of the three items in {order} was in the parcel; the rest is missing. ",
+    ),
+    "cancel order": (
+        "Please cancel {order} before it ships, I no longer need it. ",
+        "I want to cancel my order {order}; I placed it by mistake. ",
+        "Could you cancel the order? I am moving from {city} next week and will not be home. ",
+        "I changed my mind, please cancel the purchase and do not send anything. ",
+        "Cancel {order} please, I found it cheaper elsewhere. ",
+    ),
+}
 _CONTACTS = (
     "You can reach me at {phone} or {email}. ",
     "Call me on {phone} if anything is unclear. ",
@@ -207,9 +277,16 @@ def _add_street(writer: _Writer, values: dict[str, str]) -> None:
     writer.spans.append((base + at, base + at + len(name), "street_name"))
 
 
-def generate_tickets(n: int = 200, *, seed: int = 0) -> list[Ticket]:
+def generate_tickets(n: int = 200, *, seed: int = 0, describe_issue: bool = False
+                     ) -> list[Ticket]:
     """``n`` tickets from the generator seeded with ``seed`` (the same list for the same
-    arguments, on every platform: :class:`random.Random` is specified)."""
+    arguments, on every platform: :class:`random.Random` is specified).
+
+    By default the body is drawn independently of the ticket's ``issue`` (the label cannot be
+    learned from the text; pages computed on these tickets rely on this output staying the
+    same). With ``describe_issue=True`` the body describes the issue in one of several
+    phrasings per issue, so that a classifier can learn the label from the text (a different
+    list of tickets from the default one for the same seed)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     rng = public_python_random(seed)
@@ -218,7 +295,8 @@ def generate_tickets(n: int = 200, *, seed: int = 0) -> list[Ticket]:
         values = _customer(rng)
         issue = rng.choice(ISSUES)
         writer = _Writer()
-        for part in (rng.choice(_OPENINGS), rng.choice(_BODIES), rng.choice(_CONTACTS),
+        bodies = _ISSUE_BODIES[issue] if describe_issue else _BODIES
+        for part in (rng.choice(_OPENINGS), rng.choice(bodies), rng.choice(_CONTACTS),
                      rng.choice(_CLOSINGS)):
             _fill(writer, part, {**values, "issue": issue})
         tickets.append(Ticket(text=writer.text(), issue=issue, values=values,
