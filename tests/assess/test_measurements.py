@@ -105,3 +105,14 @@ def test_release_keywords_and_command_line_carry_the_variant():
     assert command_line({"mechanism": "mvc", "epsilon": 4.0, "keep_stopwords": True,
                          "identifiers": False, "oov": "keep"}) == (
         "-m mvc --epsilon 4 --keep-stopwords --no-identifiers --oov keep")
+
+
+def test_a_callers_allocation_makes_the_release_a_document_budget():
+    from textdp.assess.core import _add_options
+
+    rows = [{"release": {"mechanism": "mvc", "epsilon": 200.0}, "epsilon_is_document_budget": False}]
+    _add_options(rows, {"allocation": "uniform", "epsilon_ceiling": 12.0})
+    assert rows[0]["release"] == {"mechanism": "mvc", "allocation": "uniform",
+                                  "epsilon_ceiling": 12.0, "epsilon_document": 200.0}
+    assert rows[0]["epsilon_is_document_budget"]
+    assert "--epsilon-document 200" in rows[0]["privatize_options"]

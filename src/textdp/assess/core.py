@@ -242,8 +242,13 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
               if isinstance(v, str | int | float | bool)}
     for row in rows:
         if row["release"]:
-            row["release"] = {**simple, **row["release"]}
-            row["privatize_options"] = command_line(row["release"])
+            release = {**simple, **row["release"]}
+            if "allocation" in release and "epsilon" in release:
+                # The caller's allocation makes the setting's ε a document budget.
+                release["epsilon_document"] = release.pop("epsilon")
+                row["epsilon_is_document_budget"] = True
+            row["release"] = release
+            row["privatize_options"] = command_line(release)
 
 
 def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
