@@ -52,7 +52,8 @@ from textdp.ledger import as_ledger
 from textdp.release import run_spec
 from textdp.spec import ReleaseSpec, release_spec
 
-__all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "REPORT_KEY", "BUDGET_KEY"]
+__all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "assess_frame", "REPORT_KEY",
+           "BUDGET_KEY"]
 
 #: Where the report is stored: ``result.attrs[REPORT_KEY]``.
 REPORT_KEY = "textdp_report"
@@ -162,6 +163,15 @@ class SeriesAccessor:
         """A Series of private texts; see :func:`privatize_series`."""
         return privatize_series(self._series, mechanism, epsilon, seed=seed, **options)
 
+    def assess(self, labels: Any = None, **options: Any) -> Any:
+        """Assess the texts of this Series (:func:`textdp.assess`; nothing is released): see
+        :func:`assess_frame`. ``labels`` is a Series (same index) or a sequence, or None."""
+        frame = pd.DataFrame({"text": self._series})
+        if labels is not None:
+            frame["label"] = (labels.reindex(self._series.index) if isinstance(labels, pd.Series)
+                              else list(labels))
+        return assess_frame(frame, "text", "label" if labels is not None else None, **options)
+
 
 @pd.api.extensions.register_dataframe_accessor("textdp")
 class DataFrameAccessor:
@@ -227,3 +237,30 @@ class DataFrameAccessor:
                 reports[str(c)] = reports[str(c)].with_context(notes=[note])
         out.attrs = {**frame.attrs, REPORT_KEY: reports, BUDGET_KEY: _frame_budget(reports)}
         return out
+
+    def assess(self, text: Any, label: Any = None, **options: Any) -> Any:
+        """Assess the ``text`` column (labels from ``label``) with :func:`textdp.assess`: see
+        :func:`assess_frame`. Nothing is released and no ledger budget is spent."""
+        return assess_frame(self._frame, text, label, **options)
+
+
+def assess_frame(frame: pd.DataFrame, text: Any, label: Any = None, **options: Any) -> Any:
+    """:func:`textdp.assess` on a column of ``frame``: the rows with a text (and, with ``label``,
+    a label) are the documents, in row order; ``options`` are :func:`textdp.assess`'s
+    (``mechanisms``, ``epsilons``, ``sample``, ``seed``, the targets, release options). The
+    assessment is computed on the originals and is for the data owner only (its report says so).
+    Returns the :class:`textdp.assess.Assessment` (rows without a text or a label are not
+    documents: its sample counts the others)."""
+    from textdp.assess import assess
+
+    for c in (text,) if label is None else (text, label):
+        if c not in frame.columns:
+            raise KeyError(f"no such column: {c!r} ({names_listing(str(c), frame.columns)})")
+    if not _is_text(frame[text].dtype):
+        raise TypeError(f"column {text!r} holds {frame[text].dtype}, not text")
+    keep = ~np.asarray(pd.isna(frame[text]), dtype=bool)
+    if label is not None:
+        keep &= ~np.asarray(pd.isna(frame[label]), dtype=bool)
+    rows, texts = _documents(frame[text][keep])
+    labels = None if label is None else frame[label][keep].to_numpy(dtype=object)[rows].tolist()
+    return assess(texts, labels, **options)

@@ -49,7 +49,7 @@ from textdp.pipeline import Privatizer
 from textdp.spec import ReleaseSpec, release_spec
 from textdp.tallies import Tallies
 
-__all__ = ["privatize", "COUNTERS_COLUMN"]
+__all__ = ["privatize", "assess", "COUNTERS_COLUMN"]
 
 #: The temporary column that carries each batch's counters (removed from the result).
 COUNTERS_COLUMN = "__textdp_counters__"
@@ -304,3 +304,32 @@ def _privatize(ds: Any, column: str, spec: ReleaseSpec, num_proc: int | None,
                      "document_numbering": "row order, missing values skipped"}})
     return result, report
 
+
+
+def assess(ds: Any, column: str = "text", label_column: str | None = None,
+           **options: Any) -> Any:
+    """:func:`textdp.assess` on ``ds[column]`` (labels from ``label_column``): rows with a text
+    (and, with labels, a label) are the documents, in row order; ``options`` are
+    :func:`textdp.assess`'s (``mechanisms``, ``epsilons``, ``sample``, ``seed``, the targets,
+    release options). Nothing is released and no ledger budget is spent; the assessment is
+    computed on the originals and is for the data owner only.
+
+    Returns:
+        the :class:`textdp.assess.Assessment`.
+    """
+    from textdp.assess import assess as run
+
+    _check_column(ds, column)
+    if label_column is not None and label_column not in ds.column_names:
+        raise ValueError(f"the dataset has no column {label_column!r} "
+                         f"({names_listing(label_column, ds.column_names)})")
+    texts = ds[column]
+    labels = None if label_column is None else ds[label_column]
+    keep = [i for i, t in enumerate(texts)
+            if t is not None and (labels is None or labels[i] is not None)]
+    for i in keep:
+        if not isinstance(texts[i], str):
+            raise TypeError(f"row {i} of {column!r} is {type(texts[i]).__name__}, expected a "
+                            "string or None")
+    return run([texts[i] for i in keep],
+               None if labels is None else [labels[i] for i in keep], **options)
