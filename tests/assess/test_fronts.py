@@ -18,7 +18,7 @@ def _figures(a):
 def test_pandas_and_datasets_assess_the_same_documents(tickets, sbert):
     pd = pytest.importorskip("pandas")
     datasets = pytest.importorskip("datasets")
-    import textdp.pandas  # noqa: F401 - registers the accessor
+    pytest.importorskip("textdp.pandas")  # registers the accessor
     from textdp.integrations import datasets as tdatasets
 
     texts = [t.text for t in tickets]
@@ -39,7 +39,7 @@ def test_pandas_and_datasets_assess_the_same_documents(tickets, sbert):
 
 def test_the_fronts_refuse_a_missing_or_non_text_column(tickets):
     pd = pytest.importorskip("pandas")
-    import textdp.pandas  # noqa: F401
+    pytest.importorskip("textdp.pandas")
 
     frame = pd.DataFrame({"body": ["a b"], "n": [1]})
     with pytest.raises(KeyError, match="bdy"):
