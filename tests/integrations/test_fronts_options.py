@@ -140,28 +140,9 @@ def test_a_generator_inside_a_spec_is_never_shipped_to_ray_actors():
 
 
 # --- dp_prompt through textdp.privatize, with the tiny test model of test_dp_prompt.py --------
-WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]
-
-
 @pytest.fixture(scope="module")
-def tiny():
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    from textdp.lm import LanguageModel
-
-    torch.manual_seed(0)  # the test model's weights only; sampling never touches torch's RNG
-    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32,
-                                      num_hidden_layers=1, num_attention_heads=2,
-                                      num_key_value_heads=1, max_position_embeddings=256,
-                                      eos_token_id=1, pad_token_id=0, bos_token_id=None)
-    model = transformers.LlamaForCausalLM(config).eval()
-    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]",
-                                                     eos_token="[EOS]", unk_token="[UNK]")
-    return LanguageModel(model=model, tokenizer=tokenizer)
+def tiny(tiny_lm):
+    return tiny_lm
 
 
 def test_privatize_runs_dp_prompt_with_its_report_and_ledger(tiny, tmp_path):

@@ -20,7 +20,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ALPHA = 1e-6
-WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]
 
 
 # --- ε arithmetic, both ways ----------------------------------------------------------------
@@ -84,31 +83,10 @@ def test_sampler_edge_cases():
     assert np.isfinite(lp).all() and np.exp(lp).sum() == pytest.approx(1.0)
 
 
-# --- the tiny model -------------------------------------------------------------------------
+# --- the tiny model (tests/conftest.py) -----------------------------------------------------
 @pytest.fixture(scope="module")
-def tiny():
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    from textdp.lm import LanguageModel
-
-    torch.manual_seed(0)  # the test model's weights only; sampling never touches torch's RNG
-    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32,
-                                      num_hidden_layers=1, num_attention_heads=2,
-                                      num_key_value_heads=1, max_position_embeddings=256,
-                                      eos_token_id=1, pad_token_id=0, bos_token_id=None)
-    model = transformers.LlamaForCausalLM(config).eval()
-    with torch.no_grad():  # spread the logits so clipping and temperature matter
-        model.lm_head.weight.mul_(40.0)
-    return LanguageModel(model=model, tokenizer=_tokenizer(transformers))
-
-
-def _tokenizer(transformers):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]",
-                                                eos_token="[EOS]", unk_token="[UNK]")
+def tiny(tiny_lm):
+    return tiny_lm
 
 
 def _first_step_logits(tiny, prompt):

@@ -1,0 +1,38 @@
+"""Fixtures shared across test packages."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+#: The tiny language model's vocabulary: three specials, then w0 … w60.
+TINY_WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]
+
+
+@pytest.fixture(scope="session")
+def tiny_lm():
+    """A tiny randomly initialised Llama (64 tokens, hidden size 16, one layer) with a word-level
+    tokenizer built here: no file from a hub. Its logits are spread (×40) so that clipping and
+    temperature matter."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from textdp.lm import LanguageModel
+
+    torch.manual_seed(0)  # the test model's weights only; sampling never touches torch's RNG
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=1, num_attention_heads=2,
+                                      num_key_value_heads=1, max_position_embeddings=256,
+                                      eos_token_id=1, pad_token_id=0, bos_token_id=None)
+    model = transformers.LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(40.0)
+    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(TINY_WORDS)}, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]",
+                                                     eos_token="[EOS]", unk_token="[UNK]")
+    return LanguageModel(model=model, tokenizer=tokenizer)
