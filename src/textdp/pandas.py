@@ -114,19 +114,18 @@ def _pandas_section(report: Any, series: pd.Series, rows: np.ndarray) -> Any:
         "document_numbering": "row order, missing values skipped"}})
 
 
-def _frame_budget(reports: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+def _frame_budget(reports: Mapping[str, dict[str, Any]], spec: ReleaseSpec) -> dict[str, Any]:
     """ε per column and in total (:data:`BUDGET_KEY`): the columns of one row belong to one
     person, so their releases compose sequentially (ε's add, rounded up; guarantees in
-    different metrics are listed side by side, not summed: :func:`textdp.privacy.composition.compose`).
+    different metrics are listed side by side, not summed), keyed on the spec's measurement as
+    the ledger keys them (:func:`textdp.privacy.composition.compose_reports`).
     """
-    from textdp.privacy.composition import Spend, compose
+    from textdp.privacy.composition import compose_reports
 
     per_column = {c: {"notion": r["guarantee"].get("notion"),
                       "epsilon": r["guarantee"].get("epsilon"),
                       "delta": r["guarantee"].get("delta")} for c, r in reports.items()}
-    total = compose(Spend.from_guarantee(r["guarantee"], release=c,
-                                         space=str((r.get("vocabulary") or {}).get("fingerprint", "")))
-                    for c, r in reports.items())
+    total = compose_reports(reports, spec.mechanism_object().measurement)
     return {"per_column": per_column, "total": total.to_dict(),
             "composition": "sequential over the columns: a row's texts in every named column "
                            "are released once per column, so their ε's add"}
@@ -235,7 +234,7 @@ class DataFrameAccessor:
                     "draws from the same stream (seed, i), so their noise is correlated")
             for c in shared:
                 reports[str(c)] = reports[str(c)].with_context(notes=[note])
-        out.attrs = {**frame.attrs, REPORT_KEY: reports, BUDGET_KEY: _frame_budget(reports)}
+        out.attrs = {**frame.attrs, REPORT_KEY: reports, BUDGET_KEY: _frame_budget(reports, spec)}
         return out
 
     def assess(self, text: Any, label: Any = None, **options: Any) -> Any:

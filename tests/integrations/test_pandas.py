@@ -132,4 +132,9 @@ def test_epsilon_per_column_and_in_total():
     assert {c: v["epsilon"] for c, v in budget["per_column"].items()} == {"a": 3.0, "b": 3.0}
     (group,) = budget["total"]["groups"]
     assert group["epsilon"] == 6.0 and group["releases"] == ["a", "b"]
+    # Keyed as the ledger keys releases: on the mechanism's stable metric id, not its prose.
+    from textdp.mechanisms import create
+    from textdp.vocab import load_default
+
+    assert group["metric_id"] == create("mvc", load_default(), epsilon=3.0).input_metric
     json.dumps(out.attrs["textdp_budget"])

@@ -210,9 +210,9 @@ def privatize(ds: Any, column: str | list[str] = "text", mechanism: Any = "mvc",
         out = datasets.DatasetDict({name: d for name, (d, _) in done.items()})
         by_split = {name: r for name, (_, r) in done.items()}
         return out, {"splits": {name: r[names[0]] if single else
-                                {"columns": r, "budget": _budget({name: r})["per_split"][name]}
+                                {"columns": r, "budget": _budget({name: r}, spec)["per_split"][name]}
                                 for name, r in by_split.items()},
-                     "budget": _budget(by_split)}
+                     "budget": _budget(by_split, spec)}
     if not isinstance(ds, datasets.Dataset):
         raise TypeError(f"expected a datasets.Dataset or DatasetDict, got {type(ds).__name__}")
     for c in names:
@@ -220,7 +220,7 @@ def privatize(ds: Any, column: str | list[str] = "text", mechanism: Any = "mvc",
     out, reports = _privatize_columns(ds, names, spec, num_proc, batch_size, book)
     if single:
         return out, reports[names[0]]
-    return out, {"columns": reports, "budget": _budget({None: reports})["per_split"][None]}
+    return out, {"columns": reports, "budget": _budget({None: reports}, spec)["per_split"][None]}
 
 
 def _privatize_columns(ds: Any, names: list[str], spec: ReleaseSpec, num_proc: int | None,
@@ -245,28 +245,29 @@ def _privatize_columns(ds: Any, names: list[str], spec: ReleaseSpec, num_proc: i
     return ds, reports
 
 
-def _budget(by_split: dict[Any, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+def _budget(by_split: dict[Any, dict[str, dict[str, Any]]], spec: ReleaseSpec) -> dict[str, Any]:
     """ε per split (its columns composed sequentially: a row's texts in every column are
     released once per column) and in total (the splits in parallel: disjoint rows, so a row's
-    guarantee is its split's — per group of one metric, the largest split's ε)."""
-    from textdp.privacy.composition import Spend, compose
+    guarantee is its split's — per group of one metric, the largest split's ε), keyed on the
+    spec's measurement as the ledger keys them."""
+    from textdp.privacy.composition import compose_reports
 
+    measurement = spec.mechanism_object().measurement
     per_split = {}
-    largest: dict[tuple[str, str, str], float] = {}
+    largest: dict[tuple[str, str], tuple[str, float]] = {}
     for split, reports in by_split.items():
-        composed = compose(Spend.from_guarantee(
-            r["guarantee"], release=c, space=str((r.get("vocabulary") or {}).get("fingerprint", "")))
-            for c, r in reports.items())
+        composed = compose_reports(reports, measurement)
         per_split[split] = {"per_column": {c: r["guarantee"].get("epsilon")
                                            for c, r in reports.items()},
                             "columns": composed.to_dict()}
         for g in composed.groups:
-            key = (g.family, g.metric, g.space)
-            largest[key] = max(largest.get(key, 0.0), g.epsilon)
+            key = (g.family, g.metric_id)
+            largest[key] = (g.metric, max(largest.get(key, ("", 0.0))[1], g.epsilon))
         if not composed.bounded:
-            largest[("not composable", "", "")] = float("inf")
+            largest[("not composable", "")] = ("", float("inf"))
     return {"per_split": per_split,
-            "total": [{"family": f, "metric": m, "epsilon": e} for (f, m, _), e in largest.items()],
+            "total": [{"family": f, "metric": m, "epsilon": e}
+                      for (f, _), (m, e) in largest.items()],
             "composition": "columns of a row: sequential (ε's add); splits: parallel (disjoint "
                            "rows: a row's guarantee is its own split's)"}
 

@@ -45,7 +45,7 @@ from typing import Any
 from textdp.privacy import Notion, round_up_sum
 from textdp.privacy.measurement import NOTION_IDS, _prose_id, notion_from_id
 
-__all__ = ["Composition", "Group", "Spend", "compose", "family_of", "sum_up"]
+__all__ = ["Composition", "Group", "Spend", "compose", "compose_reports", "family_of", "sum_up"]
 
 #: Notions (by stable id) whose ε's add over the same metric, and how the group is named in a
 #: report: the prose is rendered from the id.
@@ -254,3 +254,18 @@ def compose(spends: Iterable[Spend]) -> Composition:
                          tuple(s.release for s in members if not s.verified), key)
                    for (family, key), members in keyed.items())
     return Composition(groups, tuple(unbounded))
+
+
+def compose_reports(reports: Mapping[str, Mapping[str, Any]], measurement: Any = None
+                    ) -> Composition:
+    """Sequential composition of the releases whose reports are ``reports`` (release name →
+    report), as the ledger composes: keyed on the stable ids of ``measurement``
+    (:class:`textdp.privacy.measurement.Measurement`, shared by the releases of one spec) when
+    given, else on ids of each report's prose metric and vocabulary."""
+    ids = ({} if measurement is None
+           else {"metric_id": measurement.input_metric, "notion": measurement.notion})
+    return compose(Spend.from_guarantee(
+        r["guarantee"], release=str(name),
+        space=str((r.get("vocabulary") or {}).get("fingerprint", "")), **ids)
+        for name, r in reports.items())
+
