@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ import typer
 from textdp.cli._common import CLIError, check_new_file, one_line, option, progress_bar, say, warn
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, embed_input
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
+from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import FileError, check_distinct, is_stream
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
@@ -50,6 +52,12 @@ INPUT, by extension:
 OUTPUT: .npy (an N × m float64 array) or .parquet (one column --vector-field of
 fixed-size float64 lists). Row i of OUTPUT is the private vector of record i of INPUT;
 nothing else from INPUT is copied.
+
+\b
+--engine ray: the same release on a Ray actor pool (extra 'ray'); INPUT may then be a
+directory or a quoted glob pattern of .npy / .parquet files (with --encode: text files), and
+OUTPUT a directory: one output per input, the same name (texts give NAME.parquet). A seed
+gives the local engine's vectors over the files in name order.
 
 \b
 Mechanisms (--mechanism):
@@ -192,15 +200,9 @@ def _read_input(input: Path, encode: EncoderName | None, text_field: str, vector
     had no known word (None when nothing was encoded)."""
     encoder, empty = None, None
     if encode is not None:
-        from textdp.encoders import GloveMean, encode_file, get_encoder
+        from textdp.encoders import encode_file
 
-        try:
-            encoder = (GloveMean(resolve_vocabulary(vocabulary)) if vocabulary is not None
-                       else get_encoder(encode.value))
-            if encode is EncoderName.sbert:
-                encoder.model_dir()  # fail early, with the install hint, if the extra is missing
-        except ImportError as exc:
-            raise CLIError(one_line(exc)) from None
+        encoder = _encoder(encode, vocabulary)
         X, empty = encode_file(input, encoder, text_field=text_field, batch_size=batch_size,
                                progress=progress_bar(f"encode ({encoder.name})"))
     else:
@@ -211,6 +213,21 @@ def _read_input(input: Path, encode: EncoderName | None, text_field: str, vector
     if bad is not None:
         raise FileError(input, bad + 1, "vector with NaN or infinity", unit="row")
     return X, encoder, empty
+
+
+def _encoder(encode: EncoderName, vocabulary: str | None) -> Any:
+    """The encoder of --encode (and --vocabulary), or a one-line error when its extra is
+    missing."""
+    from textdp.encoders import GloveMean, get_encoder
+
+    try:
+        encoder = (GloveMean(resolve_vocabulary(vocabulary)) if vocabulary is not None
+                   else get_encoder(encode.value))
+        if encode is EncoderName.sbert:
+            encoder.model_dir()  # fail early, with the install hint, if the extra is missing
+    except ImportError as exc:
+        raise CLIError(one_line(exc)) from None
+    return encoder
 
 
 def _release(mech: Any, X: np.ndarray, seed: int | None, audit_pairs: int) -> tuple[np.ndarray, Any]:
@@ -251,13 +268,21 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
           vector_field: VectorFieldOpt = "vector", audit_pairs: AuditOpt = 200_000,
           report: ReportOpt = None, batch_size: BatchOpt = 256,
           vocabulary: VocabularyOption = None, ledger: LedgerOpt = None,
-          ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None) -> None:
+          ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
+          engine: EngineOption = "local", workers: WorkersOption = None,
+          ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
+    from textdp.cli import _ray_vectors
     from textdp.privacy.report import ReportContext, embedding_report, json_ready
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read.
     check_distinct({"input": input}, {"output": output, "report": report, "ledger": ledger})
-    _check_paths(input, output, report, encode is not None)
+    pairs = _ray_vectors.resolve(
+        engine, workers, ray_address, input, output, report,
+        suffixes=TEXT_FORMATS if encode is not None else VECTOR_FORMATS,
+        output_name=_output_name)
+    if pairs is None or pairs == [(input, output)]:
+        _check_paths(input, output, report, encode is not None)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     if seed is not None and seed < 0:
         raise CLIError(f"--seed must be a non-negative integer, got {seed}")
@@ -269,6 +294,11 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
     build = _mechanism_factory(mechanism, epsilon, snap, privemb)
     if vocabulary is not None and encode is not EncoderName.glove_mean:
         raise CLIError("--vocabulary applies only to --encode glove-mean")
+    if pairs is not None:
+        return _on_ray(pairs, input, output, report, book, build, seed=seed, encode=encode,
+                       vocabulary=vocabulary, text_field=text_field, vector_field=vector_field,
+                       batch_size=batch_size, audit_pairs=audit_pairs, workers=workers,
+                       address=ray_address, verbose=verbose, t0=t0)
 
     # 2. The vectors, 3. the release (chunked, per-chunk generators when seeded) and the audit.
     X, encoder, empty_texts = _read_input(input, encode, text_field, vector_field, batch_size,
@@ -291,7 +321,12 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
             if report is not None:
                 files.write_json(report, json_ready(result))
 
-    say(f"wrote {W.shape[0]:,} private vectors of dimension {W.shape[1]} to {output}")
+    _done(W.shape[0], W.shape[1], output, mech, audit, report, result)
+
+
+def _done(rows: int, dim: int, output: Path, mech: Any, audit: Any, report: Path | None,
+          result: Any) -> None:
+    say(f"wrote {rows:,} private vectors of dimension {dim} to {output}")
     for line in _summary(mech, audit):
         say(line)
     say(f"privacy report: {report}" if report is not None
@@ -300,6 +335,63 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
         warn(message)
     if not mech.guarantee.verified:
         warn("the guarantee rests on unverified assumptions (see the report's 'assumptions')")
+
+
+def _output_name(path: Path) -> str:
+    """The output of one file of a directory on Ray: a vector file keeps its name, a text file
+    gives NAME.parquet (a Parquet file of texts keeps its name)."""
+    if path.suffix.lower() in VECTOR_FORMATS + (".pq",):
+        return path.name
+    return f"{path.stem}.parquet"
+
+
+def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: Path | None,
+            book: CommandLedger, build: Any, *, seed: int | None, encode: EncoderName | None,
+            vocabulary: str | None, text_field: str, vector_field: str, batch_size: int,
+            audit_pairs: int, workers: int | None, address: str | None, verbose: bool,
+            t0: float) -> None:
+    """``--engine ray`` (:mod:`textdp.cli._ray_vectors`): the same checks, mechanism, report and
+    ledger as the local engine; the files read, released and written on the workers."""
+    from textdp.cli._ledger import encoder_space, fingerprint_file
+    from textdp.cli._ray_vectors import Job, io_section, run_embed, shapes, vector_fingerprint
+    from textdp.mechanisms.embedding.release import CHUNK_ROWS
+    from textdp.privacy.report import ReportContext, embedding_report, json_ready
+
+    paths = [src for src, _ in pairs]
+    if encode is not None:
+        encoder = _encoder(encode, vocabulary)
+        rows, dim = None, int(encoder.dim)
+        fingerprint = partial(fingerprint_file, paths, text_field=text_field)
+        kind, space = "texts", encoder_space(encoder)
+        spec: tuple[str, str | None] | None = (encode.value, vocabulary)
+    else:
+        encoder, spec = None, None
+        sizes = shapes(pairs, vector_field)
+        rows, dim = [n for n, _ in sizes], sizes[0][1]
+        fingerprint = vector_fingerprint(paths, vector_field, sum(rows), dim)
+        kind, space = "vectors", f"the input vectors themselves (R^{dim})"
+    mech = build(dim)
+    with book.check(mech, fingerprint, kind, space, seed=seed), \
+            Job(workers, address, verbose) as job, book.files() as files:
+        answers, audit, problems = run_embed(
+            job, pairs, mechanism=mech, dim=dim, rows=rows, seed=seed,
+            vector_field=vector_field, text_field=text_field, encoder=spec,
+            batch_size=batch_size, audit_pairs=audit_pairs, files=files)
+        n = sum(a["rows"] for a in answers)
+        empty = sum(a["empty"] for a in answers) if encoder is not None else None
+        dim_out = answers[0]["dim_out"]
+        io = io_section(input, output, answers, single=pairs == [(input, output)])
+        result = book.attach(embedding_report(
+            mech, vectors_in=n, vectors_out=n, dim_in=dim, dim_out=dim_out, seed=seed,
+            seconds=time.perf_counter() - t0,
+            encoder=encoder.describe() if encoder is not None else None, empty_texts=empty,
+            audit=audit, chunk_rows=CHUNK_ROWS,
+            context=ReportContext(**job.context(time.perf_counter() - t0, io))))
+        if report is not None:
+            files.write_json(report, json_ready(result))
+    for problem in problems:
+        warn(f"audit skipped for {problem}")
+    _done(n, dim_out, output, mech, audit, report, result)
 
 
 embed.__doc__ = HELP

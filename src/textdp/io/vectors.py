@@ -7,14 +7,17 @@ in a :class:`~textdp.io.FileError`; ``.npy`` inputs are memory-mapped.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from textdp._guide import names_listing
 from textdp.io.errors import FileError
 
-__all__ = ["VECTOR_FORMATS", "first_non_finite_row", "read_vectors", "write_vectors"]
+__all__ = ["VECTOR_FORMATS", "first_non_finite_row", "iter_vectors", "read_vectors", "vector_shape",
+           "write_vectors"]
 
 #: The suffixes :func:`read_vectors` and :func:`write_vectors` accept.
 VECTOR_FORMATS = (".npy", ".parquet")
@@ -44,7 +47,67 @@ def _read_npy(path: Path) -> np.ndarray:
     return arr
 
 
-def _read_parquet(path: Path, field: str) -> np.ndarray:
+def vector_shape(path: str | os.PathLike, field: str = "vector") -> tuple[int, int]:
+    """(N, d) of the vectors :func:`read_vectors` would return, from the ``.npy`` header or the
+    Parquet footer (and, for a column of variable-length lists, its first vector) without reading
+    the data; the same one-line :class:`FileError` for a file that is not a vector file. A
+    Parquet file whose later rows have another length is only found out by reading it."""
+    import pyarrow as pa
+
+    path = Path(path)
+    if path.suffix.lower() == ".npy":
+        arr = _read_npy(path)
+        return int(arr.shape[0]), int(arr.shape[1])
+    pf, t = _parquet_column(path, field)
+    n = int(pf.metadata.num_rows)
+    if pa.types.is_fixed_size_list(t):
+        return n, int(t.list_size)
+    for group in range(pf.num_row_groups):
+        try:
+            col = pf.read_row_group(group, columns=[field]).column(field).combine_chunks()
+        except (pa.ArrowException, OSError) as exc:
+            raise FileError(path, None, f"unreadable Parquet data ({exc})") from None
+        if len(col):
+            return n, int(_list_column(path, field, col.slice(0, 1), None).shape[1])
+    return n, 0
+
+
+def iter_vectors(path: str | os.PathLike, field: str = "vector", rows: int = 65536
+                 ) -> Iterator[np.ndarray]:
+    """The vectors of ``path`` as consecutive (k, d) float64 blocks of at most ``rows`` rows (a
+    ``.npy`` memory-mapped, a Parquet file batch by batch): one pass in bounded memory, the same
+    values and one-line errors as :func:`read_vectors` (a row number is the file's)."""
+    import pyarrow as pa
+
+    path = Path(path)
+    if path.suffix.lower() == ".npy":
+        arr = _read_npy(path)
+        for start in range(0, arr.shape[0], rows):
+            yield np.asarray(arr[start:start + rows], dtype=np.float64)
+        return
+    pf, t = _parquet_column(path, field)
+    fixed = t.list_size if pa.types.is_fixed_size_list(t) else None
+    first: int | None = None  # the length of row 1
+    done = 0
+    try:
+        for batch in pf.iter_batches(batch_size=rows, columns=[field]):
+            try:
+                block = _list_column(path, field, batch.column(0), fixed)
+            except FileError as exc:  # the row number of the batch, made the file's
+                raise FileError(path, None if exc.line is None else exc.line + done, exc.problem,
+                                unit="row") from None
+            if first is not None and block.shape[0] and block.shape[1] != first:
+                raise FileError(path, done + 1, f"vector of length {block.shape[1]}, but row 1 "
+                                                f"has length {first}", unit="row")
+            first = block.shape[1] if first is None and block.shape[0] else first
+            done += block.shape[0]
+            yield block
+    except (pa.ArrowException, OSError) as exc:
+        raise FileError(path, None, f"unreadable Parquet data ({exc})") from None
+
+
+def _parquet_column(path: Path, field: str) -> tuple[Any, Any]:
+    """The open Parquet file and the type of its vector column ``field``, checked."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -62,6 +125,13 @@ def _read_parquet(path: Path, field: str) -> np.ndarray:
         raise FileError(path, None, f"column {field!r} has type {t}, expected a list of numbers")
     if not (pa.types.is_floating(t.value_type) or pa.types.is_integer(t.value_type)):
         raise FileError(path, None, f"column {field!r} holds {t.value_type}, expected numbers")
+    return pf, t
+
+
+def _read_parquet(path: Path, field: str) -> np.ndarray:
+    import pyarrow as pa
+
+    pf, t = _parquet_column(path, field)
     try:
         col = pf.read(columns=[field]).column(field).combine_chunks()
     except (pa.ArrowException, OSError) as exc:

@@ -82,6 +82,27 @@ class InputHash:
         self.count = int(X.shape[0])
         return self
 
+    def vector_blocks(self, n: int, d: int, blocks: Iterable[Any]) -> InputHash:
+        """Feed n vectors of dimension d given as consecutive (k, d) blocks (several files read
+        one after the other): the same fingerprint as :meth:`vectors` of their concatenation,
+        without holding it. Raises ValueError if the blocks do not hold n rows of d values."""
+        if self.kind != "vectors" or self.count:
+            raise ValueError("vectors are fed once, to a fingerprint of kind 'vectors'")
+        self._h.update(_u64(n) + _u64(d))
+        rows = 0
+        for block in blocks:
+            B = np.asarray(block)
+            if B.ndim != 2 or B.shape[1] != d:
+                raise ValueError(f"a block of shape {B.shape}, expected (k, {d})")
+            for start in range(0, B.shape[0], _ROWS_PER_BLOCK):
+                part = np.ascontiguousarray(B[start:start + _ROWS_PER_BLOCK], dtype="<f8")
+                self._h.update(part.tobytes())
+            rows += B.shape[0]
+        if rows != n:
+            raise ValueError(f"{rows} vectors fed, {n} announced")
+        self.count = int(n)
+        return self
+
     def document(self, sentences: Any) -> InputHash:
         """Feed one document's (k, d) sentence embeddings."""
         if self.kind != "documents":
