@@ -68,12 +68,14 @@ __all__ = ["DocumentFileWorker", "VectorFileWorker", "resolve", "run_docembed", 
 # --- paths ---------------------------------------------------------------------------------------
 
 def resolve(engine: str, workers: int | None, address: str | None, input: Path, output: Path,
-            report: Path | None, *, suffixes: tuple[str, ...],
-            output_name: Callable[[Path], str]) -> list[tuple[Path, Path]] | None:
+            report: Path | None, *, output_name: Callable[[Path], str],
+            suffixes: tuple[str, ...] = (), check: Callable[[Path], object] | None = None
+            ) -> list[tuple[Path, Path]] | None:
     """The (input, output) file pairs of a Ray job, checked without reading any file: None for
     the local engine; one pair for a single file (the caller checks it as the local engine
-    does); for a directory or a quoted glob pattern, one pair per input file in name order, the
-    output named ``output_name(input)`` in the output directory.
+    does); for a directory or a quoted glob pattern, one pair per input file in name order (each
+    accepted by ``check``, else of one of ``suffixes``), the output named ``output_name(input)``
+    in the output directory.
 
     Raises CLIError / FileError (one line): an option of the other engine, standard input, a
     file of another type, two inputs giving one output name, an output that is taken."""
@@ -98,10 +100,15 @@ def resolve(engine: str, workers: int | None, address: str | None, input: Path, 
         if not files:
             raise FileError(input, None, f"has no file to read ({', '.join(suffixes)})")
     names: dict[str, Path] = {}
+    where = "" if pattern else (" (an input directory must hold input files only; names "
+                                "starting with '.' are ignored)")
     for f in files:
-        if not f.is_file() or f.suffix.lower() not in suffixes:
-            where = "" if pattern else (" (an input directory must hold input files only; names "
-                                        "starting with '.' are ignored)")
+        if check is not None:
+            try:
+                check(f)
+            except FileError as exc:
+                raise FileError(f, None, f"{exc.problem}{where}") from None
+        elif not f.is_file() or f.suffix.lower() not in suffixes:
             raise FileError(f, None, f"not an input file of type {', '.join(suffixes)}{where}")
         if f.stat().st_size == 0:
             raise FileError(f, None, "empty file (0 bytes)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +14,7 @@ from textdp.cli._common import CLIError, check_new_file, one_line, option, say, 
 from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sentence_encoder
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
+from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.io import FileError, check_distinct, check_input
 
 HELP = """Embed every document of INPUT privately (ε-SentDP) and write an (N, d) array to OUTPUT.npy.
@@ -37,6 +39,12 @@ encoder must come from public data.
 INPUT formats, by extension: .txt (one document per line), .jsonl / .csv / .parquet (the
 document is --text-field). Empty documents are an error. OUTPUT (and the report) appear only
 when everything succeeded.
+
+\b
+--engine ray: the same release on a Ray actor pool (extra 'ray'); INPUT may then be a
+directory or a quoted glob pattern of text files and OUTPUT a directory: NAME.npy for each
+input (its name without the last extension). A seed gives the local engine's rows over the
+files in name order.
 
 \b
 Example:
@@ -129,8 +137,11 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              n_projections: ProjectionsOpt = 50, projection_seed: ProjectionSeedOpt = 0,
              seed: SeedOpt = None, text_field: TextFieldOpt = "text", report: ReportOpt = None,
              batch_size: BatchOpt = 256, encoder: EncoderOpt = None, ledger: LedgerOpt = None,
-             ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None) -> None:
+             ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
+             engine: EngineOption = "local", workers: WorkersOption = None,
+             ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
     from textdp._checks import check_seed
+    from textdp.cli import _ray_vectors
     from textdp.encoders import encoder_name
     from textdp.privacy.report import ReportContext, document_report
     from textdp.sentences import splitter_name
@@ -139,7 +150,10 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
     # 1. Paths and parameters, before anything is read or loaded; no two paths the same file.
     check_distinct({"input": input, "candidate file": candidates, "recoder file": recoder},
                    {"output": output, "report": report, "ledger": ledger})
-    _check_paths(input, output, report)
+    pairs = _ray_vectors.resolve(engine, workers, ray_address, input, output, report,
+                                 check=check_input, output_name=_output_name)
+    if pairs is None or pairs == [(input, output)]:
+        _check_paths(input, output, report)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     try:
         seed = check_seed(seed)
@@ -148,6 +162,10 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
     mech = build_docembed_mechanism(epsilon, candidates, recoder, n_projections, projection_seed)
     # 2. The encoder, checked against the one the candidates were built with; 3. the release.
     sentences = _encoder_for(mech, encoder)
+    if pairs is not None:
+        return _on_ray(pairs, input, output, report, book, mech, sentences, seed=seed,
+                       text_field=text_field, batch_size=batch_size, workers=workers,
+                       address=ray_address, verbose=verbose, started=started)
     with book.check(mech, lambda: fingerprint_file(input, text_field=text_field),
                     seed=seed, space=f"sentence splitter {splitter_name()}"):
         out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
@@ -165,13 +183,52 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
             if report is not None:
                 files.write_json(report, result)
 
-    say(f"wrote {out.shape[0]} embeddings of dimension {out.shape[1]} to {output}")
+    _done(out.shape[0], out.shape[1], output, mech, report, result)
+
+
+def _done(rows: int, dim: int, output: Path, mech: Any, report: Path | None, result: Any) -> None:
+    say(f"wrote {rows} embeddings of dimension {dim} to {output}")
     say(f"deepcandidate: ε-SentDP, ε = {mech.epsilon:g} per document (one sentence substituted, "
         f"same sentence count); {len(mech.candidates)} candidates, p = {mech.n_projections}")
     if report is not None:
         say(f"privacy report: {report}")
     for message in result["warnings"]:
         warn(message)
+
+
+def _output_name(path: Path) -> str:
+    """The output of one file of a directory on Ray: its name without the last extension, .npy."""
+    return f"{path.stem}.npy"
+
+
+def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: Path | None,
+            book: CommandLedger, mech: Any, sentences: Any, *, seed: int | None,
+            text_field: str, batch_size: int, workers: int | None, address: str | None,
+            verbose: bool, started: float) -> None:
+    """``--engine ray`` (:mod:`textdp.cli._ray_vectors`): the same mechanism, report and ledger
+    as the local engine; the documents read, released and written on the workers."""
+    from textdp.cli._ray_vectors import Job, io_section, run_docembed
+    from textdp.encoders import encoder_name
+    from textdp.privacy.report import ReportContext, document_report
+    from textdp.sentences import splitter_name
+
+    paths = [src for src, _ in pairs]
+    fingerprint = partial(fingerprint_file, paths, text_field=text_field)
+    with book.check(mech, fingerprint, seed=seed, space=f"sentence splitter {splitter_name()}"), \
+            Job(workers, address, verbose) as job, book.files() as files:
+        answers = run_docembed(job, pairs, mechanism=mech, encoder=encoder_name(sentences),
+                               seed=seed, text_field=text_field, batch_size=batch_size,
+                               files=files)
+        counts = [k for a in answers for k in a["counts"]]
+        dim = answers[0]["dim"]
+        io = io_section(input, output, answers, single=pairs == [(input, output)], dim=dim)
+        result = book.attach(document_report(
+            mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
+            encoder=encoder_name(sentences), sentence_splitter=splitter_name(),
+            context=ReportContext(**job.context(time.perf_counter() - started, io))))
+        if report is not None:
+            files.write_json(report, result)
+    _done(len(counts), dim, output, mech, report, result)
 
 
 docembed.__doc__ = HELP
