@@ -223,7 +223,7 @@ def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: P
         dim = answers[0]["dim"]
         io = io_section(input, output, answers, single=pairs == [(input, output)], dim=dim)
         result = book.attach(document_report(
-            mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
+            mech, sentence_counts=counts, seed=seed, seconds=sum(a["seconds"] for a in answers),
             encoder=encoder_name(sentences), sentence_splitter=splitter_name(),
             context=ReportContext(**job.context(time.perf_counter() - started, io))))
         if report is not None:

@@ -383,7 +383,7 @@ def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: P
         io = io_section(input, output, answers, single=pairs == [(input, output)])
         result = book.attach(embedding_report(
             mech, vectors_in=n, vectors_out=n, dim_in=dim, dim_out=dim_out, seed=seed,
-            seconds=time.perf_counter() - t0,
+            seconds=sum(a["seconds"] for a in answers),  # inside the workers
             encoder=encoder.describe() if encoder is not None else None, empty_texts=empty,
             audit=audit, chunk_rows=CHUNK_ROWS,
             context=ReportContext(**job.context(time.perf_counter() - t0, io))))
