@@ -107,6 +107,7 @@ def test_embed_directory_seeded_equals_local_and_the_report_is_local_plus_engine
     assert b["inputs"]["audit"]["n_pairs"] == a["inputs"]["audit"]["n_pairs"] == 200_000
     assert b["inputs"]["audit"]["n_points"] == len(X) and not b["inputs"]["audit"]["exhaustive"]
     assert "wrote 4,996 private vectors of dimension" in err and "Traceback" not in err
+    assert all(x.startswith("textdp: ") for x in err.splitlines()), err  # no line of Ray's
 
 
 def test_embed_one_npy_file_is_byte_identical_with_the_same_audit(runtime, tmp_path, capsys):
@@ -281,3 +282,49 @@ def test_docembed_unseeded_and_refusals(runtime, tmp_path, capsys, documents):
     (d / "c.txt").write_text("", encoding="utf-8")
     line = _one_error(*run(capsys, *args, d, "-o", tmp_path / "c", *RAY))
     assert "c.txt" in line and not (tmp_path / "c").exists()
+
+
+# --- interrupted -------------------------------------------------------------------------------
+
+def _interrupt_when_staged(cmd: list[str], parent: Path, sig: int) -> tuple[int, str]:
+    """Run ``cmd``; once a file appears in its staging directory in ``parent`` (the workers are
+    writing), send ``sig``. Returns its exit status and stderr."""
+    import os
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(p.name.startswith(".textdp-ray-") and any(p.iterdir())
+                   for p in parent.iterdir()):
+                proc.send_signal(sig)
+                break
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
+def test_interrupted_embed_leaves_no_output_directory(runtime, tmp_path):
+    """Ctrl-C while the workers write: the actors are killed, the staging directory removed, no
+    output directory appears, exit 130."""
+    import signal
+    import sys
+
+    d = tmp_path / "in"
+    d.mkdir()
+    line = "the food was great but the service was slow and the room felt cold"
+    for k in range(12):
+        (d / f"{k:02d}.txt").write_text(f"{line} {k}\n" * 4000, encoding="utf-8")
+    cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+           "embed", str(d), "-o", str(tmp_path / "out"), *PRIVEMB, "--encode", "glove-mean",
+           "--seed", "1", *RAY, "--ray-address", ray.get_runtime_context().gcs_address]
+    code, err = _interrupt_when_staged(cmd, tmp_path, signal.SIGINT)
+    assert code == 130, err[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, no staging
