@@ -250,11 +250,12 @@ def test_docembed_directory_seeded_equals_local(runtime, tmp_path, capsys, docum
     cands, d, whole = documents
     args = ["docembed", "--epsilon", 5, "--candidates", cands, "--seed", 4]
     code, err = run(capsys, *args, whole, "-o", tmp_path / "local.npy", "--report",
-                    tmp_path / "local.json")
+                    tmp_path / "local.json", "--ledger", tmp_path / "local.ledger")
     assert code == 0, err
     code, err = run(capsys, *args, d, "-o", tmp_path / "out", "--report", tmp_path / "ray.json",
-                    *RAY)
+                    "--ledger", tmp_path / "ray.ledger", *RAY)
     assert code == 0, err
+    assert _completed(tmp_path / "local.ledger") == _completed(tmp_path / "ray.ledger")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.npy", "b.npy"]
     released = np.vstack([np.load(tmp_path / "out" / n) for n in ("a.npy", "b.npy")])
     assert np.array_equal(released, np.load(tmp_path / "local.npy"))
@@ -262,6 +263,7 @@ def test_docembed_directory_seeded_equals_local(runtime, tmp_path, capsys, docum
     b = json.loads((tmp_path / "ray.json").read_text())
     for key in ("kind", "mechanism", "guarantee", "counts", "inputs", "randomness"):
         assert a[key] == b[key], key
+    assert b["ledger"]["path"].endswith("ray.ledger")  # the ledger section is there
     assert b["engine"] == "ray" and b["workers"] == 2
     assert [f["records_in"] for f in b["io"]["files"]] == [25, 35]
     assert "wrote 60 embeddings of dimension 50" in err

@@ -435,8 +435,9 @@ def vector_fingerprint(paths: list[Path], vector_field: str, n: int, d: int
             iter_vectors(p, vector_field) for p in paths)
         try:
             h = InputHash("vectors").vector_blocks(n, d, blocks)
-        except ValueError as exc:  # a file changed since its footer was read
-            raise FileError(paths[0].parent, None, f"changed while it was read ({exc})") from None
+        except ValueError as exc:  # a file changed since its header or footer was read
+            where = paths[0] if len(paths) == 1 else paths[0].parent
+            raise FileError(where, None, f"changed while it was read ({exc})") from None
         return h.hexdigest(), h.count
 
     return fingerprint
@@ -463,8 +464,8 @@ def merge_audits(audits: list[Any]) -> Any:
 
 
 def audit_shares(rows: list[int], pairs: int) -> list[int]:
-    """``pairs`` split over the files in proportion to their rows (at least one each, when
-    auditing): one file keeps them all."""
+    """``pairs`` split over the files in proportion to their rows, rounded (at least one each,
+    when auditing: the sum may differ from ``pairs`` by a few): one file keeps them all."""
     total = sum(rows)
     if pairs <= 0 or total == 0:
         return [0] * len(rows)
