@@ -142,6 +142,12 @@ def test_several_files_and_file_uris_equal_the_local_engine(runtime, tmp_path, c
     assert _cli([d / "c.jsonl", "-o", tmp_path / "c.local.jsonl"]) == 0
     assert (out / "c.jsonl").read_bytes() == (tmp_path / "c.local.jsonl").read_bytes()
     assert json.loads((tmp_path / "r.json").read_text())["io"]["records_out"] == 300
+    # With --ledger: the files are one input, fingerprinted in the order given.
+    assert _ray([*order, "-o", tmp_path / "led", "--ledger", tmp_path / "ledger.jsonl"]) == 0
+    lines = [json.loads(x) for x in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    entry = next(x for x in lines if x["type"] == "pending")
+    assert entry["input"]["records"] == 300
+    assert entry["input"]["name"] == ", ".join(map(str, order))
 
     # Two files of one name would be one output file: refused, nothing written.
     other = tmp_path / "other"

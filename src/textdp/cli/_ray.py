@@ -632,14 +632,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
     spec = args.spec
     check_no_generator(spec)
     read_options, format, seed = args.read_options, args.format, spec.seed
-    remote: RemoteStaging | None = None  # an output on an object store: a staging prefix
-    if not local(args.output):
-        # Beside the output: the object of one file, or the prefix of several.
-        remote = RemoteStaging(args.output if pairs[0][1] == args.output else pairs[0][1].parent)
-    else:
-        out_dir = pairs[-1][1].parent
-        stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
-    handed = False  # the staged files belong to the command's group (committed with it)
+    stage = _Staging(pairs, args.output)
     actors: list[Any] = []
     try:
         # An actor that dies (a lost node, out of memory) is restarted and its file rewritten
@@ -652,8 +645,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
         firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
-        staged = [remote.path_for(i, dst) if remote is not None else stage / f"{i:06d}-{dst.name}"
-                  for i, (_, dst) in enumerate(pairs)]
+        staged = [stage.path_for(i, dst) for i, (_, dst) in enumerate(pairs)]
         ledger = fingerprint.files is not None  # computed: --ledger
         items = [(i, _for_worker(pairs[i][0]), str(pairs[i][1]), _for_worker(staged[i]),
                   firsts[i], ledger) for i in order]
@@ -677,22 +669,53 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
             same = [released[i] for i in range(len(pairs))] == fingerprint.files
             book.released(fingerprint.value if same else
                           ("changed", sum(n for _, n in released.values())))
-        if remote is not None:  # moved to their names when the group commits (after the ledger)
-            remote.moves = [(staged[i], dst) for i, (_, dst) in enumerate(pairs)]
-            files.join(remote)
-            handed = True
-        else:
-            _make_parent(pairs[-1][1], created)
-            for i, (_, dst) in enumerate(pairs):
-                os.replace(staged[i], files.path_for(dst))
+        stage.hand_over(pairs, staged, files, created)
     finally:
         for a in actors:  # before the staging directory goes: no actor writes there any more
             ray.kill(a, no_restart=True)
-        if remote is None:
-            _remove_tree(stage)
-        elif not handed:
-            remote.abort()
+        stage.remove()
     return [summaries[i] for i in range(len(pairs))]
+
+
+class _Staging:
+    """Where a job's outputs are written until every file succeeded: a hidden directory beside
+    the output (a local or shared file system: moved into the command's group by renames), or,
+    for an output on an object store, a hidden prefix beside it (joined to the group, which
+    moves its objects when it commits: :class:`~textdp.io.uri.RemoteStaging`)."""
+
+    def __init__(self, pairs: list[tuple[Any, Any]], output: Path | RemoteFile) -> None:
+        self.remote: RemoteStaging | None = None
+        self.directory: Path | None = None
+        if not local(output):  # beside the output: the object of one file, the prefix of several
+            self.remote = RemoteStaging(output if pairs[0][1] == output else pairs[0][1].parent)
+        else:
+            out_dir = pairs[-1][1].parent
+            self.directory = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
+
+    def path_for(self, index: int, dst: Any) -> Any:
+        if self.remote is not None:
+            return self.remote.path_for(index, dst)
+        assert self.directory is not None
+        return self.directory / f"{index:06d}-{dst.name}"
+
+    def hand_over(self, pairs: list[tuple[Any, Any]], staged: list[Any], files: Any,
+                  created: list[Path]) -> None:
+        """Every file succeeded: the staged files become part of the command's group."""
+        if self.remote is not None:  # moved to their names when the group commits
+            self.remote.moves = [(staged[i], dst) for i, (_, dst) in enumerate(pairs)]
+            files.join(self.remote)
+            self.remote = None  # the group's now: committed or aborted with it
+            return
+        _make_parent(pairs[-1][1], created)
+        for i, (_, dst) in enumerate(pairs):
+            os.replace(staged[i], files.path_for(dst))
+
+    def remove(self) -> None:
+        """The staging area, unless the group has it (after the actors are killed)."""
+        if self.directory is not None:
+            _remove_tree(self.directory)
+        if self.remote is not None:
+            self.remote.abort()
 
 
 def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[int]:

@@ -76,6 +76,9 @@ INPUT formats, by extension (OUTPUT must have the same one):
   .parquet  the document is the string column --text-field; other columns pass through
   + .gz or .zst (reviews.jsonl.gz): compressed; '-': standard input/output (--format)
 Repeat --text-field to privatise several fields of each record, each as its own document.
+With --engine ray, INPUT may also be a directory, a quoted glob pattern ('data/*.jsonl'),
+several files, or a URI (s3://bucket/prefix/, gs://..., file://...; credentials from the
+environment); OUTPUT is then a directory (or prefix) with one file per input, of the same name.
 
 N records in give N records out, in order. The file is read in batches of --batch-size
 documents (memory stays bounded), with a progress bar when stderr is a terminal. OUTPUT
