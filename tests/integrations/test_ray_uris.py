@@ -75,7 +75,8 @@ def runtime(s3):
 
 
 def _cli(args, *more):
-    return main(["privatize", *map(str, args), "--epsilon", "10", "--seed", "9", *more])
+    return main(["privatize", *map(str, args), "--epsilon", "10", "--seed", "9",
+                 "--entities", "none", *more])
 
 
 def _ray(args):
@@ -137,7 +138,7 @@ def test_several_files_and_file_uris_equal_the_local_engine(runtime, tmp_path, c
     got = ([json.loads(x)["text"] for x in (out / "c.jsonl").read_text().splitlines()]
            + (out / "a.txt").read_text(encoding="utf-8").splitlines()
            + pq.read_table(out / "b.parquet").column("text").to_pylist())
-    assert got == textdp.privatize(TEXTS, epsilon=10, seed=9).texts
+    assert got == textdp.privatize(TEXTS, epsilon=10, seed=9, entities="none").texts
     # The first file starts the corpus: byte for byte the local engine's run over it alone.
     assert _cli([d / "c.jsonl", "-o", tmp_path / "c.local.jsonl"]) == 0
     assert (out / "c.jsonl").read_bytes() == (tmp_path / "c.local.jsonl").read_bytes()
@@ -211,7 +212,7 @@ def test_s3_failing_file_leaves_nothing_and_a_used_prefix_is_refused(runtime, s3
     capsys.readouterr()
     # Unseeded: no counting pass finds the bad file first; the other files were written.
     assert main(["privatize", f"s3://{BUCKET}/bad", "-o", f"s3://{BUCKET}/bad-out",
-                 "--epsilon", "10", "--engine", "ray", "--workers", "2"]) == 2
+                 "--epsilon", "10", "--entities", "none", "--engine", "ray", "--workers", "2"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(
         f"textdp: error: s3://{BUCKET}/bad/3.jsonl:2: "), err
