@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 
 import pytest
@@ -269,3 +270,39 @@ def test_every_format_reads_and_writes_through_s3_as_locally(s3, tmp_path):
     assert _keys(s3, f"{BUCKET}/io-bad") == []
     with pytest.raises(FileError, match=f"^s3://{BUCKET}/io/none.jsonl: no such file$"):
         map_text_file(resolve(f"s3://{BUCKET}/io/none.jsonl"), tmp_path / "x.jsonl", upper)
+
+
+def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path):
+    """Ctrl-C once the workers have staged an object: exit 130, the staging prefix deleted, no
+    object under the output prefix (the driver is its own process, joined to the module's
+    runtime; both have the S3 variables)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    many = TEXTS * 8
+    for k in range(10):
+        _put(s3, f"big/{k}.jsonl", _jsonl(many))
+    cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+           "privatize", f"s3://{BUCKET}/big", "-o", f"s3://{BUCKET}/big-out", "--epsilon", "10",
+           "--engine", "ray", "--workers", "2", "--ray-address",
+           ray.get_runtime_context().gcs_address]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline, sent = time.monotonic() + 240, False
+        while time.monotonic() < deadline and proc.poll() is None:
+            if [k for k in _keys(s3) if ".textdp-ray-" in k]:
+                proc.send_signal(signal.SIGINT)
+                sent = True
+                break
+            time.sleep(0.05)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert sent and proc.returncode == 130, err[-2000:]
+    keys = _keys(s3)
+    assert not [k for k in keys if k.startswith(f"{BUCKET}/big-out") or ".textdp-ray-" in k], keys
