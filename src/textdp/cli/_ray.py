@@ -5,10 +5,13 @@ actors per job, each building the mechanism once, reads, privatises and writes w
 textdp's own readers and writers (every format; JSONL byte for byte; the same one-line errors)
 into a hidden staging directory beside the output; the driver holds counts only. A seeded run
 first counts each file's documents on the pool, so every document keeps its position in the whole
-input (files of a directory or a glob pattern in name order) and the output is exactly the local
-engine's. The staged files are moved into the command's atomic group (with ``--ledger``, checked
-at commit against the fingerprint taken before the release) when every file succeeded; a failure
-or an interrupt kills the actors and removes the staging directory. Standard input/output, which a
+input (files of a directory or a glob pattern in name order, several INPUT files in the order
+given) and the output is exactly the local engine's. INPUT and OUTPUT may be URIs of pyarrow
+filesystems (``s3://``, ``gs://``; :mod:`textdp.io.uri`): the workers open them through the
+filesystem, and outputs on an object store are staged under a hidden prefix beside OUTPUT. The
+staged files are moved into the command's atomic group (with ``--ledger``, checked at commit
+against the fingerprint taken before the release) when every file succeeded; a failure or an
+interrupt kills the actors and removes the staging directory. Standard input/output, which a
 worker cannot open, keep the driver reading and writing: windows of records privatised by
 :func:`textdp.integrations.ray.run_text`. Without ``--ray-address`` a local Ray runtime is started
 (``--workers`` CPUs, a small object store, no dashboard) and shut down at the end; with one, the
@@ -59,8 +62,9 @@ from textdp.tallies import Tallies
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
     help="local: this process; ray: a Ray Data actor pool (the 'ray' extra: pip install -e '.[ray]'), "
-         "the same output for a seed. INPUT may then be a directory of files or a quoted glob "
-         "pattern such as 'data/*.jsonl' (OUTPUT: a directory).")]
+         "the same output for a seed. INPUT may then be a directory of files, a quoted glob "
+         "pattern such as 'data/*.jsonl', several files, or a URI such as s3://bucket/prefix/ "
+         "(OUTPUT: a directory or a prefix).")]
 WorkersOption = Annotated[int | None, typer.Option(
     "--workers", min=1, show_default=False,
     help="--engine ray: actors in the pool, one CPU each (default: the CPUs of this machine, "
