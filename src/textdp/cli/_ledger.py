@@ -123,7 +123,8 @@ class CommandLedger:
         self._groups: list[_LedgerFiles] = []
         if path is None and budget is not None:
             raise CLIError("--budget needs --ledger PATH")
-        if path is not None and is_stream(input):
+        several = isinstance(input, (list, tuple))  # --engine ray over several INPUT files
+        if path is not None and not several and is_stream(input):
             raise CLIError("--ledger needs INPUT to be a file, not standard input or a pipe: the "
                            "input's fingerprint is computed in a first pass before any output is "
                            "written (save the input to a file first)")
@@ -229,7 +230,9 @@ class CommandLedger:
         else:
             seen = self._fingerprint()
         if seen != self._expected:
-            raise CLIError(f"{self.input}: INPUT changed while it was read ({self._expected[1]} "
+            name = ", ".join(map(str, self.input)) if isinstance(self.input, (list, tuple)) \
+                else self.input
+            raise CLIError(f"{name}: INPUT changed while it was read ({self._expected[1]} "
                            f"records fingerprinted, {seen[1]} released, or other content); "
                            "nothing was released (the ledger's pending line is voided)")
 

@@ -5,10 +5,13 @@ actors per job, each building the mechanism once, reads, privatises and writes w
 textdp's own readers and writers (every format; JSONL byte for byte; the same one-line errors)
 into a hidden staging directory beside the output; the driver holds counts only. A seeded run
 first counts each file's documents on the pool, so every document keeps its position in the whole
-input (files of a directory or a glob pattern in name order) and the output is exactly the local
-engine's. The staged files are moved into the command's atomic group (with ``--ledger``, checked
-at commit against the fingerprint taken before the release) when every file succeeded; a failure
-or an interrupt kills the actors and removes the staging directory. Standard input/output, which a
+input (files of a directory or a glob pattern in name order, several INPUT files in the order
+given) and the output is exactly the local engine's. INPUT and OUTPUT may be URIs of pyarrow
+filesystems (``s3://``, ``gs://``; :mod:`textdp.io.uri`): the workers open them through the
+filesystem, and outputs on an object store are staged under a hidden prefix beside OUTPUT. The
+staged files are moved into the command's atomic group (with ``--ledger``, checked at commit
+against the fingerprint taken before the release) when every file succeeded; a failure or an
+interrupt kills the actors and removes the staging directory. Standard input/output, which a
 worker cannot open, keep the driver reading and writing: windows of records privatised by
 :func:`textdp.integrations.ray.run_text`. Without ``--ray-address`` a local Ray runtime is started
 (``--workers`` CPUs, a small object store, no dashboard) and shut down at the end; with one, the
@@ -35,16 +38,33 @@ import typer
 from textdp.cli._arguments import PrivatizeArguments, check_paths, check_report_path, say_outcome
 from textdp.cli._common import CLIError, one_line, progress_bar
 from textdp.cli._ledger import CommandLedger
-from textdp.io import FileError, check_distinct, directory_inputs, map_text_file
+from textdp.io import (
+    FileError,
+    check_distinct,
+    check_input,
+    check_output,
+    directory_inputs,
+    map_text_file,
+)
 from textdp.io.streams import is_stdio
+from textdp.io.uri import (
+    RemoteFile,
+    RemoteStaging,
+    check_output_file,
+    check_output_prefix,
+    is_uri,
+    list_inputs,
+    resolve,
+)
 from textdp.spec import ReleaseSpec
 from textdp.tallies import Tallies
 
 EngineOption = Annotated[str, typer.Option(
     "--engine", metavar="local|ray",
     help="local: this process; ray: a Ray Data actor pool (the 'ray' extra: pip install -e '.[ray]'), "
-         "the same output for a seed. INPUT may then be a directory of files or a quoted glob "
-         "pattern such as 'data/*.jsonl' (OUTPUT: a directory).")]
+         "the same output for a seed. INPUT may then be a directory of files, a quoted glob "
+         "pattern such as 'data/*.jsonl', several files, or a URI such as s3://bucket/prefix/ "
+         "(OUTPUT: a directory or a prefix).")]
 WorkersOption = Annotated[int | None, typer.Option(
     "--workers", min=1, show_default=False,
     help="--engine ray: actors in the pool, one CPU each (default: the CPUs of this machine, "
@@ -66,29 +86,76 @@ ACTOR_RETRIES = 3
 OBJECT_STORE_BYTES = 256 * 2**20
 
 
-def check_engine(engine: str, workers: int | None, address: str | None, input: Path,
-                 output: Path, report: Path | None, format: str | None
-                 ) -> list[tuple[Path, Path]] | None:
+def resolve_paths(inputs: list[str], output: str, engine: str
+                  ) -> tuple[list[Path | RemoteFile], Path | RemoteFile]:
+    """INPUT... and OUTPUT as given on the command line: local paths (a ``file://`` URI is one),
+    or :class:`~textdp.io.uri.RemoteFile` for a URI of another pyarrow filesystem (``s3://``,
+    ``gs://``, …), resolved without reading anything. The local engine reads one local file:
+    several INPUTs, or a URI, are refused in one line."""
+    if len(inputs) > 1 and any(is_stdio(p) for p in inputs):
+        raise CLIError("- (standard input) must be the only INPUT")
+    if engine == "local":  # before resolving: resolving an s3:// URI asks the bucket's region
+        if len(inputs) > 1:
+            raise CLIError("several INPUT files need --engine ray")
+        for p in (*inputs, output):
+            if is_uri(p) and not p.lower().startswith("file://"):
+                raise CLIError(f"{p.split('?', 1)[0]}: a URI needs --engine ray")
+    return [resolve(p) for p in inputs], resolve(output)
+
+
+def local(path: Any) -> bool:
+    """Whether ``path`` is a local path (or ``-``), not a file of a remote filesystem."""
+    return not isinstance(path, RemoteFile)
+
+
+def check_engine(engine: str, workers: int | None, address: str | None,
+                 inputs: list[Path | RemoteFile], output: Path | RemoteFile, report: Path | None,
+                 format: str | None) -> list[tuple[Any, Any]] | None:
     """The paths, checked without reading or writing anything: None for the local engine; for
-    Ray, the (input, output) file pairs (a directory gives one pair per file)."""
+    Ray, the (input, output) file pairs: one input file gives one output file; a directory, a
+    glob pattern, a URI prefix or several INPUTs give their files (each in name order, the
+    INPUTs in the order given) and the files of the same names in the output directory (or
+    prefix), which must be new or hold none of those names (a prefix: new or empty)."""
     if engine == "local":
         if workers is not None or address is not None:
             raise CLIError("--workers and --ray-address need --engine ray")
-        check_paths(input, output, report, format)
+        check_paths(inputs[0], output, report, format)
         return None
     if engine != "ray":
         raise CLIError(f"--engine must be local or ray, got {engine!r}")
+    locals_ = [p for p in inputs if local(p)]
     if report is not None:
-        check_report_path(report, input, output)
-    pattern = not is_stdio(input) and not input.exists() and any(c in str(input) for c in "*?[")
-    if not pattern and (is_stdio(input) or not input.is_dir()):
-        check_paths(input, output, report, format)
-        return [(input, output)]
-    # The files the local engine reads, or an error.
-    files = glob_inputs(input, format) if pattern else directory_inputs(input, format)
+        check_report_path(report, locals_, output if local(output) else None)
+    files: list[Any] = []
+    many = len(inputs) > 1
+    for given in inputs:
+        found, several = _expand(given, format)
+        files += found
+        many = many or several
+    if not many:  # one file in, one file out
+        src = files[0]
+        if local(src) and local(output):
+            check_paths(src, output, report, format)
+        else:
+            check_output(output, src, format)
+            check_input(src, format)
+            if not local(output):
+                check_output_file(output, src)
+        return [(src, output)]
+    if is_stdio(output):
+        raise CLIError("the output of several files is a directory (or a URI prefix), not -")
+    names: dict[str, Any] = {}
+    for f in files:
+        if f.name in names:
+            raise FileError(f, None, f"has the name of {names[f.name]}: the output directory "
+                                     "would hold both under one name")
+        names[f.name] = f
+    if not local(output):
+        check_output_prefix(output)
+        return [(f, output.child(f.name)) for f in files]
     if output.exists() and not output.is_dir():
-        raise FileError(output, None, "is a file; the output of a directory is a directory")
-    check_distinct({"input": input}, {"output": output})  # as files, not as names
+        raise FileError(output, None, "is a file; the output of several files is a directory")
+    check_distinct({"input": locals_}, {"output": output})  # as files, not as names
     if not output.parent.is_dir():
         raise FileError(output, None, f"directory {str(output.parent)!r} does not exist")
     taken = [f.name for f in files if (output / f.name).exists()]
@@ -97,13 +164,26 @@ def check_engine(engine: str, workers: int | None, address: str | None, input: P
     return [(f, output / f.name) for f in files]
 
 
+def _expand(given: Path | RemoteFile, format: str | None) -> tuple[list[Any], bool]:
+    """The input files one INPUT names, and whether it named several (a directory, a pattern,
+    a prefix) rather than one file."""
+    if not local(given):
+        return list_inputs(given, format, check_input)
+    if is_stdio(given):
+        return [given], False
+    pattern = not given.exists() and any(c in str(given) for c in "*?[")
+    if pattern:
+        return glob_inputs(given, format), True
+    if given.is_dir():
+        return directory_inputs(given, format), True
+    return [given], False
+
+
 def glob_inputs(pattern: Path, format: str | None) -> list[Path]:
     """The files a glob pattern (``'data/*.jsonl'``, quoted for the shell) names, in name order:
     each must be an input file (:func:`textdp.io.check_input`), and their names distinct (each
     gives the output file of the same name in the output directory)."""
     import glob
-
-    from textdp.io import check_input
 
     files = sorted(Path(p) for p in glob.glob(str(pattern)))
     if not files:
@@ -543,6 +623,11 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
     engine's. When every file succeeded, the staged files are moved into ``files`` (the
     command's atomic group: they appear with the report when it commits); on any failure or
     interrupt the actors are killed first and the staging directory is removed.
+
+    An output on an object store (``s3://…``) is staged under a hidden prefix beside it
+    (:class:`~textdp.io.uri.RemoteStaging`), joined to the group when every file succeeded, and
+    moved to its names when the group commits (after the ledger's check); object stores have no
+    rename, so those moves are one object after the other, not one atomic step.
     """
     from ray.util import ActorPool
 
@@ -551,8 +636,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
     spec = args.spec
     check_no_generator(spec)
     read_options, format, seed = args.read_options, args.format, spec.seed
-    out_dir = pairs[-1][1].parent
-    stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
+    stage = _Staging(pairs, args.output)
     actors: list[Any] = []
     try:
         # An actor that dies (a lost node, out of memory) is restarted and its file rewritten
@@ -565,10 +649,10 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
         firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
-        staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
+        staged = [stage.path_for(i, dst) for i, (_, dst) in enumerate(pairs)]
         ledger = fingerprint.files is not None  # computed: --ledger
-        items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), firsts[i], ledger)
-                 for i in order]
+        items = [(i, _for_worker(pairs[i][0]), str(pairs[i][1]), _for_worker(staged[i]),
+                  firsts[i], ledger) for i in order]
         released: dict[int, tuple[str, int]] = {}
         summaries: dict[int, dict[str, Any]] = {}
         bar = progress_bar("privatize")(len(pairs), "files")
@@ -589,14 +673,53 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
             same = [released[i] for i in range(len(pairs))] == fingerprint.files
             book.released(fingerprint.value if same else
                           ("changed", sum(n for _, n in released.values())))
-        _make_parent(pairs[-1][1], created)
-        for i, (_, dst) in enumerate(pairs):
-            os.replace(staged[i], files.path_for(dst))
+        stage.hand_over(pairs, staged, files, created)
     finally:
         for a in actors:  # before the staging directory goes: no actor writes there any more
             ray.kill(a, no_restart=True)
-        _remove_tree(stage)
+        stage.remove()
     return [summaries[i] for i in range(len(pairs))]
+
+
+class _Staging:
+    """Where a job's outputs are written until every file succeeded: a hidden directory beside
+    the output (a local or shared file system: moved into the command's group by renames), or,
+    for an output on an object store, a hidden prefix beside it (joined to the group, which
+    moves its objects when it commits: :class:`~textdp.io.uri.RemoteStaging`)."""
+
+    def __init__(self, pairs: list[tuple[Any, Any]], output: Path | RemoteFile) -> None:
+        self.remote: RemoteStaging | None = None
+        self.directory: Path | None = None
+        if not local(output):  # beside the output: the object of one file, the prefix of several
+            self.remote = RemoteStaging(output if pairs[0][1] == output else pairs[0][1].parent)
+        else:
+            out_dir = pairs[-1][1].parent
+            self.directory = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
+
+    def path_for(self, index: int, dst: Any) -> Any:
+        if self.remote is not None:
+            return self.remote.path_for(index, dst)
+        assert self.directory is not None
+        return self.directory / f"{index:06d}-{dst.name}"
+
+    def hand_over(self, pairs: list[tuple[Any, Any]], staged: list[Any], files: Any,
+                  created: list[Path]) -> None:
+        """Every file succeeded: the staged files become part of the command's group."""
+        if self.remote is not None:  # moved to their names when the group commits
+            self.remote.moves = [(staged[i], dst) for i, (_, dst) in enumerate(pairs)]
+            files.join(self.remote)
+            self.remote = None  # the group's now: committed or aborted with it
+            return
+        _make_parent(pairs[-1][1], created)
+        for i, (_, dst) in enumerate(pairs):
+            os.replace(staged[i], files.path_for(dst))
+
+    def remove(self) -> None:
+        """The staging area, unless the group has it (after the actors are killed)."""
+        if self.directory is not None:
+            _remove_tree(self.directory)
+        if self.remote is not None:
+            self.remote.abort()
 
 
 def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[int]:
@@ -606,7 +729,7 @@ def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[
     from ray.util import ActorPool
 
     counts = list(ActorPool(actors).map(lambda a, src: a.count.remote(src),
-                                        [str(src) for src, _ in pairs]))
+                                        [_for_worker(src) for src, _ in pairs]))
     firsts, total = [], 0
     for n in counts:
         if isinstance(n, str):
@@ -642,7 +765,15 @@ def _remove_tree(path: Path) -> None:
         time.sleep(0.2)
 
 
-def _size(path: Path) -> int:
+def _for_worker(path: Path | RemoteFile) -> str | RemoteFile:
+    """A path as an actor receives it: a local one as a string (the workers share the file
+    system), a remote one as it is (its filesystem is pickled; the actor opens it)."""
+    return path if isinstance(path, RemoteFile) else str(path)
+
+
+def _size(path: Path | RemoteFile) -> int:
+    if isinstance(path, RemoteFile):
+        return path.size or 0
     try:
         return path.stat().st_size
     except OSError:

@@ -76,6 +76,9 @@ INPUT formats, by extension (OUTPUT must have the same one):
   .parquet  the document is the string column --text-field; other columns pass through
   + .gz or .zst (reviews.jsonl.gz): compressed; '-': standard input/output (--format)
 Repeat --text-field to privatise several fields of each record, each as its own document.
+With --engine ray, INPUT may also be a directory, a quoted glob pattern ('data/*.jsonl'),
+several files, or a URI (s3://bucket/prefix/, gs://..., file://...; credentials from the
+environment); OUTPUT is then a directory (or prefix) with one file per input, of the same name.
 
 N records in give N records out, in order. The file is read in batches of --batch-size
 documents (memory stays bounded), with a progress bar when stderr is a terminal. OUTPUT
@@ -241,14 +244,15 @@ AllowListOption = Annotated[Path | None, typer.Option(
 
 
 def privatize(
-    input: Annotated[Path, typer.Argument(
+    input: Annotated[list[str], typer.Argument(
         metavar="INPUT", show_default=False,
         help="Input file: .txt, .jsonl, .csv, .tsv or .parquet (+ .gz / .zst), or - for "
-             "standard input.")],
-    output: Annotated[Path, typer.Option(
+             "standard input. --engine ray also takes a directory, a quoted glob pattern, "
+             "several files, or a URI (s3://bucket/prefix/, gs://…, file://…).")],
+    output: Annotated[str, typer.Option(
         "--output", "-o", metavar="OUTPUT", show_default=False,
         help="Output file, same format as INPUT (+ .gz / .zst); its directory must exist; - for "
-             "standard output.")],
+             "standard output. A directory (or URI prefix) for several input files.")],
     epsilon: Annotated[float | None, typer.Option(
         "--epsilon", metavar="EPSILON", show_default=False,
         help="Privacy parameter ε > 0 (per unit of the mechanism's metric; per document for "
@@ -303,11 +307,15 @@ def _run(a: dict[str, Any]) -> None:
     """The command's body on its parsed options ``a`` (the 80-line rule keeps it apart from the
     signature): every check, in the order a user meets them, then one typed
     :class:`PrivatizeArguments` for the engine that runs it."""
+    # INPUT... and OUTPUT: local paths, or URIs (one line each when unusable).
+    a["inputs"], a["output"] = _ray.resolve_paths(a["input"], a["output"], a["engine"])
+    a["input"] = a["inputs"][0] if len(a["inputs"]) == 1 else tuple(a["inputs"])
     # 0. No two paths are the same file (input, output, report, ledger, deny-list), however they
     #    are spelled: before anything is read or written, and before either engine or dp_prompt.
-    check_distinct({"input": a["input"], "deny-list": a["deny_list"],
-                    "allow-list": a["allow_list"]},
-                   {"output": a["output"], "report": a["report"], "ledger": a["ledger"]})
+    check_distinct({"input": [p for p in a["inputs"] if _ray.local(p)],
+                    "deny-list": a["deny_list"], "allow-list": a["allow_list"]},
+                   {"output": a["output"] if _ray.local(a["output"]) else None,
+                    "report": a["report"], "ledger": a["ledger"]})
     if check_mechanism_flags(a):  # dp_prompt: a language model rewrites whole documents
         options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
         check_paths(a["input"], a["output"], a["report"], a["format"])
@@ -318,8 +326,8 @@ def _run(a: dict[str, Any]) -> None:
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     input, output, report, format = a["input"], a["output"], a["report"], a["format"]
     options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
-    pairs = _ray.check_engine(a["engine"], a["workers"], a["ray_address"], input, output, report,
-                              format)
+    pairs = _ray.check_engine(a["engine"], a["workers"], a["ray_address"], a["inputs"], output,
+                              report, format)
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
     check_placeholders(a["mask_token"], _pairs(a["identifier_label"], "--identifier-label"),
                        [s for s, _ in pairs] if pairs is not None else [input], format)

@@ -29,10 +29,11 @@ from textdp.io.errors import FileError
 from textdp.io.paths import check_distinct, check_target, is_stream, output_kind
 from textdp.io.records import Batch, Progress, ReadOptions, RecordReader, RecordWriter
 from textdp.io.streams import STDIO, compression_of, display_name, is_stdio, strip_compression
+from textdp.io.uri import RemoteFile, check_remote_input
 
 __all__ = [
     "FORMATS", "STDIO", "AtomicFiles", "Batch", "FileError", "Progress", "ReadOptions",
-    "RecordReader", "RecordWriter", "atomic_write_bytes", "atomic_write_json", "check_input",
+    "RecordReader", "RecordWriter", "RemoteFile", "atomic_write_bytes", "atomic_write_json", "check_input",
     "check_distinct", "check_output", "check_target", "format_of", "is_stream", "map_text_file",
     "open_records", "reader_class",
 ]
@@ -101,6 +102,9 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     """
     fmt = format_of(path, format)
     if is_stdio(path):
+        return fmt
+    if isinstance(path, RemoteFile):
+        check_remote_input(path, fmt, compression_of(path))
         return fmt
     if fmt == "parquet" and compression_of(path):
         raise FileError(path, None, "a Parquet file is compressed inside; drop the "
@@ -179,6 +183,11 @@ def check_output(path: str | os.PathLike, input_path: str | os.PathLike | None =
     if fmt == "parquet" and compression_of(path):
         raise FileError(path, None, "a Parquet file is compressed inside; drop the "
                                     f"{Path(path).suffix} extension")
+    if isinstance(path, RemoteFile):  # an object store: the caller stages it (RemoteStaging)
+        if path == input_path:
+            raise FileError(path, None, "the output would overwrite the input; give the output "
+                                        "its own name")
+        return fmt
     check_distinct({"input": input_path}, {"output": path})
     output_kind(path, "output")
     return fmt
@@ -227,7 +236,10 @@ def map_text_file(
     stay in one batch) and the position of the first among all documents, and returns one string
     per document. Everything else in each record passes through (see the format modules for
     exactly what is preserved). ``-`` is standard input / output (see :func:`open_records` and
-    :func:`check_output` for ``format``, ``options`` and compression).
+    :func:`check_output` for ``format``, ``options`` and compression). Either path may be a
+    :class:`~textdp.io.uri.RemoteFile` (``s3://…``, read and written through its pyarrow
+    filesystem, with the same readers and writers: the same bytes); a remote output is written
+    in place and deleted on any error (``files`` does not apply to it).
 
     Guarantees: N records in → N records out, in order (less the malformed ones under
     ``options.on_error="skip"``, which are counted and listed); at most one batch of records in
@@ -251,12 +263,16 @@ def map_text_file(
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     fmt = check_output(output_path, input_path, format)
-    own = files is None
+    # A file on a pyarrow filesystem is written in place, and removed on any error (on an
+    # object store an object appears only when complete; a job stages its objects apart).
+    remote = isinstance(output_path, RemoteFile)
+    own = files is None and not remote
     group = AtomicFiles() if own else files
     try:
         with open_records(input_path, text_field=text_field, format=fmt, options=options
                           ) as reader:
-            writer = _copy(reader, group.path_for(output_path), transform, batch_size, progress,
+            target = output_path if remote else group.path_for(output_path)
+            writer = _copy(reader, target, transform, batch_size, progress,
                            compression_of(output_path), output_path)
             stats = reader.stats()
         if writer.records_written != reader.records_read:  # pragma: no cover - a writer bug
@@ -265,6 +281,8 @@ def map_text_file(
     except BaseException:
         if own:
             group.abort()
+        if remote:
+            output_path.delete()
         raise
     if own:
         group.commit()

@@ -12,6 +12,7 @@ from textdp.io.errors import FileError
 from textdp.io.paths import is_stream
 from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
 from textdp.io.streams import is_stdio, open_input, open_output
+from textdp.io.uri import RemoteFile
 
 BOM = "\ufeff"
 _BOM_BYTES = BOM.encode("utf-8")
@@ -93,7 +94,9 @@ class LineFileReader(RecordReader):
         super().__init__(path, text_field=text_field, options=options, compression=compression)
         # Progress in bytes of the file: known for a plain file only (not a pipe, not compressed).
         stdio = is_stdio(path)
-        self.total = None if is_stream(path) or compression else os.path.getsize(self.path)
+        self.total = (None if is_stream(path) or compression else
+                      self.path.byte_size() if isinstance(self.path, RemoteFile) else
+                      os.path.getsize(self.path))
         self._fh: BinaryIO = open_input("-" if stdio else self.path, compression)
         self._lines = Utf8Lines(self._fh, self.name, self.reject)
 

@@ -162,7 +162,17 @@ class AtomicFiles:
 
     def __init__(self) -> None:
         self._staged: dict[Path | str, _Staged] = {}
+        self._others: list[Any] = []
         self._done = False
+
+    def join(self, other: Any) -> None:
+        """Commit ``other`` (an object with ``commit()`` and ``abort()``, such as a job's
+        :class:`~textdp.io.uri.RemoteStaging` on an object store) with this group: first, when
+        the group commits (so a check before the commit, such as the ledger's, comes before
+        it too); aborted when the group is aborted, or when its own commit failed."""
+        if self._done:
+            raise RuntimeError("this group of files has already been committed or aborted")
+        self._others.append(other)
 
     def path_for(self, target: str | os.PathLike) -> Path:
         """A fresh temporary path for ``target``, renamed onto it (or, for ``-``, a FIFO or a
@@ -228,6 +238,8 @@ class AtomicFiles:
         default = _default_mode()
         staged = list(self._staged.values())
         try:
+            for other in self._others:
+                other.commit()
             for item in staged:
                 if item.kind == "file":
                     _take_permissions(item.tmp, item.real, default)
@@ -248,6 +260,9 @@ class AtomicFiles:
         self._done = True
         release_fifos([item.real for item in self._staged.values()
                        if item.kind == "stream" and os.fspath(item.target) != _STDOUT])
+        others, self._others = self._others, []
+        for other in others:
+            other.abort()
         self._remove_temporaries()
 
     def _remove_temporaries(self) -> None:

@@ -13,13 +13,12 @@ import csv
 import io
 import os
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from textdp._guide import names_listing
 from textdp.io._lines import BOM, LineFileReader
 from textdp.io.errors import FileError
-from textdp.io.records import Batch, ReadOptions, RecordWriter
+from textdp.io.records import Batch, ReadOptions, RecordWriter, as_path
 from textdp.io.streams import open_output
 
 __all__ = ["CsvReader", "CsvWriter", "TsvReader"]
@@ -40,7 +39,7 @@ class CsvReader(LineFileReader):
         if csv.field_size_limit() < _FIELD_LIMIT:
             csv.field_size_limit(_FIELD_LIMIT)
         # As a Path, so that an invalid-UTF-8 error names the file as every other CSV error does.
-        super().__init__(Path(path), text_field=text_field, options=options,
+        super().__init__(as_path(path), text_field=text_field, options=options,
                          compression=compression)
         self.delimiter = self.options.delimiter or self.default_delimiter
         self.blank_lines = 0

@@ -24,6 +24,7 @@ from textdp.io.errors import FileError
 from textdp.io.paths import is_stream
 from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
 from textdp.io.streams import read_all
+from textdp.io.uri import RemoteFile
 
 __all__ = ["ParquetReader", "ParquetWriter"]
 
@@ -67,15 +68,23 @@ class ParquetReader(RecordReader):
                  options: ReadOptions | None = None, compression: str | None = None) -> None:
         super().__init__(path, text_field=text_field, options=options, compression=compression)
         p = self.name
+        self._source: Any = None  # a file this reader opened and closes (a RemoteFile's)
         if compression is not None:
             raise FileError(p, None, "a Parquet file is compressed inside; drop the "
                                      f"{compression} extension")
         try:
             # Parquet needs random access: standard input is read into memory first.
-            source = pa.BufferReader(read_all(path)) if is_stream(path) else self.path
+            if is_stream(path):
+                source: Any = pa.BufferReader(read_all(path))
+            elif isinstance(self.path, RemoteFile):  # random access through its filesystem
+                source = self._source = self.path.open_input_file()
+            else:
+                source = self.path
             self._file = pq.ParquetFile(source)
             schema = self._file.schema_arrow
         except (pa.ArrowException, OSError) as exc:
+            if self._source is not None:
+                self._source.close()
             raise FileError(p, None, f"not a readable Parquet file ({exc})") from None
         self.text_indices = [self._column(schema, name) for name in self.text_fields]
         self.text_index = self.text_indices[0]
@@ -174,6 +183,8 @@ class ParquetReader(RecordReader):
 
     def close(self) -> None:
         self._file.close()
+        if self._source is not None:
+            self._source.close()
 
 
 class ParquetWriter(RecordWriter):
@@ -184,7 +195,11 @@ class ParquetWriter(RecordWriter):
         super().__init__(path)
         self.schema = schema
         self.text_indices = [text_indices] if isinstance(text_indices, int) else list(text_indices)
-        self._writer = pq.ParquetWriter(self.path, schema, compression=compression)
+        if isinstance(self.path, RemoteFile):
+            self._writer = pq.ParquetWriter(self.path.path, schema, compression=compression,
+                                            filesystem=self.path.filesystem)
+        else:
+            self._writer = pq.ParquetWriter(self.path, schema, compression=compression)
 
     def _write(self, batch: Batch, texts: Sequence[str]) -> None:
         record_batch, values = batch.payload

@@ -29,6 +29,7 @@ from typing import Literal
 
 from textdp.io.errors import FileError
 from textdp.io.streams import is_stdio
+from textdp.io.uri import RemoteFile
 
 __all__ = ["PathArg", "check_distinct", "check_target", "is_stream", "output_kind",
            "release_fifos", "written_fifo"]
@@ -93,6 +94,8 @@ def is_stream(path: PathArg) -> bool:
     (``<(cmd)`` is a ``/dev/fd/N`` pipe)."""
     if is_stdio(path):
         return True
+    if isinstance(path, RemoteFile):
+        return False
     st = _stat(path)
     return st is not None and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode))
 

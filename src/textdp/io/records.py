@@ -23,6 +23,14 @@ __all__ = ["Batch", "ReadOptions", "RecordReader", "RecordWriter", "Progress"]
 MAX_LISTED_SKIPS = 1000
 
 
+def as_path(path: str | os.PathLike) -> Any:
+    """``path`` as a :class:`~pathlib.Path`, except a :class:`~textdp.io.uri.RemoteFile`, which
+    stays one (its readers and writers open it through its filesystem)."""
+    from textdp.io.uri import RemoteFile
+
+    return path if isinstance(path, RemoteFile) else Path(path)
+
+
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
     """How to read records, beyond the format.
@@ -101,7 +109,7 @@ class RecordReader(ABC):
 
     def __init__(self, path: str | os.PathLike, *, text_field: str = "text",
                  options: ReadOptions | None = None, compression: str | None = None) -> None:
-        self.path = Path(path)
+        self.path = as_path(path)
         self.options = options if options is not None else ReadOptions(text_fields=(text_field,))
         self.text_fields = self.options.text_fields
         self.text_field = self.text_fields[0]
@@ -176,7 +184,7 @@ class RecordWriter(ABC):
     """Writes records back with new texts; one :meth:`write` per batch the reader produced."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
+        self.path = as_path(path)
         self.records_written = 0
 
     def write(self, batch: Batch, texts: Sequence[str]) -> None:

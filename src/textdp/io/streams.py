@@ -15,6 +15,7 @@ import sys
 from typing import BinaryIO
 
 from textdp.io.errors import FileError
+from textdp.io.uri import RemoteFile
 
 __all__ = ["COMPRESSIONS", "STDIO", "compression_of", "display_name", "is_stdio", "open_input",
            "open_output", "read_all", "strip_compression"]
@@ -97,7 +98,7 @@ class _Guarded(io.RawIOBase):
             super().close()
 
 
-def open_input(path: str | os.PathLike, compression: str | None = None) -> BinaryIO:
+def open_input(path: str | os.PathLike | RemoteFile, compression: str | None = None) -> BinaryIO:
     """A buffered binary stream of ``path``'s content, decompressed; ``-`` is standard input
     (closing the stream leaves standard input open).
 
@@ -112,9 +113,13 @@ def open_input(path: str | os.PathLike, compression: str | None = None) -> Binar
     if is_stdio(path):
         stdin = _Guarded(sys.stdin.buffer, display_name(path), None, close_inner=False)
         return _not_empty(io.BufferedReader(stdin, buffer_size=1 << 16), display_name(path))
-    raw = open(path, "rb")  # noqa: SIM115 - the caller closes it
-    if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
-        _not_empty(raw, os.fspath(path))
+    if isinstance(path, RemoteFile):  # through its filesystem; a failed read names the file
+        raw: BinaryIO = io.BufferedReader(_Guarded(path.open_input(), os.fspath(path), None),
+                                          buffer_size=1 << 20)
+    else:
+        raw = open(path, "rb")  # noqa: SIM115 - the caller closes it
+        if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+            _not_empty(raw, os.fspath(path))
     if compression is None:
         return raw
     name = os.fspath(path)
@@ -193,10 +198,12 @@ class _GzipOwner(gzip.GzipFile):
 
 def open_output(path: str | os.PathLike, compression: str | None = None) -> BinaryIO:
     """A binary stream writing ``path`` (a real file: standard output is staged by
-    :class:`~textdp.io.AtomicFiles`), compressed with ``compression``."""
+    :class:`~textdp.io.AtomicFiles`; a :class:`~textdp.io.uri.RemoteFile` through its
+    filesystem), compressed with ``compression``."""
+    # The caller closes it.
+    raw = path.open_output() if isinstance(path, RemoteFile) else open(path, "wb")  # noqa: SIM115
     if compression is None:
-        return open(path, "wb")  # noqa: SIM115 - the caller closes it
-    raw = open(path, "wb")  # noqa: SIM115
+        return raw
     if compression == "gzip":
         # No file name and mtime 0 in the header: a seeded run gives the same bytes every time.
         return _GzipOwner(filename="", mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
