@@ -5,16 +5,15 @@ to the local engine over the files in the order given); and ``s3://`` against a 
 this machine (moto's, in-process, on 127.0.0.1): read and written through pyarrow's S3
 filesystem by the Ray workers, seeded output byte for byte the local engine's, a failing file
 leaving no object under the output prefix and no staging prefix, an existing output prefix
-refused. The S3 server is reached through ``AWS_ENDPOINT_URL``, set before the module's Ray
-runtime starts, so that its worker processes inherit it as a command's own runtime would.
+refused. The S3 server (``s3``: tests/integrations/conftest.py) is reached through
+``AWS_ENDPOINT_URL``, set before the module's Ray runtime starts, so that its worker processes
+inherit it as a command's own runtime would.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import socket
 
 import pytest
 
@@ -25,7 +24,6 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-pafs = pytest.importorskip("pyarrow.fs")
 
 pytestmark = pytest.mark.ray
 
@@ -43,31 +41,6 @@ def _jsonl(texts, first=0):
 
 
 @pytest.fixture(scope="module")
-def s3():
-    """A moto S3 server on a free local port, its bucket, and the AWS variables pointing at it
-    (set before the Ray runtime starts: its workers inherit them)."""
-    server_module = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                           "AWS_DEFAULT_REGION": "us-east-1",
-                           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}.items():
-            mp.setenv(key, value)
-        mp.delenv("AWS_PROFILE", raising=False)
-        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}").create_bucket(Bucket=BUCKET)
-        fs = pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http",
-                               access_key="test", secret_key="test", region="us-east-1")
-        yield fs
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def runtime(s3):
     ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
              log_to_driver=False, logging_level="ERROR")
@@ -82,21 +55,6 @@ def _cli(args, *more):
 
 def _ray(args):
     return _cli(args, "--engine", "ray", "--workers", "2")
-
-
-def _keys(fs, prefix=BUCKET):
-    return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(prefix, recursive=True))
-                  if i.type == pafs.FileType.File)
-
-
-def _put(fs, key, data):
-    with fs.open_output_stream(f"{BUCKET}/{key}", compression=None) as out:  # bytes as given
-        out.write(data)
-
-
-def _get(fs, key):
-    with fs.open_input_stream(f"{BUCKET}/{key}", compression=None) as stream:
-        return stream.read()
 
 
 def test_local_engine_refuses_several_inputs_and_uris_in_one_line(tmp_path, capsys):
@@ -158,8 +116,8 @@ def test_several_files_and_file_uris_equal_the_local_engine(runtime, tmp_path, c
     capsys.readouterr()
     assert _ray([d / "c.jsonl", other / "c.jsonl", "-o", tmp_path / "dup"]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"textdp: error: {other / 'c.jsonl'}: has the name of {d / 'c.jsonl'}: the output "
-        "directory would hold both under one name"]
+        f"textdp: error: {other / 'c.jsonl'}: gives the output name 'c.jsonl', as "
+        f"{d / 'c.jsonl'} does: the output directory would hold both under one name"]
     assert not (tmp_path / "dup").exists()
 
     # file:// URIs: the directory, in name order, as the local directory run.
@@ -179,37 +137,37 @@ def test_s3_prefix_object_and_glob_equal_the_local_engine(runtime, s3, tmp_path)
     for name, data in {"a.jsonl": _jsonl(TEXTS[:120]), "b.jsonl": _jsonl(TEXTS[120:200], 120),
                        ".hidden": b"not an input"}.items():
         (d / name).write_bytes(data)
-        _put(s3, f"in/{name}", data)
+        s3.put(f"in/{name}", data)
     pq.write_table(pa.table({"text": TEXTS[200:260]}), d / "c.parquet")
-    _put(s3, "in/c.parquet", (d / "c.parquet").read_bytes())
+    s3.put("in/c.parquet", (d / "c.parquet").read_bytes())
 
     assert _ray([f"s3://{BUCKET}/in/", "-o", f"s3://{BUCKET}/out", "--report",
                  tmp_path / "r.json"]) == 0
     assert _ray([d, "-o", tmp_path / "out"]) == 0  # the same files, local, on Ray
     assert _cli([d / "a.jsonl", "-o", tmp_path / "a.local.jsonl"]) == 0  # the local engine
-    assert _keys(s3, f"{BUCKET}/out") == [f"{BUCKET}/out/{n}"
+    assert s3.keys("out") == [f"{BUCKET}/out/{n}"
                                           for n in ("a.jsonl", "b.jsonl", "c.parquet")]
-    assert _get(s3, "out/a.jsonl") == (tmp_path / "a.local.jsonl").read_bytes()
+    assert s3.get("out/a.jsonl") == (tmp_path / "a.local.jsonl").read_bytes()
     for name in ("a.jsonl", "b.jsonl", "c.parquet"):
-        assert _get(s3, f"out/{name}") == (tmp_path / "out" / name).read_bytes(), name
+        assert s3.get(f"out/{name}") == (tmp_path / "out" / name).read_bytes(), name
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["io"]["records_out"] == 260
     assert report["io"]["files"][0]["input"] == f"s3://{BUCKET}/in/a.jsonl"
 
     # One object in, one object out (a local report beside it).
     assert _ray([f"s3://{BUCKET}/in/a.jsonl", "-o", f"s3://{BUCKET}/one/a.private.jsonl"]) == 0
-    assert _get(s3, "one/a.private.jsonl") == (tmp_path / "a.local.jsonl").read_bytes()
+    assert s3.get("one/a.private.jsonl") == (tmp_path / "a.local.jsonl").read_bytes()
     # A pattern: the JSONL files only (the hidden one is not matched).
     assert _ray([f"s3://{BUCKET}/in/*.jsonl", "-o", f"s3://{BUCKET}/glob"]) == 0
-    assert _keys(s3, f"{BUCKET}/glob") == [f"{BUCKET}/glob/a.jsonl", f"{BUCKET}/glob/b.jsonl"]
-    assert _get(s3, "glob/b.jsonl") == _get(s3, "out/b.jsonl")
-    assert not [k for k in _keys(s3) if ".textdp-ray-" in k]
+    assert s3.keys("glob") == [f"{BUCKET}/glob/a.jsonl", f"{BUCKET}/glob/b.jsonl"]
+    assert s3.get("glob/b.jsonl") == s3.get("out/b.jsonl")
+    assert not [k for k in s3.keys() if ".textdp-ray-" in k]
 
 
 def test_s3_failing_file_leaves_nothing_and_a_used_prefix_is_refused(runtime, s3, capsys):
     for k in range(3):
-        _put(s3, f"bad/{k}.jsonl", _jsonl(TEXTS[:50]))
-    _put(s3, "bad/3.jsonl", b'{"text": "the food"}\n{"text": 5}\n')
+        s3.put(f"bad/{k}.jsonl", _jsonl(TEXTS[:50]))
+    s3.put("bad/3.jsonl", b'{"text": "the food"}\n{"text": 5}\n')
     capsys.readouterr()
     # Unseeded: no counting pass finds the bad file first; the other files were written.
     assert main(["privatize", f"s3://{BUCKET}/bad", "-o", f"s3://{BUCKET}/bad-out",
@@ -217,17 +175,17 @@ def test_s3_failing_file_leaves_nothing_and_a_used_prefix_is_refused(runtime, s3
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(
         f"textdp: error: s3://{BUCKET}/bad/3.jsonl:2: "), err
-    keys = _keys(s3)
+    keys = s3.keys()
     assert not [k for k in keys if k.startswith(f"{BUCKET}/bad-out")], keys
     assert not [k for k in keys if ".textdp-ray-" in k], keys
 
-    _put(s3, "used/x.jsonl", b'{"text": "kept"}\n')
+    s3.put("used/x.jsonl", b'{"text": "kept"}\n')
     assert _ray([f"s3://{BUCKET}/bad/0.jsonl", f"s3://{BUCKET}/bad/1.jsonl", "-o",
                  f"s3://{BUCKET}/used"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"textdp: error: s3://{BUCKET}/used: exists and is not empty; give a new or empty "
         "output prefix"]
-    assert _keys(s3, f"{BUCKET}/used") == [f"{BUCKET}/used/x.jsonl"]
+    assert s3.keys("used") == [f"{BUCKET}/used/x.jsonl"]
     assert _ray([f"s3://{BUCKET}/nothing/", "-o", f"s3://{BUCKET}/o"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"textdp: error: s3://{BUCKET}/nothing: no such file or prefix"]
@@ -257,17 +215,17 @@ def test_every_format_reads_and_writes_through_s3_as_locally(s3, tmp_path):
         (tmp_path / name).write_bytes(data)
     pq.write_table(pa.table({"text": TEXTS[:7], "n": list(range(7))}), tmp_path / "f.parquet")
     for name in [*inputs, "f.parquet"]:
-        _put(s3, f"io/{name}", (tmp_path / name).read_bytes())
-        map_text_file(resolve(f"s3://{BUCKET}/io/{name}"), resolve(f"s3://{BUCKET}/io-out/{name}"),
-                      upper)
+        s3.put(f"io/{name}", (tmp_path / name).read_bytes())
+        map_text_file(resolve(f"s3://{BUCKET}/io/{name}"),
+                      resolve(f"s3://{BUCKET}/io-out/{name}"), upper)
         map_text_file(tmp_path / name, tmp_path / f"out-{name}", upper)
-        assert _get(s3, f"io-out/{name}") == (tmp_path / f"out-{name}").read_bytes(), name
+        assert s3.get(f"io-out/{name}") == (tmp_path / f"out-{name}").read_bytes(), name
 
-    _put(s3, "io/bad.jsonl", b'{"text": "fine"}\n{"text": 5}\n')
+    s3.put("io/bad.jsonl", b'{"text": "fine"}\n{"text": 5}\n')
     with pytest.raises(FileError, match=f"^s3://{BUCKET}/io/bad.jsonl:2: "):
         map_text_file(resolve(f"s3://{BUCKET}/io/bad.jsonl"),
                       resolve(f"s3://{BUCKET}/io-bad/bad.jsonl"), upper, batch_size=1)
-    assert _keys(s3, f"{BUCKET}/io-bad") == []
+    assert s3.keys("io-bad") == []
     with pytest.raises(FileError, match=f"^s3://{BUCKET}/io/none.jsonl: no such file$"):
         map_text_file(resolve(f"s3://{BUCKET}/io/none.jsonl"), tmp_path / "x.jsonl", upper)
 
@@ -283,7 +241,7 @@ def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path):
 
     many = TEXTS * 8
     for k in range(10):
-        _put(s3, f"big/{k}.jsonl", _jsonl(many))
+        s3.put(f"big/{k}.jsonl", _jsonl(many))
     cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
            "privatize", f"s3://{BUCKET}/big", "-o", f"s3://{BUCKET}/big-out", "--epsilon", "10",
            "--engine", "ray", "--workers", "2", "--ray-address",
@@ -293,7 +251,7 @@ def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path):
     try:
         deadline, sent = time.monotonic() + 240, False
         while time.monotonic() < deadline and proc.poll() is None:
-            if [k for k in _keys(s3) if ".textdp-ray-" in k]:
+            if [k for k in s3.keys() if ".textdp-ray-" in k]:
                 proc.send_signal(signal.SIGINT)
                 sent = True
                 break
@@ -304,5 +262,5 @@ def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path):
             proc.kill()
             proc.wait()
     assert sent and proc.returncode == 130, err[-2000:]
-    keys = _keys(s3)
+    keys = s3.keys()
     assert not [k for k in keys if k.startswith(f"{BUCKET}/big-out") or ".textdp-ray-" in k], keys

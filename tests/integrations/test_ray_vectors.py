@@ -1,7 +1,10 @@
 """`textdp embed` and `textdp docembed` with `--engine ray` (issue 25, item 5): files read and
 written on the workers, one pool per job; seeded runs equal the local engine over the files in
 name order; the report and the ledger are the local engine's plus the engine's section; one-line
-errors leave nothing behind. A local Ray runtime of 2 CPUs, shared by the module's tests.
+errors leave nothing behind. INPUT takes privatize's forms (several files in the order given, an
+``s3://`` prefix or object on the S3 server of tests/integrations/conftest.py, started before the
+runtime so that its workers inherit the AWS variables) with privatize's refusals. A local Ray
+runtime of 2 CPUs, shared by the module's tests.
 
 PrivEmb's projection is a matrix product whose last bits depend on how BLAS splits it over
 threads; the actors use one thread, so the local runs compared with them do too
@@ -36,8 +39,11 @@ D = 8
 CUTS = (0, 1000, CHUNK_ROWS + 500, CHUNK_ROWS + 900)
 
 
+BUCKET = "textdp-vectors"  # the bucket of the s3 fixture (conftest.py)
+
+
 @pytest.fixture(scope="module")
-def runtime():
+def runtime(s3):
     ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
              log_to_driver=False, logging_level="ERROR")
     yield ray
@@ -219,6 +225,91 @@ def test_embed_errors_are_one_line_and_leave_nothing(runtime, tmp_path, capsys, 
     assert "--workers and --ray-address need --engine ray" in line
     assert not out.exists() and not list(tmp_path.glob(".textdp-ray-*"))
     assert not (tmp_path / "x.npy").exists()
+
+
+def test_embed_several_inputs_in_the_order_given_equal_the_local_engine(
+        runtime, tmp_path, capsys, vector_dir):
+    d, _, X = vector_dir
+    parts = [X[CUTS[k]:CUTS[k + 1]] for k in range(3)]
+    order = [2, 0, 1]  # the order given, not name order
+    whole = tmp_path / "given.parquet"
+    _parquet(whole, np.vstack([parts[k] for k in order]))
+    args = ["embed", *PRIVEMB, "--seed", 7]
+    code, err = run(capsys, *args, whole, "-o", tmp_path / "local.parquet", threads=1)
+    assert code == 0, err
+    code, err = run(capsys, *args, *[d / f"part-{k}.parquet" for k in order], "-o",
+                    tmp_path / "out", "--report", tmp_path / "r.json", *RAY)
+    assert code == 0, err
+    released = np.vstack([_vectors(tmp_path / "out" / f"part-{k}.parquet") for k in order])
+    assert np.array_equal(released, _vectors(tmp_path / "local.parquet"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["io"]["input"] == [str(d / f"part-{k}.parquet") for k in order]
+    assert [f["records_in"] for f in report["io"]["files"]] == [len(parts[k]) for k in order]
+
+
+def test_embed_refuses_what_privatize_refuses_in_one_line(tmp_path, capsys, vector_dir):
+    """Before any runtime starts: the local engine's several INPUTs and URIs, standard input
+    among files, two inputs giving one output name, a used output directory."""
+    d, _, _ = vector_dir
+    a, b = d / "part-0.parquet", d / "part-1.parquet"
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    (texts / "r.txt").write_text("cold rain\n", encoding="utf-8")
+    (texts / "r.jsonl").write_text('{"text": "cold rain"}\n', encoding="utf-8")
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "part-1.parquet").write_bytes(b"kept")
+    cases = [
+        ([a, b, "-o", tmp_path / "o"], "several INPUT files need --engine ray"),
+        ([f"s3://{BUCKET}/v.npy", "-o", tmp_path / "o.npy"],
+         f"s3://{BUCKET}/v.npy: a URI needs --engine ray"),
+        (["-", a, "-o", tmp_path / "o", *RAY], "- (standard input) must be the only INPUT"),
+        ([texts, "-o", tmp_path / "o", "--encode", "glove-mean", *RAY],
+         f"{texts / 'r.txt'}: gives the output name 'r.parquet', as {texts / 'r.jsonl'} does: "
+         "the output directory would hold both under one name"),
+        ([a, b, "-o", used, *RAY],
+         f"{used / 'part-1.parquet'}: exists; give a new or empty output directory")]
+    for args, message in cases:
+        line = _one_error(*run(capsys, "embed", *args, *PRIVEMB))
+        assert line == f"textdp: error: {message}", line
+    assert not (tmp_path / "o").exists() and (used / "part-1.parquet").read_bytes() == b"kept"
+
+
+def test_embed_s3_prefix_and_object_equal_the_local_engine(runtime, s3, tmp_path, capsys,
+                                                          vector_dir):
+    """Read and written on S3 by the workers: a prefix gives one object per file under the
+    output prefix, value for value the local engine's; one .npy object gives the local .npy
+    bytes and the local ledger fingerprint (streamed from the object by the driver); no
+    staging prefix remains."""
+    d, whole, _ = vector_dir
+    for k in range(3):
+        s3.put(f"vec/part-{k}.parquet", (d / f"part-{k}.parquet").read_bytes())
+    code, err = run(capsys, "embed", *PRIVEMB, "--seed", 3, whole, "-o",
+                    tmp_path / "local.parquet", threads=1)
+    assert code == 0, err
+    code, err = run(capsys, "embed", *PRIVEMB, "--seed", 3, f"s3://{BUCKET}/vec/", "-o",
+                    f"s3://{BUCKET}/vec-out", *RAY)
+    assert code == 0, err
+    names = [f"part-{k}.parquet" for k in range(3)]
+    assert s3.keys("vec-out") == [f"{BUCKET}/vec-out/{n}" for n in names]
+    for n in names:
+        (tmp_path / n).write_bytes(s3.get(f"vec-out/{n}"))
+    released = np.vstack([_vectors(tmp_path / n) for n in names])
+    assert np.array_equal(released, _vectors(tmp_path / "local.parquet"))
+
+    X = np.random.default_rng(2).standard_normal((300, D))  # test data only
+    np.save(tmp_path / "v.npy", X)
+    s3.put("one/v.npy", (tmp_path / "v.npy").read_bytes())
+    args = ["embed", "--mechanism", "laplace-vector", "--epsilon", 5, "--seed", 4]
+    code, err = run(capsys, *args, tmp_path / "v.npy", "-o", tmp_path / "v.local.npy",
+                    "--ledger", tmp_path / "l.ledger")
+    assert code == 0, err
+    code, err = run(capsys, *args, f"s3://{BUCKET}/one/v.npy", "-o",
+                    f"s3://{BUCKET}/one-out/v.npy", "--ledger", tmp_path / "r.ledger", *RAY)
+    assert code == 0, err
+    assert s3.get("one-out/v.npy") == (tmp_path / "v.local.npy").read_bytes()
+    assert _completed(tmp_path / "l.ledger") == _completed(tmp_path / "r.ledger")
+    assert not [k for k in s3.keys() if ".textdp-ray-" in k]
 
 
 # --- docembed ------------------------------------------------------------------------------------

@@ -17,13 +17,22 @@ from typing import Any
 from textdp.cli._common import CLIError, one_line, say, warn
 from textdp.io import ReadOptions, check_distinct, check_input, check_output, check_target
 from textdp.io.streams import is_stdio
+from textdp.io.uri import RemoteFile
 from textdp.privacy.report import summary_line
 from textdp.spec import ReleaseSpec
 
-__all__ = ["PrivatizeArguments", "DEFAULT_BATCH_SIZE", "check_paths", "check_report_path",
-           "read_options", "say_outcome", "say_written"]
+__all__ = ["PrivatizeArguments", "DEFAULT_BATCH_SIZE", "FilePath", "Inputs", "check_paths",
+           "check_report_path", "read_options", "say_outcome", "say_written"]
 
 DEFAULT_BATCH_SIZE = 2048
+
+#: One file of a command line: a local path (``-``: standard input or output; a ``file://`` URI
+#: is resolved to one), or a file or prefix of a remote pyarrow filesystem (``s3://``, ``gs://``:
+#: ``--engine ray`` only).
+FilePath = Path | RemoteFile
+#: INPUT: one file (or a directory, a glob pattern, a prefix: expanded by ``--engine ray``), or
+#: several INPUT files in the order given (``--engine ray`` only).
+Inputs = FilePath | tuple[FilePath, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +44,9 @@ class PrivatizeArguments:
         spec: the release (mechanism, ε, parameters, token policy, allocation, seed); frozen
             and picklable, so the Ray engine's actors receive it as it is.
         input, output, report, format: the paths (checked, nothing read yet) and the format of
-            ``-``.
+            ``-``. ``input`` is a tuple when several INPUT files were given; ``input`` and
+            ``output`` are :class:`~textdp.io.uri.RemoteFile` for URIs (``--engine ray`` only:
+            the local and language-model engines get local paths).
         read_options: how records are read (text fields, delimiter, ``--on-error``, ``--null``).
         batch_size: documents per batch (the local engine; per window for Ray; per generation
             batch for the language model, where the command's default means the model's own).
@@ -47,8 +58,8 @@ class PrivatizeArguments:
     """
 
     spec: ReleaseSpec
-    input: Path
-    output: Path
+    input: Inputs
+    output: FilePath
     report: Path | None
     format: str | None
     read_options: ReadOptions
@@ -56,7 +67,7 @@ class PrivatizeArguments:
     ledger: Path | None = None
     ledger_policy: str = "warn"
     budget: float | None = None
-    files: tuple[tuple[Path, Path], ...] | None = None
+    files: tuple[tuple[FilePath, FilePath], ...] | None = None
     workers: int | None = None
     ray_address: str | None = None
     verbose: bool = False
@@ -71,7 +82,8 @@ def check_paths(input: Path, output: Path, report: Path | None, format: str | No
         check_report_path(report, input, output)
 
 
-def check_report_path(report: Path, input: Path, output: Path) -> None:
+def check_report_path(report: Path, input: FilePath | list[FilePath],
+                      output: FilePath | None) -> None:
     """The report is neither the input nor the output (as files), and can be written."""
     check_distinct({"input": input}, {"output": output, "report": report})
     check_target(report, "report")
@@ -93,7 +105,7 @@ def read_options(text_fields: list[str] | None, delimiter: str | None, on_error:
         raise CLIError(one_line(exc)) from None
 
 
-def say_outcome(io_summary: dict, output: Path, report: Path | None, result: dict) -> None:
+def say_outcome(io_summary: dict, output: FilePath, report: Path | None, result: dict) -> None:
     """Where the output and the report went, the guarantee in one line, and every warning."""
     say_written(io_summary, output)
     if report is not None:
@@ -107,7 +119,7 @@ def say_outcome(io_summary: dict, output: Path, report: Path | None, result: dic
         warn("no formal guarantee could be established for these parameters")
 
 
-def say_written(io_summary: dict[str, Any], output: Path) -> None:
+def say_written(io_summary: dict[str, Any], output: FilePath) -> None:
     """Where the records went, and how many malformed ones were skipped."""
     say(f"wrote {io_summary['records_out']} records to "
         f"{'standard output' if is_stdio(output) else output}")

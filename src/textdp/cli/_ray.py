@@ -29,6 +29,8 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Annotated, Any, BinaryIO, TextIO
@@ -108,18 +110,45 @@ def local(path: Any) -> bool:
     return not isinstance(path, RemoteFile)
 
 
+def _check_privatize_pair(src: Path | RemoteFile, output: Path | RemoteFile,
+                          report: Path | None, format: str | None) -> None:
+    """``privatize``'s one input file and its output file (local or remote)."""
+    if local(src) and local(output):
+        check_paths(src, output, report, format)
+        return
+    check_output(output, src, format)
+    check_input(src, format)
+    if not local(output):
+        check_output_file(output, src)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InputRules:
+    """What a command reads and writes with ``--engine ray``, for :func:`check_engine`:
+    ``check(file, format)`` accepts one input file (raises a one-line FileError otherwise;
+    local or :class:`~textdp.io.uri.RemoteFile`), ``output_name(file)`` names its output in the
+    output directory or prefix of several files, and ``check_pair(input, output, report, format)``
+    checks one input file and its output file. The default: ``privatize``'s."""
+
+    check: Callable[[Any, str | None], object] = check_input
+    output_name: Callable[[Any], str] = lambda file: file.name
+    check_pair: Callable[[Any, Any, Path | None, str | None], None] = _check_privatize_pair
+
+
 def check_engine(engine: str, workers: int | None, address: str | None,
                  inputs: list[Path | RemoteFile], output: Path | RemoteFile, report: Path | None,
-                 format: str | None) -> list[tuple[Any, Any]] | None:
+                 format: str | None, rules: InputRules = InputRules()  # noqa: B008 - frozen
+                 ) -> list[tuple[Any, Any]] | None:
     """The paths, checked without reading or writing anything: None for the local engine; for
     Ray, the (input, output) file pairs: one input file gives one output file; a directory, a
     glob pattern, a URI prefix or several INPUTs give their files (each in name order, the
-    INPUTs in the order given) and the files of the same names in the output directory (or
-    prefix), which must be new or hold none of those names (a prefix: new or empty)."""
+    INPUTs in the order given) and the files ``rules.output_name`` names in the output directory
+    (or prefix), which must be new or hold none of those names (a prefix: new or empty).
+    ``privatize``, ``embed`` and ``docembed`` share it, each with its :class:`InputRules`."""
     if engine == "local":
         if workers is not None or address is not None:
             raise CLIError("--workers and --ray-address need --engine ray")
-        check_paths(inputs[0], output, report, format)
+        rules.check_pair(inputs[0], output, report, format)
         return None
     if engine != "ray":
         raise CLIError(f"--engine must be local or ray, got {engine!r}")
@@ -129,72 +158,62 @@ def check_engine(engine: str, workers: int | None, address: str | None,
     files: list[Any] = []
     many = len(inputs) > 1
     for given in inputs:
-        found, several = _expand(given, format)
+        found, several = _expand(given, format, rules.check)
         files += found
         many = many or several
     if not many:  # one file in, one file out
-        src = files[0]
-        if local(src) and local(output):
-            check_paths(src, output, report, format)
-        else:
-            check_output(output, src, format)
-            check_input(src, format)
-            if not local(output):
-                check_output_file(output, src)
-        return [(src, output)]
+        rules.check_pair(files[0], output, report, format)
+        return [(files[0], output)]
     if is_stdio(output):
         raise CLIError("the output of several files is a directory (or a URI prefix), not -")
     names: dict[str, Any] = {}
     for f in files:
-        if f.name in names:
-            raise FileError(f, None, f"has the name of {names[f.name]}: the output directory "
-                                     "would hold both under one name")
-        names[f.name] = f
+        name = rules.output_name(f)
+        if name in names:
+            raise FileError(f, None, f"gives the output name {name!r}, as {names[name]} does: "
+                                     "the output directory would hold both under one name")
+        names[name] = f
     if not local(output):
         check_output_prefix(output)
-        return [(f, output.child(f.name)) for f in files]
+        return [(f, output.child(name)) for name, f in names.items()]
     if output.exists() and not output.is_dir():
         raise FileError(output, None, "is a file; the output of several files is a directory")
     check_distinct({"input": locals_}, {"output": output})  # as files, not as names
     if not output.parent.is_dir():
         raise FileError(output, None, f"directory {str(output.parent)!r} does not exist")
-    taken = [f.name for f in files if (output / f.name).exists()]
+    taken = [name for name in names if (output / name).exists()]
     if taken:
         raise FileError(output / taken[0], None, "exists; give a new or empty output directory")
-    return [(f, output / f.name) for f in files]
+    return [(f, output / name) for name, f in names.items()]
 
 
-def _expand(given: Path | RemoteFile, format: str | None) -> tuple[list[Any], bool]:
-    """The input files one INPUT names, and whether it named several (a directory, a pattern,
-    a prefix) rather than one file."""
+def _expand(given: Path | RemoteFile, format: str | None,
+            check: Callable[[Any, str | None], object]) -> tuple[list[Any], bool]:
+    """The input files one INPUT names (each accepted by ``check``), and whether it named
+    several (a directory, a pattern, a prefix) rather than one file."""
     if not local(given):
-        return list_inputs(given, format, check_input)
+        return list_inputs(given, format, check)
     if is_stdio(given):
         return [given], False
     pattern = not given.exists() and any(c in str(given) for c in "*?[")
     if pattern:
-        return glob_inputs(given, format), True
+        return glob_inputs(given, format, check), True
     if given.is_dir():
-        return directory_inputs(given, format), True
+        return directory_inputs(given, format, check), True
     return [given], False
 
 
-def glob_inputs(pattern: Path, format: str | None) -> list[Path]:
+def glob_inputs(pattern: Path, format: str | None,
+                check: Callable[[Any, str | None], object] = check_input) -> list[Path]:
     """The files a glob pattern (``'data/*.jsonl'``, quoted for the shell) names, in name order:
-    each must be an input file (:func:`textdp.io.check_input`), and their names distinct (each
-    gives the output file of the same name in the output directory)."""
+    each must be an input file (``check``: by default :func:`textdp.io.check_input`)."""
     import glob
 
     files = sorted(Path(p) for p in glob.glob(str(pattern)))
     if not files:
         raise FileError(pattern, None, "matches no file")
-    names: dict[str, Path] = {}
     for f in files:
-        check_input(f, format)
-        if f.name in names:
-            raise FileError(f, None, f"has the name of {names[f.name]}: the output directory "
-                                     "would hold both under one name")
-        names[f.name] = f
+        check(f, format)
     return files
 
 

@@ -2,19 +2,25 @@
 a Ray actor pool, files in and files out on the workers (issue 25, item 5).
 
 The same shape as ``textdp privatize --engine ray`` (:mod:`textdp.cli._ray`, whose ``start``,
-``RayLogs`` and staging helpers are used as they are): one pool of ``--workers`` actors per job,
-each receiving the mechanism built once on the driver (a PrivEmb / LaplaceVector / DeepCandidate
-object holds no generator: :func:`textdp.integrations.ray.check_no_generator`) and building its
-encoder once; each actor reads a whole input file, releases it and writes the output file into a
-hidden staging directory beside the output; the driver holds counts only. The staged files are
-moved into the command's atomic group with the report when every file succeeded; a failure or an
-interrupt kills the actors and removes the staging directory.
+``RayLogs``, INPUT resolution and staging are used as they are): INPUT may be a directory, a
+quoted glob pattern, several files or a URI of a pyarrow filesystem (``s3://``, ``gs://``,
+``file://``), resolved and refused exactly as privatize's (:func:`textdp.cli._ray.check_engine`
+with the command's :class:`~textdp.cli._ray.InputRules`). One pool of ``--workers`` actors per
+job, each receiving the mechanism built once on the driver (a PrivEmb / LaplaceVector /
+DeepCandidate object holds no generator: :func:`textdp.integrations.ray.check_no_generator`) and
+building its encoder once; each actor reads a whole input file, releases it and writes the output
+file into privatize's staging (a hidden directory beside the output, or a hidden prefix on an
+object store); the driver holds counts only. The staged files are handed over to the command's
+atomic group with the report when every file succeeded (renamed locally, moved on an object
+store when the group commits); a failure or an interrupt kills the actors and removes the
+staging.
 
 Seeded runs give the local engine's values: every row keeps its position in the whole input
-(files in name order) — from the ``.npy`` headers and Parquet footers for vectors, from a counting
-pass on the pool for texts — and draws from the local engine's streams: vector chunk c (rows
-4096·c …, :data:`textdp.mechanisms.embedding.release.CHUNK_ROWS`) from ``document_generator(seed,
-c)``, a chunk that spans two files being drawn in full by both actors with the other file's rows
+(files in name order; several INPUTs in the order given) — from the ``.npy`` headers and
+Parquet footers for vectors, from a counting pass on the pool for texts — and draws from the
+local engine's streams: vector chunk c (rows 4096·c …,
+:data:`textdp.mechanisms.embedding.release.CHUNK_ROWS`) from ``document_generator(seed, c)``, a
+chunk that spans two files being drawn in full by both actors with the other file's rows
 as zeros (a row's output depends on its own input and the chunk's draws only); document i from
 ``document_generator(seed, i)``. The float64 outputs are equal value for value to the local
 engine's; the ``.npy`` files are then byte-identical, the Parquet files equal as tables.
@@ -36,8 +42,8 @@ files only, and ``docembed --engine ray`` needs a file too.
 
 from __future__ import annotations
 
-import glob
 import os
+import posixpath
 import time
 from collections.abc import Callable, Iterator
 from itertools import chain
@@ -46,88 +52,67 @@ from typing import Any
 
 import numpy as np
 
-from textdp.cli._arguments import check_report_path
-from textdp.cli._common import CLIError, one_line, progress_bar
+from textdp.cli._common import CLIError, check_new_file, one_line, progress_bar
 from textdp.cli._ray import (
     ACTOR_RETRIES,
     RayLogs,
-    _make_parent,
+    _for_worker,
     _remove_empty,
-    _remove_tree,
     _see,
     _size,
-    _staging_directory,
+    _Staging,
     start,
 )
-from textdp.io import FileError, check_distinct
-from textdp.io.streams import is_stdio
+from textdp.io import FileError
+from textdp.io.streams import is_stdio, open_output
+from textdp.io.uri import RemoteFile, check_output_file, check_remote_input
 
-__all__ = ["DocumentFileWorker", "VectorFileWorker", "resolve", "run_docembed", "run_embed"]
+__all__ = ["DocumentFileWorker", "VectorFileWorker", "check_remote_pair", "file_check",
+           "refuse_stdin", "run_docembed", "run_embed"]
 
 
 # --- paths ---------------------------------------------------------------------------------------
+# INPUT and OUTPUT are resolved and checked as privatize's (:func:`textdp.cli._ray.resolve_paths`,
+# :func:`textdp.cli._ray.check_engine`), with each command's :class:`~textdp.cli._ray.InputRules`.
 
-def resolve(engine: str, workers: int | None, address: str | None, input: Path, output: Path,
-            report: Path | None, *, output_name: Callable[[Path], str],
-            suffixes: tuple[str, ...] = (), check: Callable[[Path], object] | None = None
-            ) -> list[tuple[Path, Path]] | None:
-    """The (input, output) file pairs of a Ray job, checked without reading any file: None for
-    the local engine; one pair for a single file (the caller checks it as the local engine
-    does); for a directory or a quoted glob pattern, one pair per input file in name order (each
-    accepted by ``check``, else of one of ``suffixes``), the output named ``output_name(input)``
-    in the output directory.
-
-    Raises CLIError / FileError (one line): an option of the other engine, standard input, a
-    file of another type, two inputs giving one output name, an output that is taken."""
-    if engine == "local":
-        if workers is not None or address is not None:
-            raise CLIError("--workers and --ray-address need --engine ray")
-        return None
-    if engine != "ray":
-        raise CLIError(f"--engine must be local or ray, got {engine!r}")
-    if is_stdio(input):
+def refuse_stdin(engine: str, inputs: list[Any]) -> None:
+    """A worker cannot open standard input: refused in one line with ``--engine ray``."""
+    if engine == "ray" and any(is_stdio(p) for p in inputs):
         raise CLIError("--engine ray: the workers read files, not standard input (save the input "
                        "to a file first, or use --engine local)")
-    pattern = not input.exists() and any(c in str(input) for c in "*?[")
-    if not pattern and not input.is_dir():
-        return [(input, output)]
-    if pattern:
-        files = sorted(Path(p) for p in glob.glob(str(input)))
-        if not files:
-            raise FileError(input, None, "matches no file")
+
+
+def file_check(suffixes: tuple[str, ...]) -> Callable[[Any, str | None], None]:
+    """``InputRules.check`` of vector (or text) files: one of ``suffixes``, a non-empty file
+    (local, or a :class:`~textdp.io.uri.RemoteFile`)."""
+    def check(path: Any, format: str | None = None) -> None:
+        suffix = posixpath.splitext(os.fspath(path))[1].lower()
+        if suffix not in suffixes:
+            raise FileError(path, None, f"not an input file of type {', '.join(suffixes)}")
+        if isinstance(path, RemoteFile):
+            check_remote_input(path, suffix, None)
+        elif not path.is_file():
+            raise FileError(path, None, "no such file" if not path.exists() else
+                            "not a regular file")
+        elif path.stat().st_size == 0:
+            raise FileError(path, None, "empty file (0 bytes)")
+
+    return check
+
+
+def check_remote_pair(src: Any, dst: Any, check: Callable[[Any, str | None], object],
+                      output_suffixes: tuple[str, ...]) -> None:
+    """One input file and its output file of ``embed`` or ``docembed`` where either is a URI
+    (both local: the command's own checks, as the local engine's)."""
+    check(src, None)
+    suffix = posixpath.splitext(os.fspath(dst))[1].lower()
+    if suffix not in output_suffixes:
+        raise FileError(dst, None, f"unsupported output type {suffix or '(none)'!r}; use "
+                                   f"{' or '.join(output_suffixes)}")
+    if isinstance(dst, RemoteFile):
+        check_output_file(dst, src)
     else:
-        files = sorted(p for p in input.iterdir() if not p.name.startswith("."))
-        if not files:
-            raise FileError(input, None, f"has no file to read ({', '.join(suffixes)})")
-    names: dict[str, Path] = {}
-    where = "" if pattern else (" (an input directory must hold input files only; names "
-                                "starting with '.' are ignored)")
-    for f in files:
-        if check is not None:
-            try:
-                check(f)
-            except FileError as exc:
-                raise FileError(f, None, f"{exc.problem}{where}") from None
-        elif not f.is_file() or f.suffix.lower() not in suffixes:
-            raise FileError(f, None, f"not an input file of type {', '.join(suffixes)}{where}")
-        if f.stat().st_size == 0:
-            raise FileError(f, None, "empty file (0 bytes)")
-        name = output_name(f)
-        if name in names:
-            raise FileError(f, None, f"gives the output name {name!r}, as {names[name]} does; "
-                                     "rename one of them")
-        names[name] = f
-    if output.exists() and not output.is_dir():
-        raise FileError(output, None, "is a file; the output of a directory is a directory")
-    check_distinct({"input": input}, {"output": output})
-    if not output.parent.is_dir():
-        raise FileError(output, None, f"directory {str(output.parent)!r} does not exist")
-    taken = [name for name in names if (output / name).exists()]
-    if taken:
-        raise FileError(output / taken[0], None, "exists; give a new or empty output directory")
-    if report is not None:
-        check_report_path(report, input, output)
-    return [(f, output / output_name(f)) for f in files]
+        check_new_file(dst, "output")
 
 
 # --- the workers ---------------------------------------------------------------------------------
@@ -149,12 +134,12 @@ class VectorFileWorker:
         self.encoder = _build_encoder(*encoder) if encoder is not None else None
         self.rng = _random.secure_generator() if seed is None else None
 
-    def count(self, src: str) -> int | str:
+    def count(self, src: str | RemoteFile) -> int | str:
         """The texts of ``src`` (``--encode``: the counting pass), or its one-line error."""
         return _count_texts(src, self.text_field)
 
-    def release(self, index: int, src: str, dst: str, staged: str, first: int, n_rows: int,
-                audit_pairs: int, audit_stream: int) -> dict[str, Any]:
+    def release(self, index: int, src: str | RemoteFile, dst: str, staged: str | RemoteFile,
+                first: int, n_rows: int, audit_pairs: int, audit_stream: int) -> dict[str, Any]:
         """Release file ``src`` (its first row is row ``first`` of the ``n_rows`` of the whole
         input) into ``staged``; audit ``audit_pairs`` of its pairs (a seeded run samples them
         from stream ``audit_stream``). Returns counts, the audit and the peak RSS, or the
@@ -182,12 +167,12 @@ class VectorFileWorker:
                 raise FileError(src, bad + 1, "vector with NaN or infinity", unit="row")
             W = self._release(X, first, n_rows)
             audit, problem = self._audit(X, audit_pairs, audit_stream)
-            write_vectors(staged, W, self.vector_field, suffix=Path(dst).suffix)
+            write_vectors(staged, W, self.vector_field, suffix=posixpath.splitext(dst)[1])
         except FileError as exc:
             return {"index": index, "error": str(exc)}
         return {"index": index, "rows": int(X.shape[0]), "dim_out": int(W.shape[1]),
                 "empty": empty, "audit": audit, "audit_problem": problem,
-                "summary": {"input": src, "output": dst, "records_in": int(X.shape[0]),
+                "summary": {"input": os.fspath(src), "output": dst, "records_in": int(X.shape[0]),
                             "records_out": int(W.shape[0])},
                 "seconds": time.perf_counter() - t0, "peak_rss": peak_rss()}
 
@@ -240,11 +225,12 @@ class DocumentFileWorker:
         self.encoder = _build_encoder(encoder, None)
         self.rng = _random.secure_generator() if seed is None else None
 
-    def count(self, src: str) -> int | str:
+    def count(self, src: str | RemoteFile) -> int | str:
         """The documents of ``src`` (the counting pass of a seeded run), or its error."""
         return _count_texts(src, self.text_field)
 
-    def release(self, index: int, src: str, dst: str, staged: str, first: int) -> dict[str, Any]:
+    def release(self, index: int, src: str | RemoteFile, dst: str, staged: str | RemoteFile,
+                first: int) -> dict[str, Any]:
         """Release every document of ``src`` (its first is document ``first`` of the whole
         input) into ``staged``; returns the sentence counts (released too: the guarantee covers
         documents of the same count) or the one-line problem (``error``)."""
@@ -265,10 +251,13 @@ class DocumentFileWorker:
         except FileError as exc:
             return {"index": index, "error": str(exc)}
         out = np.vstack(rows) if rows else np.zeros((0, self.mechanism.candidates.dim))
-        with open(staged, "wb") as f:
-            np.save(f, out)
+        try:
+            with open_output(staged) as f:  # a local file, or an object under the staging prefix
+                np.save(f, out)
+        except FileError as exc:
+            return {"index": index, "error": str(exc)}
         return {"index": index, "counts": counts, "dim": int(out.shape[1]),
-                "summary": {"input": src, "output": dst, "records_in": len(counts),
+                "summary": {"input": os.fspath(src), "output": dst, "records_in": len(counts),
                             "records_out": int(out.shape[0])},
                 "seconds": time.perf_counter() - t0, "peak_rss": peak_rss()}
 
@@ -284,7 +273,7 @@ def _build_encoder(name: str, vocabulary: str | None) -> Any:
     return encoders.load_sbert() if name == "sbert" else encoders.get_encoder(name)
 
 
-def _count_texts(src: str, text_field: str) -> int | str:
+def _count_texts(src: str | RemoteFile, text_field: str) -> int | str:
     from textdp.io import open_records
 
     try:
@@ -338,33 +327,34 @@ class Job:
                                 max_task_retries=ACTOR_RETRIES)(worker)
         return [actor.remote(**kwargs) for _ in range(min(self.workers, n))]
 
-    def counts(self, actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[int]:
+    def counts(self, actors: list[Any], pairs: list[tuple[Any, Any]]) -> list[int]:
         """Each file's texts, counted on the pool in parallel (the first malformed file in name
         order is the error, as the local engine would say)."""
         from ray.util import ActorPool
 
         out = list(ActorPool(actors).map(lambda a, src: a.count.remote(src),
-                                         [str(src) for src, _ in pairs]))
+                                         [_for_worker(src) for src, _ in pairs]))
         for n in out:
             if isinstance(n, str):
                 raise CLIError(n)
         return out
 
-    def run(self, actors: list[Any], pairs: list[tuple[Path, Path]],
+    def run(self, actors: list[Any], pairs: list[tuple[Any, Any]], output: Any,
             args: Callable[[int], tuple[Any, ...]], files: Any, what: str
             ) -> list[dict[str, Any]]:
         """Release pair i with ``actor.release(i, src, dst, staged, *args(i))``, the largest
-        files first; when every file succeeded, move the staged outputs into ``files``. Returns
-        the workers' answers in name order."""
+        files first, into privatize's staging (:class:`textdp.cli._ray._Staging`: a hidden
+        directory beside ``output``, or a hidden prefix on an object store); when every file
+        succeeded, hand the staged outputs over to ``files``. Returns the workers' answers in
+        name order."""
         from ray.util import ActorPool
 
-        out_dir = pairs[-1][1].parent
-        stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
+        stage = _Staging(pairs, output)
         try:
             order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
-            staged = [stage / f"{i:06d}-{dst.name}" for i, (_, dst) in enumerate(pairs)]
-            items = [(i, str(pairs[i][0]), str(pairs[i][1]), str(staged[i]), *args(i))
-                     for i in order]
+            staged = [stage.path_for(i, dst) for i, (_, dst) in enumerate(pairs)]
+            items = [(i, _for_worker(pairs[i][0]), os.fspath(pairs[i][1]),
+                      _for_worker(staged[i]), *args(i)) for i in order]
             answers: dict[int, dict[str, Any]] = {}
             bar = progress_bar(what)(len(pairs), "files")
             try:
@@ -377,13 +367,11 @@ class Job:
                     bar.update(1)
             finally:
                 bar.close()
-            _make_parent(pairs[-1][1], self.created)
-            for i, (_, dst) in enumerate(pairs):
-                os.replace(staged[i], files.path_for(dst))
+            stage.hand_over(pairs, staged, files, self.created)
         finally:
             for a in actors:  # before the staging directory goes: no actor writes there any more
                 self.ray.kill(a, no_restart=True)
-            _remove_tree(stage)
+            stage.remove()
         return [answers[i] for i in range(len(pairs))]
 
     def context(self, wall: float, io: dict[str, Any]) -> dict[str, Any]:
@@ -394,22 +382,27 @@ class Job:
                 "driver_peak_rss_bytes": peak_rss(), "io": io}
 
 
-def io_section(input: Path, output: Path, answers: list[dict[str, Any]], single: bool,
-        **extra: Any) -> dict[str, Any]:
-    """The local engine's io section for one file; for a directory, summed, with each file's."""
+def io_section(input: Any, output: Any, answers: list[dict[str, Any]], single: bool,
+               **extra: Any) -> dict[str, Any]:
+    """The local engine's io section for one file; for a directory, summed, with each file's
+    (``input``: a path, or the tuple of several INPUTs)."""
     summaries = [a["summary"] for a in answers]
+    if isinstance(input, tuple):
+        input = [os.fspath(p) for p in input]
+    else:
+        input = os.fspath(input)
     if single:
-        return {"input": os.fspath(input), "output": os.fspath(output),
+        return {"input": input, "output": os.fspath(output),
                 "records_in": summaries[0]["records_in"],
                 "records_out": summaries[0]["records_out"], **extra}
-    return {"input": os.fspath(input), "output": os.fspath(output), "files": summaries,
+    return {"input": input, "output": os.fspath(output), "files": summaries,
             "records_in": sum(s["records_in"] for s in summaries),
             "records_out": sum(s["records_out"] for s in summaries), **extra}
 
 
 # --- embed ---------------------------------------------------------------------------------------
 
-def shapes(pairs: list[tuple[Path, Path]], vector_field: str) -> list[tuple[int, int]]:
+def shapes(pairs: list[tuple[Any, Any]], vector_field: str) -> list[tuple[int, int]]:
     """Each input's (rows, dimension) from its header or footer; one dimension for all."""
     from textdp.io.vectors import vector_shape
 
@@ -423,7 +416,7 @@ def shapes(pairs: list[tuple[Path, Path]], vector_field: str) -> list[tuple[int,
     return out
 
 
-def vector_fingerprint(paths: list[Path], vector_field: str, n: int, d: int
+def vector_fingerprint(paths: list[Any], vector_field: str, n: int, d: int
                        ) -> Callable[[], tuple[str, int]]:
     """The local engine's fingerprint of the vectors of ``paths`` read as one input, in one
     streaming pass on the driver (one block in memory at a time)."""
@@ -472,7 +465,7 @@ def audit_shares(rows: list[int], pairs: int) -> list[int]:
     return [max(1, round(pairs * n / total)) for n in rows]
 
 
-def run_embed(job: Job, pairs: list[tuple[Path, Path]], *, mechanism: Any, dim: int,
+def run_embed(job: Job, pairs: list[tuple[Any, Any]], output: Any, *, mechanism: Any, dim: int,
               rows: list[int] | None, seed: int | None, vector_field: str, text_field: str,
               encoder: tuple[str, str | None] | None, batch_size: int, audit_pairs: int,
               files: Any) -> tuple[list[dict[str, Any]], Any, list[str]]:
@@ -496,7 +489,7 @@ def run_embed(job: Job, pairs: list[tuple[Path, Path]], *, mechanism: Any, dim: 
     total = int(sum(rows))
     shares = audit_shares(rows, audit_pairs)
     single = len(pairs) == 1  # one file: the local engine's audit stream, pair for pair
-    answers = job.run(actors, pairs, lambda i: (
+    answers = job.run(actors, pairs, output, lambda i: (
         firsts[i], total, shares[i], AUDIT_KEY if single else AUDIT_KEY + 1 + i), files, "embed")
     problems = [f"{a['summary']['input']}: {a['audit_problem']}" for a in answers
                 if a["audit_problem"]]
@@ -505,7 +498,7 @@ def run_embed(job: Job, pairs: list[tuple[Path, Path]], *, mechanism: Any, dim: 
 
 # --- docembed ------------------------------------------------------------------------------------
 
-def run_docembed(job: Job, pairs: list[tuple[Path, Path]], *, mechanism: Any, encoder: str,
+def run_docembed(job: Job, pairs: list[tuple[Any, Any]], output: Any, *, mechanism: Any, encoder: str,
                  seed: int | None, text_field: str, batch_size: int, files: Any
                  ) -> list[dict[str, Any]]:
     """Release every pair on the pool; a seeded run first counts the documents of each file on
@@ -520,4 +513,4 @@ def run_docembed(job: Job, pairs: list[tuple[Path, Path]], *, mechanism: Any, en
     if seed is not None:
         counts = job.counts(actors, pairs)
         firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int).tolist()
-    return job.run(actors, pairs, lambda i: (firsts[i],), files, "docembed")
+    return job.run(actors, pairs, output, lambda i: (firsts[i],), files, "docembed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import time
 from functools import partial
 from pathlib import Path
@@ -41,9 +42,10 @@ document is --text-field). Empty documents are an error. OUTPUT (and the report)
 when everything succeeded.
 
 \b
---engine ray: the same release on a Ray actor pool (extra 'ray'); INPUT may then be a
-directory or a quoted glob pattern of text files and OUTPUT a directory: NAME.npy for each
-input (its name without the last extension). A seed gives the local engine's rows over the
+--engine ray: the same release on a Ray actor pool (extra 'ray'); INPUT may then be what
+privatize --engine ray takes: a directory, a quoted glob pattern, several files, or a URI
+(s3://bucket/prefix/, gs://…, file://…) of text files, and OUTPUT a directory or prefix:
+NAME.npy for each input (its name without the last extension). A seed gives the local engine's rows over the
 files in name order.
 
 \b
@@ -55,11 +57,13 @@ Example:
 """
 
 
-DocInputArg = Annotated[Path, typer.Argument(
+DocInputArg = Annotated[list[str], typer.Argument(
     metavar="INPUT", show_default=False,
-    help="Input file: .txt (one document per line), .jsonl, .csv or .parquet.")]
-NpyOutputOpt = Annotated[Path, option("--output", "-o", metavar="OUTPUT.npy",
-                                      help="Output .npy file: one row per document.")]
+    help="Input file: .txt (one document per line), .jsonl, .csv or .parquet. --engine ray "
+         "also takes a directory, a quoted glob pattern, several files, or a URI.")]
+NpyOutputOpt = Annotated[str, option("--output", "-o", metavar="OUTPUT.npy",
+                                     help="Output .npy file: one row per document (a directory "
+                                          "or URI prefix for several input files).")]
 SentEpsilonOpt = Annotated[float, option(
     "--epsilon", metavar="EPSILON", help="ε > 0 of ε-SentDP (smaller = more private; the paper: "
                                          "< 10 strong).")]
@@ -141,19 +145,14 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              engine: EngineOption = "local", workers: WorkersOption = None,
              ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
     from textdp._checks import check_seed
-    from textdp.cli import _ray_vectors
     from textdp.encoders import encoder_name
     from textdp.privacy.report import ReportContext, document_report
     from textdp.sentences import splitter_name
 
     started = time.perf_counter()
     # 1. Paths and parameters, before anything is read or loaded; no two paths the same file.
-    check_distinct({"input": input, "candidate file": candidates, "recoder file": recoder},
-                   {"output": output, "report": report, "ledger": ledger})
-    pairs = _ray_vectors.resolve(engine, workers, ray_address, input, output, report,
-                                 check=check_input, output_name=_output_name)
-    if pairs is None or pairs == [(input, output)]:
-        _check_paths(input, output, report)
+    input, output, pairs = _paths(input, output, report, (candidates, recoder, ledger), engine,
+                                  workers, ray_address)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     try:
         seed = check_seed(seed)
@@ -196,12 +195,41 @@ def _done(rows: int, dim: int, output: Path, mech: Any, report: Path | None, res
         warn(message)
 
 
-def _output_name(path: Path) -> str:
-    """The output of one file of a directory on Ray: its name without the last extension, .npy."""
-    return f"{path.stem}.npy"
+def _paths(inputs: list[str], output: str, report: Path | None,
+           others: tuple[Path, Path | None, Path | None], engine: str, workers: int | None,
+           address: str | None) -> tuple[Any, Any, list[tuple[Any, Any]] | None]:
+    """INPUT... and OUTPUT resolved and checked as privatize's (:func:`textdp.cli._ray.
+    check_engine`, with docembed's :class:`~textdp.cli._ray.InputRules`); no two paths the same
+    file (``others``: the candidates, the recoder, the ledger). Returns the input (a path, or
+    the tuple of several), the output and the Ray job's pairs (None: local)."""
+    from textdp.cli import _ray
+    from textdp.cli._ray_vectors import check_remote_pair, refuse_stdin
+
+    given, out = _ray.resolve_paths(inputs, output, engine)
+    refuse_stdin(engine, given)
+    candidates, recoder, ledger = others
+    check_distinct({"input": [p for p in given if _ray.local(p)], "candidate file": candidates,
+                    "recoder file": recoder},
+                   {"output": out if _ray.local(out) else None, "report": report,
+                    "ledger": ledger})
+
+    def check_pair(src: Any, dst: Any, report: Path | None, format: str | None) -> None:
+        if _ray.local(src) and _ray.local(dst):
+            _check_paths(src, dst, report)
+        else:
+            check_remote_pair(src, dst, check_input, (".npy",))
+
+    rules = _ray.InputRules(output_name=_output_name, check_pair=check_pair)
+    pairs = _ray.check_engine(engine, workers, address, given, out, report, None, rules)
+    return (given[0] if len(given) == 1 else tuple(given)), out, pairs
 
 
-def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: Path | None,
+def _output_name(path: Any) -> str:
+    """The output of one file of several on Ray: its name without the last extension, .npy."""
+    return f"{posixpath.splitext(path.name)[0]}.npy"
+
+
+def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path | None,
             book: CommandLedger, mech: Any, sentences: Any, *, seed: int | None,
             text_field: str, batch_size: int, workers: int | None, address: str | None,
             verbose: bool, started: float) -> None:
@@ -216,7 +244,7 @@ def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: P
     fingerprint = partial(fingerprint_file, paths, text_field=text_field)
     with book.check(mech, fingerprint, seed=seed, space=f"sentence splitter {splitter_name()}"), \
             Job(workers, address, verbose) as job, book.files() as files:
-        answers = run_docembed(job, pairs, mechanism=mech, encoder=encoder_name(sentences),
+        answers = run_docembed(job, pairs, output, mechanism=mech, encoder=encoder_name(sentences),
                                seed=seed, text_field=text_field, batch_size=batch_size,
                                files=files)
         counts = [k for a in answers for k in a["counts"]]

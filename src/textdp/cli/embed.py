@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import time
 from enum import StrEnum
 from functools import partial
@@ -54,10 +55,11 @@ fixed-size float64 lists). Row i of OUTPUT is the private vector of record i of 
 nothing else from INPUT is copied.
 
 \b
---engine ray: the same release on a Ray actor pool (extra 'ray'); INPUT may then be a
-directory or a quoted glob pattern of .npy / .parquet files (with --encode: text files), and
-OUTPUT a directory: one output per input, the same name (texts give NAME.parquet). A seed
-gives the local engine's vectors over the files in name order.
+--engine ray: the same release on a Ray actor pool (extra 'ray'); INPUT may then be what
+privatize --engine ray takes: a directory, a quoted glob pattern, several files, or a URI
+(s3://bucket/prefix/, gs://…, file://…) of .npy / .parquet files (with --encode: text files),
+and OUTPUT a directory or prefix: one output per input, the same name (texts give
+NAME.parquet). A seed gives the local engine's vectors over the files in name order.
 
 \b
 Mechanisms (--mechanism):
@@ -84,11 +86,13 @@ Example:
 
 # --- options -------------------------------------------------------------------------------------
 
-InputArg = Annotated[Path, typer.Argument(
+InputArg = Annotated[list[str], typer.Argument(
     metavar="INPUT", show_default=False,
-    help="Vectors (.npy, .parquet) or, with --encode, texts (.txt, .jsonl, .csv, .parquet).")]
-OutputOpt = Annotated[Path, option("--output", "-o", metavar="OUTPUT",
-                                   help="Output vectors: .npy or .parquet; its directory must exist.")]
+    help="Vectors (.npy, .parquet) or, with --encode, texts (.txt, .jsonl, .csv, .parquet). "
+         "--engine ray also takes a directory, a quoted glob pattern, several files, or a URI.")]
+OutputOpt = Annotated[str, option("--output", "-o", metavar="OUTPUT",
+                                  help="Output vectors: .npy or .parquet; its directory must exist "
+                                       "(a directory or URI prefix for several input files).")]
 EpsilonOpt = Annotated[float, option(
     "--epsilon", metavar="EPSILON", help="ε > 0 per unit of Euclidean distance between input vectors.")]
 DeltaOpt = Annotated[float | None, option(
@@ -271,18 +275,12 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
           ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
           engine: EngineOption = "local", workers: WorkersOption = None,
           ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
-    from textdp.cli import _ray_vectors
     from textdp.privacy.report import ReportContext, embedding_report, json_ready
 
     t0 = time.perf_counter()
-    # 1. Paths and parameters, before anything is read.
-    check_distinct({"input": input}, {"output": output, "report": report, "ledger": ledger})
-    pairs = _ray_vectors.resolve(
-        engine, workers, ray_address, input, output, report,
-        suffixes=TEXT_FORMATS if encode is not None else VECTOR_FORMATS,
-        output_name=_output_name)
-    if pairs is None or pairs == [(input, output)]:
-        _check_paths(input, output, report, encode is not None)
+    # 1. Paths and parameters, before anything is read: INPUT and OUTPUT as privatize's.
+    input, output, pairs = _paths(input, output, report, ledger, engine, workers, ray_address,
+                                  encode is not None)
     book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
     if seed is not None and seed < 0:
         raise CLIError(f"--seed must be a non-negative integer, got {seed}")
@@ -337,15 +335,43 @@ def _done(rows: int, dim: int, output: Path, mech: Any, audit: Any, report: Path
         warn("the guarantee rests on unverified assumptions (see the report's 'assumptions')")
 
 
-def _output_name(path: Path) -> str:
-    """The output of one file of a directory on Ray: a vector file keeps its name, a text file
+def _paths(inputs: list[str], output: str, report: Path | None, ledger: Path | None,
+           engine: str, workers: int | None, address: str | None, encode: bool
+           ) -> tuple[Any, Any, list[tuple[Any, Any]] | None]:
+    """INPUT... and OUTPUT resolved and checked as privatize's (:func:`textdp.cli._ray.
+    check_engine`, with embed's :class:`~textdp.cli._ray.InputRules`): the input (a path, or
+    the tuple of several), the output, and the Ray job's (input, output) pairs (None: local)."""
+    from textdp.cli import _ray
+    from textdp.cli._ray_vectors import check_remote_pair, file_check, refuse_stdin
+
+    given, out = _ray.resolve_paths(inputs, output, engine)
+    refuse_stdin(engine, given)
+    check_distinct({"input": [p for p in given if _ray.local(p)]},
+                   {"output": out if _ray.local(out) else None, "report": report,
+                    "ledger": ledger})
+    check = file_check(TEXT_FORMATS if encode else VECTOR_FORMATS)
+
+    def check_pair(src: Any, dst: Any, report: Path | None, format: str | None) -> None:
+        if _ray.local(src) and _ray.local(dst):
+            _check_paths(src, dst, report, encode)
+        else:
+            check_remote_pair(src, dst, check, VECTOR_FORMATS)
+
+    rules = _ray.InputRules(check=check, output_name=_output_name, check_pair=check_pair)
+    pairs = _ray.check_engine(engine, workers, address, given, out, report, None, rules)
+    return (given[0] if len(given) == 1 else tuple(given)), out, pairs
+
+
+def _output_name(path: Any) -> str:
+    """The output of one file of several on Ray: a vector file keeps its name, a text file
     gives NAME.parquet (a Parquet file of texts keeps its name)."""
-    if path.suffix.lower() in VECTOR_FORMATS + (".pq",):
+    stem, suffix = posixpath.splitext(path.name)
+    if suffix.lower() in VECTOR_FORMATS + (".pq",):
         return path.name
-    return f"{path.stem}.parquet"
+    return f"{stem}.parquet"
 
 
-def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: Path | None,
+def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path | None,
             book: CommandLedger, build: Any, *, seed: int | None, encode: EncoderName | None,
             vocabulary: str | None, text_field: str, vector_field: str, batch_size: int,
             audit_pairs: int, workers: int | None, address: str | None, verbose: bool,
@@ -374,7 +400,7 @@ def _on_ray(pairs: list[tuple[Path, Path]], input: Path, output: Path, report: P
     with book.check(mech, fingerprint, kind, space, seed=seed), \
             Job(workers, address, verbose) as job, book.files() as files:
         answers, audit, problems = run_embed(
-            job, pairs, mechanism=mech, dim=dim, rows=rows, seed=seed,
+            job, pairs, output, mechanism=mech, dim=dim, rows=rows, seed=seed,
             vector_field=vector_field, text_field=text_field, encoder=spec,
             batch_size=batch_size, audit_pairs=audit_pairs, files=files)
         n = sum(a["rows"] for a in answers)

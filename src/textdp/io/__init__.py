@@ -126,10 +126,12 @@ def check_input(path: str | os.PathLike, format: str | None = None) -> str:
     return fmt
 
 
-def directory_inputs(directory: str | os.PathLike, format: str | None = None) -> list[Path]:
+def directory_inputs(directory: str | os.PathLike, format: str | None = None,
+                     check: Callable[[Any, str | None], object] | None = None) -> list[Path]:
     """The files of ``directory`` as inputs, in name order: exactly the files
     :func:`check_input` accepts (the local engine's rules: .txt, .jsonl / .ndjson, .csv, .tsv,
-    .parquet / .pq in any case, under .gz / .zst; any name with ``format``).
+    .parquet / .pq in any case, under .gz / .zst; any name with ``format``), or those
+    ``check(file, format)`` accepts (another command's inputs, e.g. vector files).
 
     Names starting with a dot are hidden files, not inputs. Every other entry must be an input:
     one that is not (another extension, a subdirectory, an empty file) is an error naming it,
@@ -142,13 +144,13 @@ def directory_inputs(directory: str | os.PathLike, format: str | None = None) ->
     files = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
     for f in files:
         try:
-            check_input(f, format)
+            (check or check_input)(f, format)
         except FileError as exc:
             raise FileError(f, None, f"{exc.problem} (an input directory must hold input "
                                      "files only; names starting with '.' are ignored)") from None
     if not files:
-        raise FileError(directory, None, "has no file to read (supported extensions: "
-                                         f"{', '.join(_EXTENSIONS)})")
+        raise FileError(directory, None, "has no file to read" + (
+            "" if check not in (None, check_input) else f" (supported extensions: {', '.join(_EXTENSIONS)})"))
     return files
 
 
