@@ -1,11 +1,17 @@
 """Fixtures of the integration tests: an S3 server on this machine for the ``s3://`` tests of
-``--engine ray`` (privatize, embed, docembed)."""
+``--engine ray`` (privatize, embed, docembed), a Ray runtime started after it, and a command
+interrupted while its workers write."""
 
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +74,51 @@ def s3(request):
             yield S3Bucket(fs, bucket)
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def runtime(s3):
+    """A local Ray runtime of 2 CPUs for the module's tests, started once the S3 variables are
+    set (its workers inherit them); a module may define its own."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
+             log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+def interrupt_when(cmd: list[str], ready: Path | Callable[[], bool], sig: int,
+                   limit: float = 240.0) -> tuple[int, str, bool]:
+    """Run ``cmd`` (a process with this one's environment); once ``ready`` (a callable; a
+    directory: a staging directory in it holds a file, i.e. the workers are writing), send
+    ``sig``. Returns its exit status, its stderr and whether ``sig`` was sent."""
+    if isinstance(ready, Path):
+        parent = ready
+
+        def ready() -> bool:
+            return any(p.name.startswith(".textdp-ray-") and any(p.iterdir())
+                       for p in parent.iterdir())
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    sent = False
+    try:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and proc.poll() is None:
+            if ready():
+                proc.send_signal(sig)
+                sent = True
+                break
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=limit)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err, sent
+
+
+@pytest.fixture
+def interrupt() -> Callable[..., tuple[int, str, bool]]:
+    """:func:`interrupt_when`, for the tests of interrupted jobs."""
+    return interrupt_when

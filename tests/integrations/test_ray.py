@@ -451,33 +451,8 @@ def test_entities_on_ray_by_default_equal_the_local_run(runtime):
     assert report["entities"]["by_kind"]["person"] == 8 and report["entities"]["allowed_kept"] == 4
 
 
-def _interrupt_when_staged(cmd, parent, sig):
-    """Run ``cmd``; once its staging directory appears in ``parent`` (the workers are writing),
-    send ``sig``. Returns its exit status and stderr."""
-    import os
-    import subprocess
-    import time
-
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and proc.poll() is None:
-            if any(p.name.startswith(".textdp-ray-") and any(p.iterdir())
-                   for p in parent.iterdir()):
-                proc.send_signal(sig)
-                break
-            time.sleep(0.02)
-        _, err = proc.communicate(timeout=240)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return proc.returncode, err
-
-
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
-def test_cli_interrupted_job_leaves_no_output_directory(runtime, tmp_path, signame):
+def test_cli_interrupted_job_leaves_no_output_directory(runtime, tmp_path, signame, interrupt):
     """Issue 25: the workers write into a staging directory; an interrupted job (Ctrl-C, kill)
     kills its actors and removes it, and no output directory appears."""
     import signal
@@ -493,12 +468,13 @@ def test_cli_interrupted_job_leaves_no_output_directory(runtime, tmp_path, signa
            "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10", "--seed", "1",
            "--engine", "ray", "--workers", "2", "--ray-address",
            ray.get_runtime_context().gcs_address]
-    code, err = _interrupt_when_staged(cmd, tmp_path, getattr(signal, signame))
+    code, err, _ = interrupt(cmd, tmp_path, getattr(signal, signame))
     assert code == 130, err[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, no staging
 
 
-def test_cli_killed_driver_leaves_only_its_hidden_staging_directory(runtime, tmp_path):
+def test_cli_killed_driver_leaves_only_its_hidden_staging_directory(runtime, tmp_path,
+                                                                    interrupt):
     """Issue 25: a driver killed outright (SIGKILL) cannot clean up, but the output directory is
     made only at the end, so none appears; its hidden staging directory stays beside it and the
     next run writing there removes it (its process no longer runs)."""
@@ -514,7 +490,7 @@ def test_cli_killed_driver_leaves_only_its_hidden_staging_directory(runtime, tmp
            "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
            "--engine", "ray", "--workers", "2", "--ray-address",
            ray.get_runtime_context().gcs_address]
-    code, _ = _interrupt_when_staged(cmd, tmp_path, signal.SIGKILL)
+    code, _, _ = interrupt(cmd, tmp_path, signal.SIGKILL)
     assert code == -signal.SIGKILL
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left[0].startswith(".textdp-ray-") and left[1:] == ["in"], left

@@ -13,7 +13,6 @@ inherit it as a command's own runtime would.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -38,14 +37,6 @@ def _jsonl(texts, first=0):
     # Other fields with bytes the JSONL writer must keep as written (2.50, an escape).
     return "".join(json.dumps({"id": first + i, "text": t, "x": 2.50}).replace("2.5", "2.50")
                    + ' \t\n' for i, t in enumerate(texts)).encode()
-
-
-@pytest.fixture(scope="module")
-def runtime(s3):
-    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
-             log_to_driver=False, logging_level="ERROR")
-    yield ray
-    ray.shutdown()
 
 
 def _cli(args, *more):
@@ -230,14 +221,12 @@ def test_every_format_reads_and_writes_through_s3_as_locally(s3, tmp_path):
         map_text_file(resolve(f"s3://{BUCKET}/io/none.jsonl"), tmp_path / "x.jsonl", upper)
 
 
-def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path):
+def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path, interrupt):
     """Ctrl-C once the workers have staged an object: exit 130, the staging prefix deleted, no
     object under the output prefix (the driver is its own process, joined to the module's
     runtime; both have the S3 variables)."""
     import signal
-    import subprocess
     import sys
-    import time
 
     many = TEXTS * 8
     for k in range(10):
@@ -246,21 +235,8 @@ def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path):
            "privatize", f"s3://{BUCKET}/big", "-o", f"s3://{BUCKET}/big-out", "--epsilon", "10",
            "--engine", "ray", "--workers", "2", "--ray-address",
            ray.get_runtime_context().gcs_address]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
-    try:
-        deadline, sent = time.monotonic() + 240, False
-        while time.monotonic() < deadline and proc.poll() is None:
-            if [k for k in s3.keys() if ".textdp-ray-" in k]:
-                proc.send_signal(signal.SIGINT)
-                sent = True
-                break
-            time.sleep(0.05)
-        _, err = proc.communicate(timeout=240)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert sent and proc.returncode == 130, err[-2000:]
+    code, err, sent = interrupt(cmd, lambda: any(".textdp-ray-" in k for k in s3.keys()),
+                                signal.SIGINT)
+    assert sent and code == 130, err[-2000:]
     keys = s3.keys()
     assert not [k for k in keys if k.startswith(f"{BUCKET}/big-out") or ".textdp-ray-" in k], keys

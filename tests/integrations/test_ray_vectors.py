@@ -42,14 +42,6 @@ CUTS = (0, 1000, CHUNK_ROWS + 500, CHUNK_ROWS + 900)
 BUCKET = "textdp-vectors"  # the bucket of the s3 fixture (conftest.py)
 
 
-@pytest.fixture(scope="module")
-def runtime(s3):
-    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
-             log_to_driver=False, logging_level="ERROR")
-    yield ray
-    ray.shutdown()
-
-
 def run(capsys, *args: object, threads: int | None = None) -> tuple[int, str]:
     capsys.readouterr()
     if threads is None:
@@ -296,6 +288,10 @@ def test_embed_s3_prefix_and_object_equal_the_local_engine(runtime, s3, tmp_path
         (tmp_path / n).write_bytes(s3.get(f"vec-out/{n}"))
     released = np.vstack([_vectors(tmp_path / n) for n in names])
     assert np.array_equal(released, _vectors(tmp_path / "local.parquet"))
+    line = _one_error(*run(capsys, "embed", *PRIVEMB, f"s3://{BUCKET}/vec/", "-o",
+                           f"s3://{BUCKET}/vec-out", *RAY))  # a used prefix, as privatize's
+    assert line == (f"textdp: error: s3://{BUCKET}/vec-out: exists and is not empty; give a new "
+                    "or empty output prefix")
 
     X = np.random.default_rng(2).standard_normal((300, D))  # test data only
     np.save(tmp_path / "v.npy", X)
@@ -337,7 +333,7 @@ def documents(tmp_path: Path) -> tuple[Path, Path, Path]:
     return tmp_path / "f.npz", d, whole
 
 
-def test_docembed_directory_seeded_equals_local(runtime, tmp_path, capsys, documents):
+def test_docembed_directory_seeded_equals_local(runtime, s3, tmp_path, capsys, documents):
     cands, d, whole = documents
     args = ["docembed", "--epsilon", 5, "--candidates", cands, "--seed", 4]
     code, err = run(capsys, *args, whole, "-o", tmp_path / "local.npy", "--report",
@@ -358,6 +354,14 @@ def test_docembed_directory_seeded_equals_local(runtime, tmp_path, capsys, docum
     assert b["engine"] == "ray" and b["workers"] == 2
     assert [f["records_in"] for f in b["io"]["files"]] == [25, 35]
     assert "wrote 60 embeddings of dimension 50" in err
+    # The same files on S3: NAME.npy objects under the output prefix, the same rows.
+    for name in ("a.txt", "b.jsonl"):
+        s3.put(f"docs/{name}", (d / name).read_bytes())
+    code, err = run(capsys, *args, f"s3://{BUCKET}/docs/", "-o", f"s3://{BUCKET}/docs-out", *RAY)
+    assert code == 0, err
+    assert s3.keys("docs-out") == [f"{BUCKET}/docs-out/a.npy", f"{BUCKET}/docs-out/b.npy"]
+    for name in ("a.npy", "b.npy"):
+        assert s3.get(f"docs-out/{name}") == (tmp_path / "out" / name).read_bytes(), name
 
 
 def test_docembed_unseeded_and_refusals(runtime, tmp_path, capsys, documents):
@@ -379,32 +383,7 @@ def test_docembed_unseeded_and_refusals(runtime, tmp_path, capsys, documents):
 
 # --- interrupted -------------------------------------------------------------------------------
 
-def _interrupt_when_staged(cmd: list[str], parent: Path, sig: int) -> tuple[int, str]:
-    """Run ``cmd``; once a file appears in its staging directory in ``parent`` (the workers are
-    writing), send ``sig``. Returns its exit status and stderr."""
-    import os
-    import subprocess
-    import time
-
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and proc.poll() is None:
-            if any(p.name.startswith(".textdp-ray-") and any(p.iterdir())
-                   for p in parent.iterdir()):
-                proc.send_signal(sig)
-                break
-            time.sleep(0.02)
-        _, err = proc.communicate(timeout=240)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return proc.returncode, err
-
-
-def test_interrupted_embed_leaves_no_output_directory(runtime, tmp_path):
+def test_interrupted_embed_leaves_no_output_directory(runtime, tmp_path, interrupt):
     """Ctrl-C while the workers write: the actors are killed, the staging directory removed, no
     output directory appears, exit 130."""
     import signal
@@ -418,6 +397,6 @@ def test_interrupted_embed_leaves_no_output_directory(runtime, tmp_path):
     cmd = [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
            "embed", str(d), "-o", str(tmp_path / "out"), *PRIVEMB, "--encode", "glove-mean",
            "--seed", "1", *RAY, "--ray-address", ray.get_runtime_context().gcs_address]
-    code, err = _interrupt_when_staged(cmd, tmp_path, signal.SIGINT)
+    code, err, _ = interrupt(cmd, tmp_path, signal.SIGINT)
     assert code == 130, err[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, no staging

@@ -98,17 +98,15 @@ class RemoteFile(os.PathLike):
     def open_input(self) -> Any:
         """A sequential stream of the raw bytes (no decompression by pyarrow: textdp's own
         decompression checks truncated frames and names the file)."""
-        try:
-            return self.filesystem.open_input_stream(self.path, compression=None)
-        except FileNotFoundError:
-            raise FileError(self, None, "no such file") from None
-        except OSError as exc:
-            raise FileError(self, None, f"cannot be read ({_one_line(exc)})") from None
+        return self._read(self.filesystem.open_input_stream, compression=None)
 
     def open_input_file(self) -> Any:
         """A random-access file (Parquet reads its footer first)."""
+        return self._read(self.filesystem.open_input_file)
+
+    def _read(self, opener: Any, **options: Any) -> Any:
         try:
-            return self.filesystem.open_input_file(self.path)
+            return opener(self.path, **options)
         except FileNotFoundError:
             raise FileError(self, None, "no such file") from None
         except OSError as exc:
