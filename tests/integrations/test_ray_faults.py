@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from textdp.cli import main
@@ -31,7 +32,6 @@ from textdp.cli import main
 pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
-psutil = pytest.importorskip("psutil")
 
 from textdp.cli import _ray  # noqa: E402
 
@@ -71,14 +71,15 @@ def _cli(*args: object) -> int:
 
 
 def _job_processes(name: str) -> list[Any]:
-    """The live processes of actors of class ``name`` (Ray titles them ``ray::NAME...``)."""
+    """The live processes of actors of class ``name`` (Ray titles them ``ray::NAME...``) on
+    this module's runtime (its processes descend from this one; other runtimes on the machine
+    are not looked at)."""
     found = []
-    for p in psutil.process_iter(["cmdline"]):
+    for p in psutil.Process().children(recursive=True):
         try:
-            line = " ".join(p.info["cmdline"] or [])
-            if line.startswith(f"ray::{name}") and p.status() != psutil.STATUS_ZOMBIE:
+            if " ".join(p.cmdline()).startswith(f"ray::{name}") and _running(p):
                 found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
+        except psutil.Error:
             pass
     return found
 
@@ -98,7 +99,7 @@ def _gone(processes, seconds: float = 60) -> list[Any]:
 def _running(process: Any) -> bool:
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
+    except psutil.Error:
         return False
 
 
@@ -113,7 +114,8 @@ def test_actor_killed_mid_file_redoes_it_and_counts_it_once(runtime, tmp_path, m
     """The actor writing file 2 is SIGKILLed once, after part of its staged output is on disk:
     Ray restarts it and the file is written again from its first record. The output is the local
     engine's seeded output byte for byte (no record lost or doubled), and the report's counts are
-    the local run's: nothing of the killed attempt is counted."""
+    the local run's: nothing of the killed attempt is counted, in the report or in the ledger's
+    check at commit (the records released, fingerprinted by the workers)."""
     parts = _corpus(tmp_path / "in", 4, 300)
     (tmp_path / "all.jsonl").write_bytes(b"".join(parts))  # the same corpus as one file
     marker, attempts, partial = tmp_path / "kill", tmp_path / "attempts", tmp_path / "partial"
@@ -143,7 +145,8 @@ def test_actor_killed_mid_file_redoes_it_and_counts_it_once(runtime, tmp_path, m
     assert _cli(tmp_path / "all.jsonl", "-o", tmp_path / "local.jsonl", "--seed", "5",
                 "--batch-size", "20", "--report", tmp_path / "local.json") == 0
     assert _cli(tmp_path / "in", "-o", tmp_path / "out", "--seed", "5", "--batch-size", "20",
-                "--engine", "ray", "--workers", "2", "--report", tmp_path / "ray.json") == 0
+                "--engine", "ray", "--workers", "2", "--report", tmp_path / "ray.json",
+                "--ledger", tmp_path / "ledger.jsonl") == 0
     assert not marker.exists() and int(partial.read_text()) > 0  # killed, mid-file
     pids = attempts.read_text().split()
     assert len(pids) == 2 and pids[0] != pids[1]  # written again, by the restarted actor
@@ -153,38 +156,49 @@ def test_actor_killed_mid_file_redoes_it_and_counts_it_once(runtime, tmp_path, m
     for key in COUNTED:
         assert distributed[key] == local[key], key
     assert distributed["io"]["records_in"] == distributed["io"]["records_out"] == 1200
+    entries = _ledger(tmp_path / "ledger.jsonl")
+    assert [e["type"] for e in entries] == ["pending", "complete"]
+    assert entries[1]["records"] == 1200
     assert sorted(p.name for p in tmp_path.iterdir()) == \
-        ["all.jsonl", "attempts", "in", "local.json", "local.jsonl", "out", "partial", "ray.json"]
+        ["all.jsonl", "attempts", "in", "ledger.jsonl", "local.json", "local.jsonl", "out",
+         "partial", "ray.json"]
     assert not _gone(_job_processes("KilledMidFile"))
 
 
 # 2. A file that kills every actor that takes it --------------------------------------------------
 
+@pytest.mark.parametrize("method", ["count", "rewrite"])
 def test_a_file_that_kills_every_actor_fails_the_job_after_the_retries(runtime, tmp_path,
-                                                                       monkeypatch, capsys):
-    """File 1 kills each actor that takes it: it is tried 1 + ACTOR_RETRIES times, then the job
-    fails with one line (exit 2: docs/cli.md), leaves no output, no staging directory, no report
-    and no actor process, and the ledger's pending line is voided (docs/accounting.md: a release
-    that fails before its output appears does not count)."""
+                                                                       monkeypatch, capsys,
+                                                                       method):
+    """File 1 kills each actor that takes it (while counting its documents, or while writing
+    it): it is tried 1 + ACTOR_RETRIES times, then the job fails with one line naming the file
+    (exit 2: docs/cli.md), leaves no output, no staging directory, no report and no actor
+    process, and the ledger's pending line is voided (docs/accounting.md: a release that fails
+    before its output appears does not count)."""
     _corpus(tmp_path / "in", 3, 40)
     attempts = tmp_path / "attempts"
 
-    class KillsEvery(_ray.FileWorker):
-        def rewrite(self, index, src, dst, staged, first, fingerprint=False):
+    def killing(real):
+        def call(self, *args):
+            src = args[0] if method == "count" else args[1]
             if Path(src).name == "1.jsonl":
                 with open(attempts, "a", encoding="utf-8") as f:
                     f.write(f"{os.getpid()}\n")
                 os.kill(os.getpid(), signal.SIGKILL)
-            return super().rewrite(index, src, dst, staged, first, fingerprint)
+            return real(self, *args)
+        return call
 
+    KillsEvery = type("KillsEvery", (_ray.FileWorker,),
+                      {method: killing(getattr(_ray.FileWorker, method))})
     monkeypatch.setattr(_ray, "FileWorker", KillsEvery)
     book = tmp_path / "ledger.jsonl"
     capsys.readouterr()
     assert _cli(tmp_path / "in", "-o", tmp_path / "out", "--seed", "3", "--engine", "ray",
                 "--workers", "2", "--ledger", book, "--report", tmp_path / "r.json") == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1 and err.startswith("textdp: error: "), err
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith(f"textdp: error: {tmp_path / 'in' / '1.jsonl'}: the Ray worker"), err
     assert len(attempts.read_text().split()) == 1 + _ray.ACTOR_RETRIES
     assert sorted(p.name for p in tmp_path.iterdir()) == ["attempts", "in", "ledger.jsonl"]
     entries = _ledger(book)
@@ -310,6 +324,37 @@ def test_sigint_during_the_moves_out_of_staging(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "ledger.jsonl", "moving"]
     assert not _gone(children)
     assert [e["type"] for e in _ledger(book)] == ["pending", "void"]
+
+
+def test_sigterm_during_the_commit_is_all_or_nothing(tmp_path):
+    """SIGTERM while the command's output group renames its files into place (the files of the
+    output directory, then the report): the renames are not cut short, so the output directory
+    is whole (never a part of it); exit 130; the release stays pending, counted, with a warning
+    (docs/accounting.md: interrupted during or after the commit)."""
+    _corpus(tmp_path / "in", 3, 20)
+    sent, book = tmp_path / "sent", tmp_path / "ledger.jsonl"
+    # The driver's hook: SIGTERM to itself right after the commit's first rename (a temporary
+    # file of the group, not a file of the staging directory, renamed onto its target).
+    setup = f"""
+    real = os.replace
+    def replace(a, b, **kw):
+        real(a, b, **kw)
+        if ".textdp-" in Path(a).name and "/.textdp-ray-" not in str(a) and \\
+                not Path({str(sent)!r}).exists():
+            Path({str(sent)!r}).touch()
+            os.kill(os.getpid(), signal.SIGTERM)
+    os.replace = replace
+    """
+    cmd = _driver(setup, tmp_path / "in", "-o", tmp_path / "out", "--epsilon", "10", "--seed",
+                  "1", "--engine", "ray", "--workers", "2", "--ledger", book, "--report",
+                  tmp_path / "r.json")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert sent.exists() and proc.returncode == 130, proc.stderr[-3000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        ["in", "ledger.jsonl", "out", "r.json", "sent"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{k}.jsonl" for k in range(3)]
+    assert [e["type"] for e in _ledger(book)] == ["pending"]
+    assert "pending" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_sigterm_while_writing_with_a_ledger_voids_the_release(runtime, tmp_path):
