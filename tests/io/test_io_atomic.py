@@ -54,3 +54,27 @@ def test_json_is_strict(tmp_path):
     with pytest.raises(ValueError):
         atomic_write_json(tmp_path / "r.json", {"x": float("nan")})
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_commit_waits_for_every_rename(tmp_path, monkeypatch, signame):
+    """Ctrl-C or SIGTERM between two renames of a commit: the group still appears whole (a
+    directory of outputs is never cut in two, issue 25), then the interrupt is raised."""
+    import signal
+
+    from textdp.io.atomic import sigterm_as_interrupt
+
+    real, sent = os.replace, []
+
+    def replace(a, b):
+        real(a, b)
+        if not sent:
+            sent.append(a)
+            os.kill(os.getpid(), getattr(signal, signame))
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt), sigterm_as_interrupt(), AtomicFiles() as files:
+        for name in ("a.txt", "b.txt", "c.txt"):
+            files.write_bytes(tmp_path / name, name.encode())
+    assert sent and sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt", "c.txt"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

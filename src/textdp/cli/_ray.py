@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Annotated, Any, BinaryIO, TextIO
+from typing import Annotated, Any, BinaryIO, NoReturn, TextIO
 
 import typer
 
@@ -675,9 +675,9 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
         released: dict[int, tuple[str, int]] = {}
         summaries: dict[int, dict[str, Any]] = {}
         bar = progress_bar("privatize")(len(pairs), "files")
+        given: dict[str | None, str] = {}
         try:
-            for out in ActorPool(actors).map_unordered(
-                    lambda a, item: a.rewrite.remote(*item), items):
+            for out in ActorPool(actors).map_unordered(_submit("rewrite", 1, given), items):
                 if "error" in out:
                     raise CLIError(out["error"])
                 tallies.append(Tallies.from_json(out["stats"]["tallies"]))
@@ -686,6 +686,8 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
                 if ledger:
                     released[out["index"]] = tuple(out["fingerprint"])
                 bar.update(1)
+        except ray.exceptions.RayActorError as exc:
+            _died(exc, given)
         finally:
             bar.close()
         if ledger:  # checked at commit: the same records as fingerprinted before the release
@@ -745,10 +747,15 @@ def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[
     """The position of each file's first document in the whole input: the files' documents
     counted in parallel by the pool's actors (no further processes to start), summed in name
     order."""
+    import ray
     from ray.util import ActorPool
 
-    counts = list(ActorPool(actors).map(lambda a, src: a.count.remote(src),
-                                        [_for_worker(src) for src, _ in pairs]))
+    given: dict[str | None, str] = {}
+    try:
+        counts = list(ActorPool(actors).map(_submit("count", 0, given),
+                                            [(_for_worker(src),) for src, _ in pairs]))
+    except ray.exceptions.RayActorError as exc:
+        _died(exc, given)
     firsts, total = [], 0
     for n in counts:
         if isinstance(n, str):
@@ -756,6 +763,37 @@ def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[
         firsts.append(total)
         total += n
     return firsts
+
+
+def _submit(method: str, at: int, given: dict[str | None, str]) -> Any:
+    """For :class:`ray.util.ActorPool`: call the actor's ``method`` with the arguments, noting
+    in ``given`` the file (argument ``at``) each actor was given last, for :func:`_died`."""
+    def submit(actor: Any, args: tuple[Any, ...]) -> Any:
+        given[_actor_id(actor)] = args[at]
+        return getattr(actor, method).remote(*args)
+
+    return submit
+
+
+def _actor_id(actor: Any) -> str | None:
+    actor_id = getattr(actor, "_actor_id", None)  # private; RayActorError names it in hex
+    return actor_id.hex() if actor_id is not None else None
+
+
+def _died(exc: Exception, given: dict[str | None, str]) -> NoReturn:
+    """An actor died for good (its restarts spent, see ACTOR_RETRIES): one line naming the file
+    it was working on (Ray's own message, unchanged, where the actor is not known)."""
+    import re
+
+    actor = getattr(exc, "actor_id", None)
+    src = given.get(actor) if actor is not None else None
+    if src is None:
+        raise exc
+    said = one_line(exc)
+    detail = re.search(r"Worker exit detail: (.*?)(?: Some common causes|$)", said)
+    raise CLIError(f"{src}: the Ray worker on this file died for good, its {ACTOR_RETRIES} "
+                   "restarts spent (out of memory, a crash or a lost node?); nothing was "
+                   f"written (Ray: {detail.group(1) if detail else said})") from None
 
 
 #: The staging directory of a job: hidden (never an input), named after the driver's process.

@@ -127,6 +127,27 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def _signals_held(hold: bool) -> Iterator[None]:
+    """Within the block (``hold``: short work that must not be cut in two), SIGINT and SIGTERM
+    are noted instead of handled; the first is raised again, to its own handler, when the block
+    ends. Only in the main thread, and only where both handlers were set from Python."""
+    names = (signal.SIGINT, signal.SIGTERM)
+    if not hold or threading.current_thread() is not threading.main_thread() or \
+            any(signal.getsignal(s) is None for s in names):
+        yield
+        return
+    held: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _frame: held.append(signum)) for s in names}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
 def _default_mode() -> int:
     # mkstemp creates 0600 files; a finished output should get the permissions a plain open()
     # would have given it. The umask can only be read by setting it, so set it back at once.
@@ -243,14 +264,18 @@ class AtomicFiles:
             for item in staged:
                 if item.kind == "file":
                     _take_permissions(item.tmp, item.real, default)
-            for item in staged:
-                if os.fspath(item.target) == _STDOUT:
-                    with write_errors_name("<stdout>"):
-                        _copy_to_stdout(item.tmp)
-                elif item.kind == "stream":
-                    _copy_to_stream(item.tmp, item.target, item.real)
-                else:
-                    os.replace(item.tmp, item.real)
+            # Renames only: a signal waits until all are done (a group — the files of an output
+            # directory and the report — appears whole, not cut short); a stream, whose write
+            # may wait for its reader, stays interruptible.
+            with _signals_held(all(item.kind == "file" for item in staged)):
+                for item in staged:
+                    if os.fspath(item.target) == _STDOUT:
+                        with write_errors_name("<stdout>"):
+                            _copy_to_stdout(item.tmp)
+                    elif item.kind == "stream":
+                        _copy_to_stream(item.tmp, item.target, item.real)
+                    else:
+                        os.replace(item.tmp, item.real)
         finally:
             self._remove_temporaries()
 
