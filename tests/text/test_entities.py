@@ -130,6 +130,24 @@ def test_model_is_checked_and_loaded_once():
     assert load_model().pipe_names == ["tok2vec", "tagger", "ner"]
 
 
+def test_model_loads_without_importing_spacy_plugins(monkeypatch):
+    # Every package with a spacy_factories entry point is imported by spaCy's Language() (one
+    # installed beside textdp imported transformers: 3 s in every process that loads the model);
+    # the pipeline's components are spaCy's own, so they are not looked up.
+    import spacy
+
+    plugins = spacy.util.registry._entry_point_factories
+    looked: list[str] = []
+    monkeypatch.setattr(plugins, "get_entry_points", lambda: looked.append("all") or {})
+    load_model.cache_clear()
+    try:
+        assert load_model().pipe_names == ["tok2vec", "tagger", "ner"]
+    finally:
+        load_model.cache_clear()
+    assert looked == []
+    assert plugins.entry_points  # restored for the caller's own spaCy pipelines
+
+
 def test_missing_model_is_a_one_line_error_naming_the_install(monkeypatch):
     import builtins
 

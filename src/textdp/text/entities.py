@@ -197,7 +197,19 @@ def load_model() -> Any:
         if hashlib.sha256((path / name).read_bytes()).hexdigest() != digest:
             raise EntityModelError(f"the entity model's {name} differs from the {MODEL_PACKAGE} "
                                    f"{MODEL_VERSION} wheel; reinstall it: {INSTALL_COMMAND}")
-    return spacy.load(path, exclude=[c for c in meta["components"] if c not in _COMPONENTS])
+    exclude = [c for c in meta["components"] if c not in _COMPONENTS]
+    # spaCy's Language() imports every package that registers a ``spacy_factories`` entry point
+    # (presidio-analyzer's pulls in transformers: +3.4 s a process); this pipeline's components
+    # are spaCy's own, so the plugins are not looked up while it loads.
+    plugins = getattr(spacy.util.registry, "_entry_point_factories", None)
+    looked_up = getattr(plugins, "entry_points", None)
+    if looked_up:
+        plugins.entry_points = False
+    try:
+        return spacy.load(path, exclude=exclude)
+    finally:
+        if looked_up:
+            plugins.entry_points = looked_up
 
 
 # ---------------------------------------------------------------------------------------------
