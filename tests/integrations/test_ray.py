@@ -595,3 +595,58 @@ def test_cli_glob_pattern_as_input(runtime, tmp_path, capsys):
     capsys.readouterr()
     assert _cli([d / "*.csv", "-o", tmp_path / "out2", "--engine", "ray"]) == 2
     assert capsys.readouterr().err.strip() == f"textdp: error: {d / '*.csv'}: matches no file"
+
+
+def _marked_processes(mark: str) -> list[int]:
+    """The running processes whose environment holds ``mark`` (a command's descendants)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if mark.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:  # gone, or not ours
+                pass
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_cli_own_runtime_with_ledger_leaves_no_process_and_equals_local(tmp_path):
+    """Issue 25: without --ray-address the command starts its own runtime and stops it (Ray's
+    autoscaler monitor killed first, the rest by ray.shutdown); with --ledger its fingerprint
+    pass runs while Ray starts. The output is the local engine's for the seed, the ledger holds
+    the local engine's fingerprint, and no process of the runtime outlives the command."""
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(3):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[20 * k:20 * k + 20]),
+                                      encoding="utf-8")
+    mark = f"TEXTDP_TEST_RUN_{uuid.uuid4().hex}"
+    book = tmp_path / "ledger.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+         "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10", "--seed", "9",
+         "--engine", "ray", "--workers", "2", "--ledger", str(book)],
+        capture_output=True, text=True, timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {mark: "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    deadline = time.monotonic() + 20  # a worker exits once it sees its raylet gone
+    while _marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _marked_processes(mark) == []
+    got = [json.loads(x)["text"] for k in range(3)
+           for x in (tmp_path / "out" / f"{k}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert got == textdp.privatize(TEXTS[:60], epsilon=10, seed=9).texts
+    entries = [json.loads(x) for x in book.read_text().splitlines()]
+    assert [e["input"]["fingerprint"] for e in entries if e["type"] == "pending"] == \
+        [fingerprint_texts(TEXTS[:60])[0]]
+    assert entries[-1]["type"] == "complete"

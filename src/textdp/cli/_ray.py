@@ -118,21 +118,24 @@ def glob_inputs(pattern: Path, format: str | None) -> list[Path]:
     return files
 
 
-def start(workers: int | None, address: str | None, logs: RayLogs | None = None
-          ) -> tuple[Any, bool]:
-    """The ``ray`` module, connected; and whether this run started (and must stop) it.
-    ``logs``: where Ray's own lines go (told Ray's log directory once it is known)."""
+def start(workers: int | None, address: str | None, logs: RayLogs | None = None, *,
+          data: bool = True) -> tuple[Any, bool]:
+    """The ``ray`` module, connected; and whether this run started (and must stop it:
+    :func:`stop`). ``logs``: where Ray's own lines go (told Ray's log directory once it is
+    known). ``data``: whether this process runs Ray Data jobs (their progress bars and start-up
+    lines are then turned off); the file workers' pool does not, and is spared its import."""
     from textdp.integrations.ray import require_ray
 
     try:
-        ray = require_ray()
+        ray = require_ray(data=data)
     except ImportError as exc:
         raise CLIError(one_line(exc)) from None
-    from ray.data import DataContext
+    if data:
+        from ray.data import DataContext
 
-    context = DataContext.get_current()  # no bars from Ray Data: the command draws its own
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
+        context = DataContext.get_current()  # no bars from Ray Data: the command draws its own
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
     verbose = logs is None or logs.verbose
     level = "INFO" if verbose else "ERROR"  # INFO: Ray's default
     own = not ray.is_initialized()  # else a caller's runtime (Python, tests): used as it is
@@ -159,6 +162,27 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
     if logs is not None:
         logs.started(ray)
     return ray, own
+
+
+def stop(ray: Any) -> None:
+    """``ray.shutdown()`` of a runtime this process started, less the second it spends on Ray's
+    autoscaler monitor: ``ray.shutdown`` stops the GCS before the monitor, whose SIGTERM handler
+    then waits on the GCS it can no longer reach until ``shutdown`` gives up and kills it. A
+    local runtime has nothing to autoscale: the monitor is killed first (and reaped), the rest
+    stops as Ray stops it. Every process of the runtime is gone when this returns, as with
+    ``ray.shutdown`` itself."""
+    try:  # a private API: where it differs, ray.shutdown alone (the second is only time)
+        node = ray._private.worker._global_node
+        monitors = [info.process for info in node.all_processes.get("monitor", [])]
+    except Exception:  # noqa: BLE001
+        monitors = []
+    for process in monitors:
+        try:
+            process.kill()
+            process.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - gone already, or not ours to wait for: Ray's turn
+            pass
+    ray.shutdown()
 
 
 def _sigterm_handler() -> Any:
@@ -390,15 +414,50 @@ class Fingerprint:
     :func:`textdp.cli._ledger.fingerprint_file`), computed in one streaming pass on the driver
     before any output — SHA-256 over the whole sequence cannot be split over workers — together
     with each file's own, which the workers compute from the records they release: comparing
-    those at commit checks that the input did not change, without a second pass."""
+    those at commit checks that the input did not change, without a second pass.
+
+    :meth:`start` runs the pass on a thread of the driver (it reads and hashes, mostly outside
+    the GIL) while Ray starts and the actors build their mechanism; calling the object waits for
+    it (or, not started, runs it) and raises what it raised."""
 
     def __init__(self, paths: list[Path], *, options: Any, format: str | None) -> None:
         self.paths, self.options, self.format = paths, options, format
         #: Each file's (fingerprint, count), once computed (None: no ledger).
         self.files: list[tuple[str, int]] | None = None
         self.value: tuple[str, int] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._cancelled = threading.Event()
+
+    def start(self) -> None:
+        """The pass, begun on a thread of its own."""
+        self._thread = threading.Thread(target=self._background, name="textdp-fingerprint",
+                                        daemon=True)
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Stop a pass still running (the job failed or was interrupted), and wait for it."""
+        self._cancelled.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _background(self) -> None:
+        try:
+            self._compute()
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread instead
+            self._error = exc
 
     def __call__(self) -> tuple[str, int]:
+        if self._thread is None:
+            self._compute()
+        else:
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+        assert self.value is not None
+        return self.value
+
+    def _compute(self) -> None:
         from textdp.io import open_records
         from textdp.privacy.fingerprint import InputHash
 
@@ -407,11 +466,12 @@ class Fingerprint:
             one = InputHash("texts")
             with open_records(path, format=self.format, options=self.options) as reader:
                 for batch in reader.batches(4096):
+                    if self._cancelled.is_set():
+                        return
                     whole.texts(batch.texts)
                     one.texts(batch.texts)
             files.append((one.hexdigest(), one.count))
         self.files, self.value = files, (whole.hexdigest(), whole.count)
-        return self.value
 
 
 class _Windows:
@@ -457,45 +517,36 @@ def run(args: PrivatizeArguments, book: CommandLedger) -> None:
     done."""
     assert args.files is not None  # the Ray engine's pairs: check_engine made them
     pairs = list(args.files)
-    spec = args.spec
     fingerprint = Fingerprint([s for s, _ in pairs], options=args.read_options,
                               format=args.format)
-    with book.check(spec.mechanism_object(), fingerprint, seed=spec.seed):
-        t0 = time.perf_counter()
-        runner = spec.privatizer()  # the driver's: its tallies add up the workers'
-        with RayLogs(verbose=args.verbose) as logs:
-            result = _run(pairs, runner, args, book, fingerprint, logs, t0)
-        say_outcome(result["io"], args.output, args.report, result)
+    t0 = time.perf_counter()
+    with RayLogs(verbose=args.verbose) as logs:
+        result = _run(pairs, args, book, fingerprint, logs, t0)
+    say_outcome(result["io"], args.output, args.report, result)
 
 
-def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
-         book: CommandLedger, fingerprint: Fingerprint, logs: RayLogs, t0: float
-         ) -> dict[str, Any]:
-    from textdp.integrations.ray import engine_context, peak_rss
-
-    workers, report = args.workers, args.report
-    ray, own = start(workers, args.ray_address, logs)
+def _run(pairs: list[tuple[Path, Path]], args: PrivatizeArguments, book: CommandLedger,
+         fingerprint: Fingerprint, logs: RayLogs, t0: float) -> dict[str, Any]:
+    """The job, its start-up overlapped: with ``--ledger`` the fingerprint pass runs on a thread
+    of the driver while Ray starts, and the pool's actors are created as soon as Ray is up, so
+    that they build their mechanism while the driver checks the ledger. Nothing is written
+    before the ledger's check (exit 2 when it refuses: the actors are killed, Ray stopped)."""
+    spec, workers = args.spec, args.workers
+    windowed = any(is_stdio(p) for pair in pairs for p in pair)
+    if book.book is not None and not windowed:  # standard input is read once, by the job
+        fingerprint.start()
     created: list[Path] = []  # the output directory of a directory, once made
+    actors: list[Any] = []
+    ray, own = None, False
     try:
+        ray, own = start(workers, args.ray_address, logs, data=windowed)
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        peak: dict[str, int] = {}
-        tallies: list[Any] = []  # the workers' (Tallies), summed into the one report
-        with book.files() as files:
-            if any(is_stdio(p) for pair in pairs for p in pair):
-                _make_parent(pairs[-1][1], created)
-                summaries = _windowed(pairs, runner, args, workers, files, peak, tallies)
-            else:
-                summaries = _distributed(ray, pairs, runner, args, book, fingerprint, workers,
-                                         files, peak, created, tallies)
-            # The driver's own peak RSS: flat in the input when the workers read and write
-            # the files.
-            result = runner.report(
-                sum(tallies, Tallies.zero()),
-                **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
-                driver_peak_rss_bytes=peak_rss())
-            result = book.attach(result).with_context(io=_io(summaries))
-            if report is not None:
-                files.write_json(report, result)
+        if not windowed:
+            actors = _pool(ray, args, min(workers, len(pairs)))
+        with book.check(spec.mechanism_object(), fingerprint, seed=spec.seed):
+            runner = spec.privatizer()  # the driver's: its tallies add up the workers'
+            result = _job(ray, pairs, runner, args, book, fingerprint, workers, actors,
+                          created, t0)
     except BaseException as exc:
         for directory in created:
             _remove_empty(directory)
@@ -503,9 +554,62 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
             raise CLIError(f"Ray: {one_line(exc)}{_see(logs)}") from None
         raise
     finally:
+        fingerprint.cancel()
+        for a in actors:  # (those of a job that ran are killed already: a no-op)
+            _kill(ray, a)
         if own:
-            ray.shutdown()
+            stop(ray)
     return result
+
+
+def _job(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
+         book: CommandLedger, fingerprint: Fingerprint, workers: int, actors: list[Any],
+         created: list[Path], t0: float) -> dict[str, Any]:
+    """The records privatised, the outputs and the report committed together; the result."""
+    from textdp.integrations.ray import engine_context, peak_rss
+
+    report = args.report
+    peak: dict[str, int] = {}
+    tallies: list[Any] = []  # the workers' (Tallies), summed into the one report
+    with book.files() as files:
+        if not actors:
+            _make_parent(pairs[-1][1], created)
+            summaries = _windowed(pairs, runner, args, workers, files, peak, tallies)
+        else:
+            summaries = _distributed(ray, pairs, runner, args, book, fingerprint, actors,
+                                     files, peak, created, tallies)
+        # The driver's own peak RSS: flat in the input when the workers read and write the
+        # files.
+        result = runner.report(
+            sum(tallies, Tallies.zero()),
+            **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
+            driver_peak_rss_bytes=peak_rss())
+        result = book.attach(result).with_context(io=_io(summaries))
+        if report is not None:
+            files.write_json(report, result)
+    return result
+
+
+def _pool(ray: Any, args: PrivatizeArguments, n: int) -> list[Any]:
+    """The job's ``n`` :class:`FileWorker` actors, created (each builds the mechanism in its own
+    process; a prestarted worker process when Ray has one) without waiting for them."""
+    # An actor that dies (a lost node, out of memory) is restarted and its file rewritten from
+    # the start (the staged file is overwritten); a bounded number of times, so that a file that
+    # kills every actor fails the job instead of retrying for ever.
+    from textdp.integrations.ray import check_no_generator
+
+    check_no_generator(args.spec)
+    actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
+                       max_task_retries=ACTOR_RETRIES)(FileWorker)
+    return [actor.remote(args.spec, args.read_options, args.format, args.batch_size)
+            for _ in range(n)]
+
+
+def _kill(ray: Any, actor: Any) -> None:
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # noqa: BLE001 - dead already, or its cluster gone: nothing left to stop
+        pass
 
 
 def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
@@ -529,7 +633,7 @@ def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArgume
 
 
 def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
-                 book: CommandLedger, fingerprint: Fingerprint, workers: int, files: Any,
+                 book: CommandLedger, fingerprint: Fingerprint, actors: list[Any], files: Any,
                  peak: dict[str, int], created: list[Path], tallies: list[Any]
                  ) -> list[dict[str, Any]]:
     """Files in, files out, on the workers: one pool of actors for the job, each file read,
@@ -546,22 +650,10 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
     """
     from ray.util import ActorPool
 
-    from textdp.integrations.ray import check_no_generator
-
-    spec = args.spec
-    check_no_generator(spec)
-    read_options, format, seed = args.read_options, args.format, spec.seed
+    seed = args.spec.seed
     out_dir = pairs[-1][1].parent
     stage = _staging_directory(out_dir if out_dir.is_dir() else out_dir.parent)
-    actors: list[Any] = []
     try:
-        # An actor that dies (a lost node, out of memory) is restarted and its file rewritten
-        # from the start (the staged file is overwritten); a bounded number of times, so that a
-        # file that kills every actor fails the job instead of retrying for ever.
-        actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
-                           max_task_retries=ACTOR_RETRIES)(FileWorker)
-        actors = [actor.remote(spec, read_options, format, args.batch_size)
-                  for _ in range(min(workers, len(pairs)))]
         firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
@@ -594,7 +686,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
             os.replace(staged[i], files.path_for(dst))
     finally:
         for a in actors:  # before the staging directory goes: no actor writes there any more
-            ray.kill(a, no_restart=True)
+            _kill(ray, a)
         _remove_tree(stage)
     return [summaries[i] for i in range(len(pairs))]
 
