@@ -650,3 +650,22 @@ def test_cli_own_runtime_with_ledger_leaves_no_process_and_equals_local(tmp_path
     assert [e["input"]["fingerprint"] for e in entries if e["type"] == "pending"] == \
         [fingerprint_texts(TEXTS[:60])[0]]
     assert entries[-1]["type"] == "complete"
+
+
+def test_cli_ledger_fingerprint_error_is_one_line_and_leaves_nothing(runtime, tmp_path, capsys):
+    """Issue 25: --ledger's fingerprint pass runs on a driver thread while Ray starts; a malformed
+    file it meets is the same one line (exit 2) as the local engine's, raised before any output,
+    and no release is recorded."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "0.jsonl").write_text('{"text": "the food"}\n', encoding="utf-8")
+    (d / "1.jsonl").write_text('{"text": "the room"}\n{"text": 5}\n', encoding="utf-8")
+    book = tmp_path / "ledger.jsonl"
+    capsys.readouterr()
+    assert main(["privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
+                 "--engine", "ray", "--workers", "2", "--ledger", str(book)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '1.jsonl'}:2: "), err
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".textdp-ray-")]
+    assert not book.exists() or '"pending"' not in book.read_text()

@@ -8,7 +8,9 @@ first counts each file's documents on the pool, so every document keeps its posi
 input (files of a directory or a glob pattern in name order) and the output is exactly the local
 engine's. The staged files are moved into the command's atomic group (with ``--ledger``, checked
 at commit against the fingerprint taken before the release) when every file succeeded; a failure
-or an interrupt kills the actors and removes the staging directory. Standard input/output, which a
+or an interrupt kills the actors and removes the staging directory. Start-up is overlapped: the
+actors are created as soon as Ray is up, and ``--ledger``'s fingerprint pass runs while Ray
+starts; the driver loads neither Ray Data nor the entity model. Standard input/output, which a
 worker cannot open, keep the driver reading and writing: windows of records privatised by
 :func:`textdp.integrations.ray.run_text`. Without ``--ray-address`` a local Ray runtime is started
 (``--workers`` CPUs, a small object store, no dashboard) and shut down at the end; with one, the
@@ -416,9 +418,9 @@ class Fingerprint:
     with each file's own, which the workers compute from the records they release: comparing
     those at commit checks that the input did not change, without a second pass.
 
-    :meth:`start` runs the pass on a thread of the driver (it reads and hashes, mostly outside
-    the GIL) while Ray starts and the actors build their mechanism; calling the object waits for
-    it (or, not started, runs it) and raises what it raised."""
+    :meth:`start` runs the pass on a thread of the driver while Ray starts (the main thread
+    mostly waits on Ray's processes then) and the actors build their mechanism; calling the
+    object waits for it (or, not started, runs it) and raises what it raised there."""
 
     def __init__(self, paths: list[Path], *, options: Any, format: str | None) -> None:
         self.paths, self.options, self.format = paths, options, format
@@ -593,12 +595,12 @@ def _job(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeA
 def _pool(ray: Any, args: PrivatizeArguments, n: int) -> list[Any]:
     """The job's ``n`` :class:`FileWorker` actors, created (each builds the mechanism in its own
     process; a prestarted worker process when Ray has one) without waiting for them."""
-    # An actor that dies (a lost node, out of memory) is restarted and its file rewritten from
-    # the start (the staged file is overwritten); a bounded number of times, so that a file that
-    # kills every actor fails the job instead of retrying for ever.
     from textdp.integrations.ray import check_no_generator
 
     check_no_generator(args.spec)
+    # An actor that dies (a lost node, out of memory) is restarted and its file rewritten from
+    # the start (the staged file is overwritten); a bounded number of times, so that a file that
+    # kills every actor fails the job instead of retrying for ever.
     actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
                        max_task_retries=ACTOR_RETRIES)(FileWorker)
     return [actor.remote(args.spec, args.read_options, args.format, args.batch_size)
