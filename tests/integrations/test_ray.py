@@ -669,3 +669,33 @@ def test_cli_ledger_fingerprint_error_is_one_line_and_leaves_nothing(runtime, tm
     assert not (tmp_path / "out").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".textdp-ray-")]
     assert not book.exists() or '"pending"' not in book.read_text()
+
+
+def test_file_workers_runtime_starts_without_the_monitors_nothing_uses():
+    """Issue 25 (fixed cost): the local runtime of a file workers' job starts without Ray's
+    autoscaler monitor and, unless --verbose, its log monitor (their start-up competed with the
+    runtime's own for the CPUs); it runs tasks, Ray's Node is left as it was, and a Ray Data job
+    (the windowed path) keeps the full runtime."""
+    import subprocess
+    import sys
+
+    code = ("import ray.data\n"
+            "from ray._private import node\n"
+            "from textdp.cli._ray import RayLogs, start, stop\n"
+            "original = node.Node.__init__\n"
+            "for data in (False, True):\n"
+            "    with RayLogs() as logs:\n"
+            "        ray, own = start(1, None, logs, data=data)\n"
+            "        names = sorted(ray._private.worker._global_node.all_processes)\n"
+            "        f = ray.remote(lambda: 42)\n"
+            "        assert ray.get(f.remote()) == 42\n"
+            "        stop(ray)\n"
+            "    print(own, data, names, node.Node.__init__ is original)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lean, full = done.stdout.splitlines()
+    assert lean.startswith("True False [") and lean.endswith("] True") and "'raylet'" in lean
+    assert "'monitor'" not in lean and "'log_monitor'" not in lean
+    assert full.startswith("True True [") and "'monitor'" in full and "'log_monitor'" in full
