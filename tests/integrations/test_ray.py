@@ -675,11 +675,12 @@ def test_file_workers_runtime_starts_without_the_monitors_nothing_uses():
     """Issue 25 (fixed cost): the local runtime of a file workers' job starts without Ray's
     autoscaler monitor and, unless --verbose, its log monitor (their start-up competed with the
     runtime's own for the CPUs); it runs tasks, Ray's Node is left as it was, and a Ray Data job
-    (the windowed path) keeps the full runtime."""
+    (the windowed path) keeps the full runtime. The workers run at the command's own priority
+    (Ray's default niceness of +15 starved them beside any other work on the machine)."""
     import subprocess
     import sys
 
-    code = ("import ray.data\n"
+    code = ("import os, ray.data\n"
             "from ray._private import node\n"
             "from textdp.cli._ray import RayLogs, start, stop\n"
             "original = node.Node.__init__\n"
@@ -687,8 +688,8 @@ def test_file_workers_runtime_starts_without_the_monitors_nothing_uses():
             "    with RayLogs() as logs:\n"
             "        ray, own = start(1, None, logs, data=data)\n"
             "        names = sorted(ray._private.worker._global_node.all_processes)\n"
-            "        f = ray.remote(lambda: 42)\n"
-            "        assert ray.get(f.remote()) == 42\n"
+            "        f = ray.remote(lambda: (42, os.nice(0)))\n"
+            "        assert ray.get(f.remote()) == (42, os.nice(0))\n"
             "        stop(ray)\n"
             "    print(own, data, names, node.Node.__init__ is original)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
