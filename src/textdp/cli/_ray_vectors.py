@@ -62,6 +62,7 @@ from textdp.cli._ray import (
     _size,
     _Staging,
     start,
+    stop,
 )
 from textdp.io import FileError
 from textdp.io.streams import is_stdio, open_output
@@ -301,7 +302,7 @@ class Job:
     def __enter__(self) -> Job:
         self.logs.__enter__()
         try:
-            self.ray, self.own = start(self.workers, self.address, self.logs)
+            self.ray, self.own = start(self.workers, self.address, self.logs, data=False)
             self.workers = self.workers or max(1, int(self.ray.cluster_resources().get("CPU", 1)))
         except BaseException as exc:
             self.logs.__exit__(type(exc), exc, exc.__traceback__)
@@ -314,7 +315,7 @@ class Job:
                 for directory in self.created:
                     _remove_empty(directory)
             if self.own:
-                self.ray.shutdown()
+                stop(self.ray)
         finally:
             self.logs.__exit__(exc_type, exc, tb)
         if isinstance(exc, Exception) and type(exc).__module__.startswith("ray"):

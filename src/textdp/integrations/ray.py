@@ -76,11 +76,14 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
                      "NUMEXPR_NUM_THREADS")
 
 
-def require_ray() -> Any:
-    """The ``ray`` module with ``ray.data``, or ImportError saying which extra to install."""
+def require_ray(*, data: bool = True) -> Any:
+    """The ``ray`` module (with ``ray.data`` imported unless ``data`` is False: half a second
+    that a process which runs no Ray Data job need not spend), or ImportError saying which extra
+    to install."""
     try:
         import ray
-        import ray.data  # noqa: F401 - ray without the [data] extra has no ray.data
+        if data:
+            import ray.data  # noqa: F401 - ray without the [data] extra has no ray.data
     except ImportError:
         raise MissingExtra(install_hint("ray", "Ray Data")) from None
     return ray

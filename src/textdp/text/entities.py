@@ -66,8 +66,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ENTITY_KINDS", "ALLOWED", "DEFAULT_ENTITY_LABELS", "Entities", "Recognisers",
-           "EntityModelError", "load_model", "parse_entity_kinds", "MODEL_PACKAGE",
-           "MODEL_VERSION", "MODEL_WHEEL_SHA256", "INSTALL_COMMAND", "OFF_WARNING"]
+           "EntityModelError", "check_model", "load_model", "parse_entity_kinds",
+           "MODEL_PACKAGE", "MODEL_VERSION", "MODEL_WHEEL_SHA256", "INSTALL_COMMAND", "OFF_WARNING"]
 
 ENTITY_KINDS = ("person", "location", "org", "address")
 ALLOWED = "allowed"  # the kind of allow-list terms: released as they are
@@ -164,24 +164,33 @@ def _lookup(meta: Mapping[str, Any], dotted: str) -> Any:
 
 
 @functools.cache
-def load_model() -> Any:
-    """The spaCy pipeline (``tok2vec``, ``tagger`` and ``ner`` only), loaded once per process and
-    checked.
+def check_model() -> Path:
+    """The installed model's directory, checked as :func:`load_model` checks it, without
+    importing spaCy (a second or more per process): what :class:`Entities` runs at construction,
+    so that a missing or altered model fails before any input is read, while the pipeline itself
+    is loaded where a document first needs it. Once per process.
 
     Raises:
-        EntityModelError: spaCy or the model package is not installed, or the installed model's
-            metadata or weights differ from ``en_core_web_sm`` 3.8.0 as checked here. The
-            message names the install command; textdp never falls back to passing names through.
+        EntityModelError: as :func:`load_model`.
     """
-    try:
-        import spacy
-        module = __import__(_MODULE)
-    except ImportError as exc:
-        raise EntityModelError(
-            f"entity recognition needs spaCy and its English model ({exc.name or 'spacy'} is not "
-            f"installed): {INSTALL_COMMAND} — or turn it off with entities='none' "
-            f"(--entities none)") from None
-    path = Path(module.__file__).parent / f"{_MODULE}-{MODEL_VERSION}"
+    return _checked()[0]
+
+
+def _not_installed(name: str) -> EntityModelError:
+    return EntityModelError(
+        f"entity recognition needs spaCy and its English model ({name} is not installed): "
+        f"{INSTALL_COMMAND} — or turn it off with entities='none' (--entities none)")
+
+
+def _checked() -> tuple[Path, dict[str, Any]]:
+    """The model's directory and its metadata, both checked against the official release."""
+    import importlib.util
+
+    for name in ("spacy", _MODULE):
+        found = importlib.util.find_spec(name)
+        if found is None or found.origin is None:
+            raise _not_installed(name)
+    path = Path(found.origin).parent / f"{_MODULE}-{MODEL_VERSION}"
     try:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -194,10 +203,45 @@ def load_model() -> Any:
                 f"meta.json field {key!r} differs from the official release; reinstall it: "
                 f"{INSTALL_COMMAND}")
     for name, digest in _WEIGHTS_SHA256.items():
-        if hashlib.sha256((path / name).read_bytes()).hexdigest() != digest:
+        try:
+            same = hashlib.sha256((path / name).read_bytes()).hexdigest() == digest
+        except OSError:
+            same = False
+        if not same:
             raise EntityModelError(f"the entity model's {name} differs from the {MODEL_PACKAGE} "
                                    f"{MODEL_VERSION} wheel; reinstall it: {INSTALL_COMMAND}")
-    return spacy.load(path, exclude=[c for c in meta["components"] if c not in _COMPONENTS])
+    return path, meta
+
+
+@functools.cache
+def load_model() -> Any:
+    """The spaCy pipeline (``tok2vec``, ``tagger`` and ``ner`` only), loaded once per process and
+    checked (:func:`check_model`).
+
+    Raises:
+        EntityModelError: spaCy or the model package is not installed, or the installed model's
+            metadata or weights differ from ``en_core_web_sm`` 3.8.0 as checked here. The
+            message names the install command; textdp never falls back to passing names through.
+    """
+    path, meta = _checked()
+    try:
+        import spacy
+        __import__(_MODULE)
+    except ImportError as exc:
+        raise _not_installed(exc.name or "spacy") from None
+    exclude = [c for c in meta["components"] if c not in _COMPONENTS]
+    # spaCy's Language() imports every package that registers a ``spacy_factories`` entry point
+    # (presidio-analyzer's pulls in transformers: +3.4 s a process); this pipeline's components
+    # are spaCy's own, so the plugins are not looked up while it loads.
+    plugins = getattr(spacy.util.registry, "_entry_point_factories", None)
+    looked_up = getattr(plugins, "entry_points", None)
+    if looked_up:
+        plugins.entry_points = False
+    try:
+        return spacy.load(path, exclude=exclude)
+    finally:
+        if looked_up:
+            plugins.entry_points = looked_up
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,7 +332,8 @@ class Entities:
 
     Raises:
         EntityModelError: (when ``person``, ``location`` or ``org`` is asked for, at
-            construction) the model cannot be loaded.
+            construction) the model is not installed, or differs from the official release
+            (:func:`check_model`; spaCy itself is loaded where a document first needs it).
     """
 
     kinds: tuple[str, ...] = ENTITY_KINDS
@@ -307,7 +352,10 @@ class Entities:
         if isinstance(self.margin, bool) or not isinstance(self.margin, int) or self.margin < 0:
             raise ValueError(f"margin must be a non-negative integer, got {self.margin!r}")
         if self.uses_model:
-            load_model()  # fail now, with the install command, not in the middle of a run
+            # Fail now, with the install command, not in the middle of a run; the pipeline is
+            # loaded where a document first holds a candidate (a Ray actor or a run with none
+            # never pays for it).
+            check_model()
 
     @property
     def uses_model(self) -> bool:
@@ -375,7 +423,6 @@ class Entities:
         return spans
 
     def _model_spans(self, texts: Sequence[str], out: list[list[tuple[int, int, str]]]) -> None:
-        nlp = load_model()
         owners: list[tuple[int, int]] = []
         pieces: list[str] = []
         for d, text in enumerate(texts):
@@ -388,6 +435,7 @@ class Entities:
             pieces = [p if _utf8(p) else _SURROGATE.sub("\ufffd", p) for p in pieces]
         if not pieces:
             return
+        nlp = load_model()
         wanted = {label: kind for label, kind in _SPACY_KINDS.items() if kind in self.kinds}
         docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
         _tag_where_needed(nlp, docs, wanted)
