@@ -13,7 +13,8 @@ Cases (``TEXTDP_BENCH_RAY_CASES``, comma-separated; default all, in this order):
 * ``mvc``, ``mvc-none``: MVC (ε = 10) over ``TEXTDP_BENCH_RAY_MVC_WORDS`` words (default
   2,000,000) in 10 files;
 * ``diff``, ``diff-none``: 1-Diffractor (ε = 1, geometric) over ``TEXTDP_BENCH_RAY_DIFF_WORDS``
-  (default 4,000,000) in 20 files;
+  (default 4,000,000) in 20 files; ``diff-none`` also with ``--ray-address`` of a runtime
+  started before the command (what every call on a running cluster pays);
 * ``rss``: the driver's peak RSS (``performance.driver_peak_rss_mib`` of the report: the command's
   own process, Ray's processes excluded) for 1-Diffractor with ``--entities none`` over the sizes
   of ``TEXTDP_BENCH_RAY_RSS_WORDS`` (default ``4000000,40000000``), 20 files each;
@@ -130,7 +131,28 @@ def _ratios(root: Path, chosen: list[str]) -> list[str]:
                      f"{rw:.1f} | {_words(rrep) / rw:,.0f} | **{lw / rw:.2f}** | "
                      f"{rrep['performance']['driver_peak_rss_mib']:.0f} | {rload:.1f} |")
         shutil.rmtree(root / f"ray{n}", ignore_errors=True)
+        if name == "diff-none":  # the same job on a runtime already running (a cluster's case)
+            aw, arep, aload = _joined(root, [str(d), "-o", str(root / f"ray{n}a"), *mech, *extra,
+                                             "--engine", "ray", "--workers", "2"],
+                                      root / f"ray{n}a.json")
+            lines.append(f"| {label} | {entities} | {_words(arep):,} | {files} | Ray, 2 workers, "
+                         f"`--ray-address` of a running runtime | {aw:.1f} | "
+                         f"{_words(arep) / aw:,.0f} | **{lw / aw:.2f}** | "
+                         f"{arep['performance']['driver_peak_rss_mib']:.0f} | {aload:.1f} |")
+            shutil.rmtree(root / f"ray{n}a", ignore_errors=True)
     return lines if len(lines) > 4 else []
+
+
+def _joined(root: Path, args: list[str], report: Path) -> tuple[float, dict, float]:
+    """:func:`_cli` with ``--ray-address`` of a local runtime started here first (2 CPUs, as
+    ``ray start --head --num-cpus 2`` would be): the command pays no runtime start or stop."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        return _cli([*args, "--ray-address", ray.get_runtime_context().gcs_address], report)
+    finally:
+        ray.shutdown()
 
 
 def _rss(root: Path) -> list[str]:

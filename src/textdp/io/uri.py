@@ -24,7 +24,6 @@ import fnmatch
 import os
 import posixpath
 import re
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,7 +278,7 @@ class RemoteStaging:
     """
 
     def __init__(self, beside: RemoteFile) -> None:
-        self.prefix = beside.parent.child(f"{STAGE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
+        self.prefix = beside.parent.child(f"{STAGE_PREFIX}{os.getpid()}-{os.urandom(4).hex()}")
         self.moves: list[tuple[RemoteFile, RemoteFile]] = []
 
     def path_for(self, index: int, target: RemoteFile) -> RemoteFile:
