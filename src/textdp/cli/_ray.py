@@ -796,8 +796,6 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
     moved to its names when the group commits (after the ledger's check); object stores have no
     rename, so those moves are one object after the other, not one atomic step.
     """
-    from ray.util import ActorPool
-
     seed = args.spec.seed
     stage = _Staging(pairs, args.output)
     try:
@@ -811,9 +809,8 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
         released: dict[int, tuple[str, int]] = {}
         summaries: dict[int, dict[str, Any]] = {}
         bar = progress_bar("privatize")(len(pairs), "files")
-        given: dict[str | None, str] = {}
         try:
-            for out in ActorPool(actors).map_unordered(_submit("rewrite", 1, given), items):
+            for out in pool_map(actors, "rewrite", items, file_at=1, ordered=False):
                 if "error" in out:
                     raise CLIError(out["error"])
                 tallies.append(Tallies.from_json(out["stats"]["tallies"]))
@@ -822,8 +819,6 @@ def _distributed(ray: Any, pairs: list[tuple[Path, Path]], runner: Any, args: Pr
                 if ledger:
                     released[out["index"]] = tuple(out["fingerprint"])
                 bar.update(1)
-        except ray.exceptions.RayActorError as exc:
-            _died(exc, given)
         finally:
             bar.close()
         if ledger:  # checked at commit: the same records as fingerprinted before the release
@@ -883,15 +878,8 @@ def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[
     """The position of each file's first document in the whole input: the files' documents
     counted in parallel by the pool's actors (no further processes to start), summed in name
     order."""
-    import ray
-    from ray.util import ActorPool
-
-    given: dict[str | None, str] = {}
-    try:
-        counts = list(ActorPool(actors).map(_submit("count", 0, given),
-                                            [(_for_worker(src),) for src, _ in pairs]))
-    except ray.exceptions.RayActorError as exc:
-        _died(exc, given)
+    counts = list(pool_map(actors, "count", [(_for_worker(src),) for src, _ in pairs],
+                           file_at=0, ordered=True))
     firsts, total = [], 0
     for n in counts:
         if isinstance(n, str):
@@ -899,6 +887,25 @@ def _first_documents(actors: list[Any], pairs: list[tuple[Path, Path]]) -> list[
         firsts.append(total)
         total += n
     return firsts
+
+
+def pool_map(actors: list[Any], method: str, items: list[tuple[Any, ...]], *, file_at: int,
+             ordered: bool) -> Iterator[Any]:
+    """``actor.method(*item)`` for every item on the job's pool (:class:`ray.util.ActorPool`),
+    the answers in the items' order (``ordered``) or as they finish. An actor that died for good
+    (its restarts spent) ends the job with one line naming the file it was given (argument
+    ``file_at`` of its item), not with Ray's message naming an actor id. Every command's file
+    workers (privatize, embed, docembed) go through it."""
+    import ray
+    from ray.util import ActorPool
+
+    given: dict[str | None, str] = {}
+    pool = ActorPool(actors)
+    try:
+        yield from (pool.map if ordered else pool.map_unordered)(
+            _submit(method, file_at, given), items)
+    except ray.exceptions.RayActorError as exc:
+        _died(exc, given)
 
 
 def _submit(method: str, at: int, given: dict[str | None, str]) -> Any:

@@ -57,10 +57,12 @@ from textdp.cli._ray import (
     ACTOR_RETRIES,
     RayLogs,
     _for_worker,
+    _kill,
     _remove_empty,
     _see,
     _size,
     _Staging,
+    pool_map,
     start,
     stop,
 )
@@ -331,10 +333,8 @@ class Job:
     def counts(self, actors: list[Any], pairs: list[tuple[Any, Any]]) -> list[int]:
         """Each file's texts, counted on the pool in parallel (the first malformed file in name
         order is the error, as the local engine would say)."""
-        from ray.util import ActorPool
-
-        out = list(ActorPool(actors).map(lambda a, src: a.count.remote(src),
-                                         [_for_worker(src) for src, _ in pairs]))
+        out = list(pool_map(actors, "count", [(_for_worker(src),) for src, _ in pairs],
+                            file_at=0, ordered=True))
         for n in out:
             if isinstance(n, str):
                 raise CLIError(n)
@@ -348,8 +348,6 @@ class Job:
         directory beside ``output``, or a hidden prefix on an object store); when every file
         succeeded, hand the staged outputs over to ``files``. Returns the workers' answers in
         name order."""
-        from ray.util import ActorPool
-
         stage = _Staging(pairs, output)
         try:
             order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
@@ -359,8 +357,7 @@ class Job:
             answers: dict[int, dict[str, Any]] = {}
             bar = progress_bar(what)(len(pairs), "files")
             try:
-                for out in ActorPool(actors).map_unordered(
-                        lambda a, item: a.release.remote(*item), items):
+                for out in pool_map(actors, "release", items, file_at=1, ordered=False):
                     if "error" in out:
                         raise CLIError(out["error"])
                     answers[out["index"]] = out
@@ -371,7 +368,7 @@ class Job:
             stage.hand_over(pairs, staged, files, self.created)
         finally:
             for a in actors:  # before the staging directory goes: no actor writes there any more
-                self.ray.kill(a, no_restart=True)
+                _kill(self.ray, a)
             stage.remove()
         return [answers[i] for i in range(len(pairs))]
 
