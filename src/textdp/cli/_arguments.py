@@ -90,7 +90,7 @@ def check_report_path(report: Path, input: FilePath | list[FilePath],
 
 
 def read_options(text_fields: list[str] | None, delimiter: str | None, on_error: str,
-                 null: str) -> ReadOptions:
+                 null: str, max_line_bytes: int | None = None) -> ReadOptions:
     """The I/O options of the command line, checked (one-line errors)."""
     if on_error not in ("fail", "skip"):
         raise CLIError(f"--on-error must be fail or skip, got {on_error!r}")
@@ -100,7 +100,7 @@ def read_options(text_fields: list[str] | None, delimiter: str | None, on_error:
         delimiter = "\t"
     try:
         return ReadOptions(text_fields=tuple(text_fields or ("text",)), delimiter=delimiter,
-                           on_error=on_error, null=null)
+                           on_error=on_error, null=null, max_line_bytes=max_line_bytes)
     except ValueError as exc:
         raise CLIError(one_line(exc)) from None
 

@@ -383,7 +383,10 @@ def _word_unprotected(by_class: Mapping[str, int], by_policy: Mapping[str, int],
     ]
     kept = [("out-of-vocabulary words", "oov_words_kept", "oov=keep releases them unchanged"),
             ("numbers", "numbers_kept", "oov=keep releases them unchanged"),
-            ("stopwords", "stopwords_kept", "keep_stopwords=True releases them unchanged")]
+            ("stopwords", "stopwords_kept", "keep_stopwords=True releases them unchanged"),
+            ("clitics", "clitics_kept",
+             "the clitics of English contractions ('s, n't, 're, 've, 'll, 'd, 'm) are kept "
+             "with their apostrophe; the word they lean on is privatised (It|'s, do|n't)")]
     out += [{"kind": kind, "count": by_policy[key], "why": why}
             for kind, key, why in kept if by_policy[key]]
     return out
