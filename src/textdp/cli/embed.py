@@ -253,7 +253,7 @@ def _summary(mech: Any, audit: Any) -> list[str]:
 
     g = mech.guarantee
     lines = [f"{mech.name}: {g.notion}, ε = {format_up(g.epsilon)} per unit of ‖x − x′‖"
-             + (f", δ = {format_up(g.delta, 3)}" if g.delta else ", δ = 0")]
+             + (f", δ = {format_up(g.delta)}" if g.delta else ", δ = 0")]
     if hasattr(mech, "m"):
         lines.append(f"m = {mech.m} (d = {mech.dim}, ω = {mech.gaussian_width:.4g}, "
                      f"β = {mech.beta:g}), Φ sha256 {mech.projection_fingerprint[:16]}…, "

@@ -223,7 +223,7 @@ class Composition:
     def summary(self) -> str:
         """One line: each group's total, then the releases that do not compose."""
         parts = [f"{g.family}: ε = {format_up(g.epsilon)}"
-                 + (f", δ = {format_up(g.delta, 3)}" if g.delta else "")
+                 + (f", δ = {format_up(g.delta)}" if g.delta else "")
                  + f" over {len(g.releases)} release(s)"
                  + (f" (per unit of {g.metric})" if g.family == "metric DP per word" else "")
                  + (f" (under unverified assumptions of {', '.join(g.unverified)})"

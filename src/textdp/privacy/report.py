@@ -492,7 +492,7 @@ def summary_line(report: Mapping[str, Any]) -> str:
     parts = [f"{name}: {g['notion']}, ε = {eps} per unit of {g['metric']}" if g.get("metric")
              else f"{name}: {g['notion']}, ε = {eps}"]
     if g.get("delta"):
-        parts[0] += f", δ = {format_up(g['delta'], 3)}"
+        parts[0] += f", δ = {format_up(g['delta'])}"
     if "allocation" in report:  # budget allocation: ε above is the largest per-word level
         a = report["allocation"]
         parts[0] += (f" (at most, per word); allocation {a['rule']} "
