@@ -1,0 +1,328 @@
+"""The ledger's per-document accounting: its secret key, the documents a release line records,
+and the budget composed per document across every release and every input that held it.
+
+A release line (``textdp.ledger/2``) may carry ``documents`` — per document of its input an 8-byte
+keyed tag and its size (:mod:`textdp.privacy.documents`; 16 base64 characters a document) — and
+``document_guarantee``, what one unit of a document gets (:func:`unit_guarantee`). Lines without
+them (``/1`` lines, ``/2`` lines written before, releases whose front gave a bare fingerprint)
+are composed per input, as before, and with the documents of a tagged release of the same input.
+
+**The key** (:class:`LedgerKey`) is 32 random bytes in ``<ledger>.key``, mode 0600, created once,
+atomically (written to a temporary file, then linked into place: no reader sees half a key). It
+keeps the tags from being a dictionary oracle: without it, nobody holding the ledger can test
+whether a guessed document ("yes", a name, a phone number) was released, however short. It does
+not hide *which* releases share documents, how many, or their sizes (these are in the clear, by
+design: that is what the ledger composes), and it protects nothing from whoever can read the key
+file (the ledger's owner). Lose the key and the old tags match nothing: a ``refuse`` ledger then
+refuses (fail closed) until the key is restored.
+
+**The rule** (docs/accounting.md, "Per document"): for every document of the new release, the
+releases that held it (each as often as it held it, this one included) are composed
+(:func:`textdp.privacy.composition.compose`), and the release is refused when that composition
+is over the budget — per metric group, and across groups their ε's (each in its own units) add.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textdp.privacy import round_up_sum
+from textdp.privacy.composition import Composition, Spend, compose
+from textdp.privacy.documents import (
+    RECORD_BYTES,
+    SCHEME,
+    UnitGuarantee,
+    counted,
+    decode,
+    encode,
+    key_id,
+    signatures,
+    whole_document,
+)
+
+__all__ = ["DocumentTotals", "KeyFileError", "LedgerKey", "check_documents", "document_field", "totals",
+           "worst_document"]
+
+_KEY_HEADER = "textdp.ledger.key/1 "
+_HEX16 = re.compile(r"[0-9a-f]{16}\Z")
+
+
+class KeyFileError(ValueError):
+    """The key file cannot be used (one line naming it)."""
+
+
+class LedgerKey:
+    """The secret of one ledger: ``<ledger>.key``, 32 random bytes, mode 0600."""
+
+    def __init__(self, ledger_path: Path) -> None:
+        self.path = ledger_path.with_name(ledger_path.name + ".key")
+        self._key: bytes | None = None
+
+    def load(self, create: bool = True) -> bytes | None:
+        """The key (created when missing and ``create``; None when missing and not)."""
+        if self._key is None:
+            self._key = self._read()
+            if self._key is None and create:
+                self._create()
+                self._key = self._read()
+        return self._key
+
+    @property
+    def id(self) -> str | None:
+        key = self.load(create=False)
+        return key_id(key) if key is not None else None
+
+    def _read(self) -> bytes | None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+                         | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise KeyFileError(f"ledger key {self.path}: {exc.strerror or exc}") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise KeyFileError(f"ledger key {self.path}: not a regular file")
+            if st.st_mode & 0o077:
+                raise KeyFileError(f"ledger key {self.path}: readable or writable by others (mode "
+                                f"{st.st_mode & 0o777:o}); it must be private: chmod 600 "
+                                f"{self.path}")
+            text = os.read(fd, 256).decode("ascii", "replace")
+        finally:
+            os.close(fd)
+        hexed = text[len(_KEY_HEADER):].strip() if text.startswith(_KEY_HEADER) else ""
+        if not re.fullmatch(r"[0-9a-f]{64}", hexed):
+            raise KeyFileError(f"ledger key {self.path}: not a textdp ledger key (damaged?); "
+                            "restore it from a backup")
+        return bytes.fromhex(hexed)
+
+    def _create(self) -> None:
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(temp, flags, 0o600)
+            try:
+                os.write(fd, f"{_KEY_HEADER}{os.urandom(32).hex()}\n".encode("ascii"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(FileExistsError):  # another process made it first: theirs
+                os.link(temp, self.path)
+            _fsync_dir(self.path.parent)
+        except OSError as exc:
+            raise KeyFileError(f"ledger key {self.path}: cannot be created "
+                            f"({exc.strerror or exc})") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def document_field(records: Any, key: bytes) -> dict[str, Any]:
+    """A release line's ``documents``: the tags and sizes of ``records``
+    (:class:`textdp.privacy.documents.DocumentRecords`) under ``key``."""
+    return {"scheme": SCHEME, "key": key_id(key), "count": len(records),
+            "records": encode(records.tagged(key))}
+
+
+def check_field(entry: dict[str, Any]) -> None:
+    """Validate a line's ``documents`` and ``document_guarantee`` (ValueError with a phrase)."""
+    docs = entry.get("documents")
+    if docs is not None:
+        if not isinstance(docs, dict) or docs.get("scheme") != SCHEME:
+            raise ValueError("documents has an unknown scheme")
+        if not isinstance(docs.get("key"), str) or not _HEX16.match(docs["key"]):
+            raise ValueError("documents.key is not 16 hex digits")
+        n = docs.get("count")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError("documents.count is not a count")
+        if not isinstance(docs.get("records"), str) or \
+                len(docs["records"]) != 4 * math.ceil(RECORD_BYTES * n / 3):
+            raise ValueError("documents.records does not hold documents.count records")
+    unit = entry.get("document_guarantee")
+    if unit is not None:
+        if not isinstance(unit, dict) or unit.get("scale") not in ("size", "one", "unknown"):
+            raise ValueError("document_guarantee has no valid scale")
+        eps = unit.get("epsilon")
+        if eps != "inf" and (isinstance(eps, bool) or not isinstance(eps, (int, float))
+                             or not eps >= 0 or not math.isfinite(eps)):
+            raise ValueError("document_guarantee.epsilon is not ≥ 0 (or inf)")
+
+
+def _tags(entry: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(tags, sizes) of a line (decoded once and kept on the parsed entry)."""
+    cached = entry.get("_tags")
+    if cached is None:
+        docs = entry["documents"]
+        cached = decode(docs["records"], docs["count"])
+        if "_line" in entry:  # a parsed line (a line being written keeps only its own fields)
+            entry["_tags"] = cached
+    return cached
+
+
+def _unit(entry: dict[str, Any]) -> UnitGuarantee:
+    unit = entry.get("document_guarantee")
+    if unit is None:
+        return UnitGuarantee("document", math.inf, scale="unknown",
+                             why="released before textdp recorded document-level guarantees")
+    return UnitGuarantee.from_dict(unit)
+
+
+@dataclass(frozen=True)
+class DocumentTotals:
+    """One group of documents released by the same releases the same number of times.
+
+    ``holds`` pairs each release (its entry) with how often it held each of these documents;
+    ``composition`` composes their spends (in budget units); ``epsilon_document`` and
+    ``delta_document`` are the whole-document guarantee of the largest of them (``size`` units),
+    ∞ with ``why`` where no finite bound is known."""
+
+    documents: int
+    size: int
+    holds: tuple[tuple[dict[str, Any], int], ...]
+    composition: Composition
+    epsilon_document: float
+    delta_document: float
+    why: str = ""
+
+    @property
+    def spent(self) -> float:
+        """ε's added over every group (each in its own units): what the budget is compared with."""
+        return self.composition.total
+
+    def describe(self) -> str:
+        doc = (f"whole document (≤ {self.size} unit(s)): ε = {self.epsilon_document:.6g}"
+               + (f", δ = {self.delta_document:.3g}" if self.delta_document else "")
+               if math.isfinite(self.epsilon_document) else
+               f"whole document: not bounded ({self.why or 'no finite bound'})")
+        held = ", ".join(f"{e['id']}" + (f" ×{n}" if n > 1 else "") for e, n in self.holds)
+        return (f"{self.documents} document(s) released in {held}: budget spent "
+                f"{self.composition.summary()}; {doc}")
+
+    def to_dict(self) -> dict[str, Any]:
+        eps = self.epsilon_document
+        return {"documents": self.documents, "size": self.size,
+                "releases": [{"id": e["id"], "times": n} for e, n in self.holds],
+                "spent": self.spent if math.isfinite(self.spent) else "inf",
+                "cumulative": self.composition.to_dict(),
+                "epsilon_document": eps if math.isfinite(eps) else "inf",
+                "delta_document": self.delta_document, **({"why": self.why} if self.why else {})}
+
+
+def totals(target: np.ndarray, sizes: np.ndarray, holders: Sequence[tuple[dict[str, Any],
+           np.ndarray, np.ndarray]], spend_of: Callable[[dict[str, Any]], Spend]
+           ) -> list[DocumentTotals]:
+    """The groups of the documents ``target`` (unique sorted tags, ``sizes`` aligned) under
+    ``holders`` ((entry, its unique tags, their counts) per release), each composed."""
+    group, rows = signatures(target, [(t, c) for _, t, c in holders])
+    out = []
+    for g, row in enumerate(rows):
+        members = group == g
+        n_docs = int(members.sum())
+        if not n_docs:
+            continue
+        size = int(sizes[members].max())
+        holds = tuple((holders[j][0], n) for j, n in enumerate(row) if n)
+        spends = [spend_of(e) for e, n in holds for _ in range(n)]
+        eps, deltas, why = [], [], ""
+        for e, n in holds:
+            e_doc, d_doc, reason = whole_document(_unit(e), size)
+            eps += [e_doc] * n
+            deltas += [d_doc] * n
+            why = why or reason
+        total = math.inf if any(math.isinf(v) for v in eps) else round_up_sum(eps)
+        out.append(DocumentTotals(n_docs, size, holds, compose(spends), total,
+                                  min(1.0, round_up_sum(deltas)), why if math.isinf(total) else ""))
+    return out
+
+
+def _holders(entries: Sequence[dict[str, Any]], key: str | None,
+             ) -> tuple[list[tuple[dict[str, Any], np.ndarray, np.ndarray]], list[str]]:
+    """(entry, unique tags, counts) of the tagged entries made with ``key``, and of the untagged
+    entries of an input some tagged entry holds (its documents); the ids of tagged entries made
+    with another key (they cannot be matched)."""
+    by_input: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    holders, foreign = [], []
+    for e in entries:
+        docs = e.get("documents")
+        if docs is None:
+            continue
+        if docs["key"] != key:
+            foreign.append(e["id"])
+            continue
+        tags, _ = _tags(e)
+        u, c = counted(tags)
+        holders.append((e, u, c))
+        by_input.setdefault(e["input"]["fingerprint"], (u, c))
+    for e in entries:
+        if e.get("documents") is None and e["input"]["fingerprint"] in by_input:
+            holders.append((e, *by_input[e["input"]["fingerprint"]]))
+    return holders, foreign
+
+
+def check_documents(entry: dict[str, Any], earlier: Sequence[dict[str, Any]], key: str,
+                    spend_of: Callable[[dict[str, Any]], Spend]
+                    ) -> tuple[list[DocumentTotals], list[str]]:
+    """The groups of the new release's documents, each composed with every counted release that
+    held them (``earlier``: the ledger's counted entries), worst first; and the ids of tagged
+    entries made with another key."""
+    tags, sizes = _tags(entry)
+    if tags.size == 0:
+        return [], []
+    target, counts = counted(tags)
+    order = np.argsort(tags, kind="stable")
+    per_tag = np.maximum.reduceat(sizes[order], np.r_[0, np.flatnonzero(np.diff(tags[order])) + 1])
+    holders, foreign = _holders(earlier, key)
+    fingerprint = entry["input"]["fingerprint"]
+    holders += [(e, target, counts) for e in earlier
+                if e.get("documents") is None and e["input"]["fingerprint"] == fingerprint
+                and all(h[0] is not e for h in holders)]
+    holders.append((entry, target, counts))
+    groups = totals(target, per_tag, holders, spend_of)
+    groups.sort(key=lambda g: (-g.spent, -g.epsilon_document))
+    return groups, foreign
+
+
+def worst_document(entries: Sequence[dict[str, Any]], key: str | None,
+                   spend_of: Callable[[dict[str, Any]], Spend]) -> dict[str, Any] | None:
+    """Over the whole ledger: how many documents its tagged releases hold, how many were
+    released more than once, and the worst document's totals (None without tagged releases)."""
+    holders, foreign = _holders(entries, key)
+    tagged = [(e, u) for e, u, _ in holders if e.get("documents") is not None]
+    if not tagged:
+        return None if not foreign else {"documents": 0, "foreign_key": foreign}
+    all_tags = np.concatenate([_tags(e)[0] for e, _ in tagged])
+    all_sizes = np.concatenate([_tags(e)[1] for e, _ in tagged])
+    order = np.argsort(all_tags, kind="stable")
+    starts = np.r_[0, np.flatnonzero(np.diff(all_tags[order])) + 1]
+    target = all_tags[order][starts]
+    sizes = np.maximum.reduceat(all_sizes[order], starts) if all_tags.size else all_sizes
+    groups = totals(target, sizes, holders, spend_of)
+    groups.sort(key=lambda g: (-g.spent, -g.epsilon_document))
+    repeated = sum(g.documents for g in groups if sum(n for _, n in g.holds) > 1)
+    worst = groups[0] if groups else None
+    doc_worst = max(groups, key=lambda g: g.epsilon_document) if groups else None
+    return {"documents": int(target.size), "released_more_than_once": repeated,
+            "worst": worst.to_dict() if worst else None,
+            "worst_summary": worst.describe() if worst else "",
+            "worst_whole_document": doc_worst.to_dict() if doc_worst else None,
+            **({"foreign_key": foreign} if foreign else {})}
