@@ -83,7 +83,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["POLICIES", "SCHEMA", "SCHEMAS", "Contents", "Ledger", "LedgerError", "LedgerRefused",
-           "LedgerWarning", "Release", "as_ledger", "documents_summary", "guarded_release", "iter_inputs", "parse"]
+           "LedgerWarning", "Release", "as_ledger", "documents_summary", "guarded_release",
+           "iter_inputs", "parse"]
 
 SCHEMA = "textdp.ledger/2"
 #: Every schema the reader validates: ``/1`` lines (written after the output, by textdp before

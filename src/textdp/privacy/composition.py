@@ -186,6 +186,9 @@ class Composition:
 
     groups: tuple[Group, ...]
     not_composable: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    #: The exact sum of every composable release's ε, rounded up once (:attr:`total`); None:
+    #: summed from the groups' (rounded) totals.
+    spent: float | None = None
 
     @property
     def bounded(self) -> bool:
@@ -209,6 +212,8 @@ class Composition:
         """
         if not self.bounded:
             return math.inf
+        if self.spent is not None:
+            return self.spent
         return sum_up(g.epsilon for g in self.groups)
 
     def over_budget(self, budget: float) -> list[str]:
@@ -275,7 +280,9 @@ def compose(spends: Iterable[Spend]) -> Composition:
                          min(1.0, sum_up(s.delta for s in members)),
                          tuple(s.release for s in members if not s.verified), key)
                    for (family, key), members in keyed.items())
-    return Composition(groups, tuple(unbounded))
+    # Summed from the releases, not from the groups' totals: one rounding, not two.
+    spent = sum_up(s.epsilon for members in keyed.values() for s in members)
+    return Composition(groups, tuple(unbounded), spent)
 
 
 def compose_reports(reports: Mapping[str, Mapping[str, Any]], measurement: Any = None
