@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from textdp.privacy import round_up_sum
+from textdp.privacy import format_up, round_up_sum
 from textdp.privacy.composition import Composition, Spend, compose
 from textdp.privacy.documents import (
     RECORD_BYTES,
@@ -210,7 +210,7 @@ class DocumentTotals:
         return self.composition.total
 
     def describe(self) -> str:
-        doc = (f"whole document (≤ {self.size} unit(s)): ε = {self.epsilon_document:.6g}"
+        doc = (f"whole document (≤ {self.size} unit(s)): ε = {format_up(self.epsilon_document)}"
                + (f", δ = {self.delta_document:.3g}" if self.delta_document else "")
                if math.isfinite(self.epsilon_document) else
                f"whole document: not bounded ({self.why or 'no finite bound'})")

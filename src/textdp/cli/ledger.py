@@ -90,13 +90,19 @@ def _document_lines(docs: dict[str, Any] | None) -> list[str]:
     whole = docs.get("worst_whole_document")
     if whole and whole != docs.get("worst"):
         eps = whole["epsilon_document"]
-        lines.append(f"  largest whole-document guarantee: ε = {_eps(eps)} ({whole['documents']} "
+        lines.append(f"  largest whole-document guarantee: ε = {_up(eps)} ({whole['documents']} "
                      f"document(s) of ≤ {whole['size']} unit(s), releases "
                      + ", ".join(r["id"] for r in whole["releases"]) + ")")
     if docs.get("foreign_key"):
         lines.append(f"  releases with tags under another key (not matched): "
                      f"{', '.join(docs['foreign_key'])}")
     return lines
+
+
+def _up(value: Any) -> str:
+    from textdp.privacy import format_up
+
+    return format_up(value) if isinstance(value, (int, float)) else str(value)
 
 
 def _where(release: dict[str, Any]) -> str:
