@@ -365,3 +365,65 @@ def test_composition_total_is_the_exact_sum_across_groups():
     assert Fraction(c.total) >= exact and Fraction(np.nextafter(c.total, 0)) < exact
     assert exact > Fraction(0.3) and c.over_budget(0.3)   # 0.1 + 0.2 passes a budget of 0.3
     assert not c.over_budget(c.total)
+
+
+def test_a_damaged_documents_field_is_an_invalid_line(tmp_path):
+    """A line whose tags are not base64 (or not count × 12 bytes) fails closed like any invalid
+    line: listed, not counted, and a refuse ledger refuses."""
+    path = tmp_path / "l.jsonl"
+    textdp.privatize(["hello there"], "mvc", 1.0, ledger=Ledger(path))
+    lines = path.read_bytes().split(b"\n")
+    entry = json.loads(lines[0])
+    entry["documents"]["records"] = "!" * len(entry["documents"]["records"])
+    from textdp.ledger import _digest, _encode
+
+    entry["id"] = _digest(entry)
+    path.write_bytes(_encode(entry) + b"\n")
+    contents = Ledger(path).read()
+    assert contents.invalid and "base64" in contents.invalid[0]["why"]
+    with pytest.raises(LedgerRefused, match="cannot be validated"):
+        textdp.privatize(["hello there"], "mvc", 1.0,
+                         ledger=Ledger(path, policy="refuse", budget=10))
+
+
+def test_processes_creating_the_key_at_once_share_one(tmp_path):
+    """The key is linked into place: of several creators at once, one key wins for all."""
+    import threading
+
+    from textdp.ledger_documents import LedgerKey
+
+    keys: list[bytes] = []
+    barrier = threading.Barrier(8)
+
+    def make() -> None:
+        barrier.wait()
+        keys.append(LedgerKey(tmp_path / "l.jsonl").load())
+
+    threads = [threading.Thread(target=make) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(keys) == 8 and len(set(keys)) == 1
+
+
+def test_the_report_and_show_json_state_the_documents(tmp_path, vocab):
+    path = tmp_path / "l.jsonl"
+    textdp.privatize(CORPUS[:2], "mvc", 1.0, vocabulary=vocab, ledger=Ledger(path))
+    result = textdp.privatize(CORPUS[1:3] + [""], "mvc", 2.0, vocabulary=vocab,
+                              ledger=Ledger(path))
+    section = result.report["ledger"]["documents"]
+    assert section["count"] == 2 and section["released_before"] == 1
+    assert section["worst"]["spent"] == 3.0 and section["worst"]["documents"] == 1
+    assert any("1 of this input's documents were released before" in w
+               for w in result.report["warnings"])
+    env = {**os.environ, "PYTHONPATH": SRC}
+    shown = subprocess.run([sys.executable, "-m", "textdp.cli", "ledger", "show", str(path),
+                            "--json"], env=env, capture_output=True, text=True, check=True)
+    docs = json.loads(shown.stdout)["documents"]
+    assert docs["documents"] == 3 and docs["released_more_than_once"] == 1
+    assert docs["worst"]["spent"] == 3.0 and docs["worst"]["size"] == 3
+    from textdp.pipeline import build_mechanism
+
+    unit = unit_guarantee(build_mechanism("mvc", 1.0, vocab, {})).epsilon
+    assert docs["worst"]["epsilon_document"] >= 3 * (unit + 2 * unit)

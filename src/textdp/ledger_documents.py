@@ -158,6 +158,7 @@ def check_field(entry: dict[str, Any]) -> None:
         if not isinstance(docs.get("records"), str) or \
                 len(docs["records"]) != 4 * math.ceil(RECORD_BYTES * n / 3):
             raise ValueError("documents.records does not hold documents.count records")
+        decode(docs["records"], n)  # raises ValueError: not base64, or the wrong length
     unit = entry.get("document_guarantee")
     if unit is not None:
         if not isinstance(unit, dict) or unit.get("scale") not in ("size", "one", "unknown"):
