@@ -183,7 +183,9 @@ def test_cli_blank_line_and_other_metric_are_refused(tmp_path):
     shown = subprocess.run([sys.executable, "-m", "textdp.cli", "ledger", "show", str(ledger)],
                            env=env, capture_output=True, text=True)
     assert "documents: 2 tracked by keyed tag" in shown.stdout
-    assert "worst document: 2 document(s)" in shown.stdout and "ε = 8" in shown.stdout
+    assert re.search(r"worst document: \d document\(s\) released in [0-9a-f]{16}: budget spent "
+                     r"metric DP per word: ε = 8 ", shown.stdout), shown.stdout
+    assert "whole document (≤ 4 unit(s)): ε = " in shown.stdout  # the 4-word document
 
 
 # --- the normal form and the tags ---------------------------------------------------------------
@@ -427,3 +429,45 @@ def test_the_report_and_show_json_state_the_documents(tmp_path, vocab):
 
     unit = unit_guarantee(build_mechanism("mvc", 1.0, vocab, {})).epsilon
     assert docs["worst"]["epsilon_document"] >= 3 * (unit + 2 * unit)
+
+
+class _PerDocument:
+    """A mechanism with a pure ε per document (as DP-Prompt states it), for exact-sum tests."""
+
+    name = "per-document"
+
+    def __init__(self, epsilon: float) -> None:
+        from textdp.privacy import Guarantee, Notion
+
+        self.notion = Notion.LOCAL_DP
+        self.epsilon, self.parameters = epsilon, {"epsilon": epsilon}
+        self.guarantee = Guarantee(notion=self.notion, epsilon=epsilon, metric="", per_word="")
+
+    def privacy_map(self, d_in: float):
+        from textdp.privacy import Budget
+
+        return Budget(self.epsilon * d_in)
+
+
+def test_a_float_sum_that_rounds_down_to_the_budget_is_still_over_it(tmp_path):
+    """The ledger screens documents in floats and decides near the budget exactly: a + b whose
+    float sum rounds down to B but whose exact sum passes B is refused, for every document."""
+    rng = np.random.default_rng(5)
+    while True:
+        a, b = (float(x) for x in rng.uniform(0.1, 3.0, 2))
+        if Fraction(a) + Fraction(b) > Fraction(a + b):
+            break
+    texts = [f"document {i} of many words" for i in range(50)]
+    path = tmp_path / "l.jsonl"
+    fp, n = fingerprint_texts(texts)
+    with Ledger(path).release(mechanism=_PerDocument(a), input_fingerprint=fp, records=n,
+                              seed=None):
+        pass
+    fp2, n2 = fingerprint_texts(texts[::-1] + [""])  # another input, the same documents
+    with pytest.raises(LedgerRefused, match="50 of this input's documents"):
+        with Ledger(path, policy="refuse", budget=a + b).release(
+                mechanism=_PerDocument(b), input_fingerprint=fp2, records=n2, seed=None):
+            pass
+    with Ledger(path, policy="refuse", budget=float(np.nextafter(a + b, np.inf))).release(
+            mechanism=_PerDocument(b), input_fingerprint=fp2, records=n2, seed=None):
+        pass

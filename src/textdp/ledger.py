@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from textdp.ledger_documents import (
-    DocumentTotals,
+    DocumentCheck,
     KeyFileError,
     LedgerKey,
     check_documents,
@@ -607,9 +607,9 @@ class Release:
         self.composition: Composition | None = None
         self.contents = Contents()
         self.warnings: list[str] = []
-        #: Per document: the groups of this release's documents, each composed with every
-        #: release that held them, worst first (empty without documents).
-        self.documents: list[DocumentTotals] = []
+        #: Per document: this release's documents composed with every release that held them
+        #: (None without documents).
+        self.documents: DocumentCheck | None = None
         #: ``None`` before entering, then ``pending``, ``complete`` or ``void``.
         self.state: str | None = None
         self._fd: int | None = None
@@ -671,13 +671,11 @@ class Release:
         reasons = self.composition.over_budget(budget) if budget is not None else []
         what = "this input"
         self._check_documents(refuse)
-        worst = self.documents[0] if self.documents else None
-        if budget is not None and worst is not None and not reasons:
-            over = [g for g in self.documents if g.composition.over_budget(budget)]
-            if over:
-                reasons = over[0].composition.over_budget(budget)
-                what = (f"{sum(g.documents for g in over)} of this input's documents (the worst: "
-                        f"{over[0].describe()})")
+        first = self.documents.first_over if self.documents else None
+        if budget is not None and first is not None and not reasons:
+            reasons = first.composition.over_budget(budget)
+            what = (f"{self.documents.over} of this input's documents (the worst: "
+                    f"{first.describe()})")
         if reasons and refuse:
             raise LedgerRefused(f"ledger {self.ledger.path}: refused, the budget ε = {budget:g} "
                                 f"for {what} would be exceeded: {'; '.join(reasons)}; nothing "
@@ -692,7 +690,8 @@ class Release:
         if "documents" not in self.entry:
             return
         self.documents, foreign = check_documents(self.entry, self.contents.entries,
-                                                  self.entry["documents"]["key"], _spend)
+                                                  self.entry["documents"]["key"], _spend,
+                                                  self.ledger.budget)
         if foreign:
             message = (f"ledger {self.ledger.path}: release(s) {', '.join(foreign[:5])} recorded "
                        "their documents under another key than the one in "
@@ -702,12 +701,11 @@ class Release:
                 raise LedgerRefused(message + "; under the refuse policy nothing was released "
                                     "or recorded")
             self.warnings.append(message)
-        before = [g for g in self.documents if len(g.holds) > 1]
-        if before:
+        if self.documents.before:
             self.warnings.append(
-                f"{sum(g.documents for g in before)} of this input's documents were released "
-                f"before (as part of this or other inputs) according to ledger "
-                f"{self.ledger.path}; the worst: {before[0].describe()}")
+                f"{self.documents.before} of this input's documents were released before (as "
+                f"part of this or other inputs) according to ledger {self.ledger.path}; the "
+                f"worst: {self.documents.worst.describe()}")
 
     @property
     def section(self) -> dict[str, Any]:
@@ -735,9 +733,12 @@ class Release:
         docs = self.entry.get("documents")
         if docs is None:
             return None
+        check = self.documents
+        worst = check.worst if check is not None else None
         return {"count": docs["count"], "key": docs["key"],
-                "released_before": sum(g.documents for g in self.documents if len(g.holds) > 1),
-                "worst": self.documents[0].to_dict() if self.documents else None,
+                "released_before": check.before if check is not None else 0,
+                "over_budget": check.over if check is not None else 0,
+                "worst": worst.to_dict() if worst is not None else None,
                 "document_guarantee": self.entry.get("document_guarantee")}
 
     def attach(self, report: Any) -> Any:

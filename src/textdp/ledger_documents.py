@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from textdp.privacy import format_up, round_up_sum
-from textdp.privacy.composition import Composition, Spend, compose
+from textdp.privacy.composition import Composition, Spend, compose, family_of
 from textdp.privacy.documents import (
     RECORD_BYTES,
     SCHEME,
@@ -50,8 +50,8 @@ from textdp.privacy.documents import (
     whole_document,
 )
 
-__all__ = ["DocumentTotals", "KeyFileError", "LedgerKey", "check_documents", "document_field", "totals",
-           "worst_document"]
+__all__ = ["DocumentCheck", "DocumentTotals", "KeyFileError", "LedgerKey", "check_documents",
+           "document_field", "totals", "worst_document"]
 
 _KEY_HEADER = "textdp.ledger.key/1 "
 _HEX16 = re.compile(r"[0-9a-f]{16}\Z")
@@ -229,30 +229,33 @@ class DocumentTotals:
                 "delta_document": self.delta_document, **({"why": self.why} if self.why else {})}
 
 
+def _totals(holds: tuple[tuple[dict[str, Any], int], ...], size: int, documents: int,
+            spend_of: Callable[[dict[str, Any]], Spend]) -> DocumentTotals:
+    """The exact totals of documents held by ``holds`` ((release, times) pairs)."""
+    spends = [spend_of(e) for e, n in holds for _ in range(n)]
+    eps, deltas, why = [], [], ""
+    for e, n in holds:
+        e_doc, d_doc, reason = whole_document(_unit(e), size)
+        eps += [e_doc] * n
+        deltas += [d_doc] * n
+        why = why or reason
+    total = math.inf if any(math.isinf(v) for v in eps) else round_up_sum(eps)
+    return DocumentTotals(documents, size, holds, compose(spends), total,
+                          min(1.0, round_up_sum(deltas)), why if math.isinf(total) else "")
+
+
 def totals(target: np.ndarray, sizes: np.ndarray, holders: Sequence[tuple[dict[str, Any],
            np.ndarray, np.ndarray]], spend_of: Callable[[dict[str, Any]], Spend]
            ) -> list[DocumentTotals]:
     """The groups of the documents ``target`` (unique sorted tags, ``sizes`` aligned) under
-    ``holders`` ((entry, its unique tags, their counts) per release), each composed."""
+    ``holders`` ((entry, its unique tags, their counts) per release), each composed exactly."""
     group, rows = signatures(target, [(t, c) for _, t, c in holders])
     out = []
     for g, row in enumerate(rows):
         members = group == g
-        n_docs = int(members.sum())
-        if not n_docs:
-            continue
-        size = int(sizes[members].max())
-        holds = tuple((holders[j][0], n) for j, n in enumerate(row) if n)
-        spends = [spend_of(e) for e, n in holds for _ in range(n)]
-        eps, deltas, why = [], [], ""
-        for e, n in holds:
-            e_doc, d_doc, reason = whole_document(_unit(e), size)
-            eps += [e_doc] * n
-            deltas += [d_doc] * n
-            why = why or reason
-        total = math.inf if any(math.isinf(v) for v in eps) else round_up_sum(eps)
-        out.append(DocumentTotals(n_docs, size, holds, compose(spends), total,
-                                  min(1.0, round_up_sum(deltas)), why if math.isinf(total) else ""))
+        if members.any():
+            holds = tuple((holders[j][0], n) for j, n in enumerate(row) if n)
+            out.append(_totals(holds, int(sizes[members].max()), int(members.sum()), spend_of))
     return out
 
 
@@ -280,15 +283,89 @@ def _holders(entries: Sequence[dict[str, Any]], key: str | None,
     return holders, foreign
 
 
+class _Screen:
+    """Every document's totals in floats, one vector operation per release: the budget spent
+    (Σ_j times_j·ε_j; ∞ where a release does not compose) and the whole-document ε. Floats
+    screen; the documents a decision or a report rests on are composed exactly
+    (:meth:`exact`, :func:`_totals`)."""
+
+    def __init__(self, target: np.ndarray, sizes: np.ndarray,
+                 holders: Sequence[tuple[dict[str, Any], np.ndarray, np.ndarray]],
+                 spend_of: Callable[[dict[str, Any]], Spend]) -> None:
+        self.target, self.sizes, self.holders, self.spend_of = target, sizes, holders, spend_of
+        n = target.size
+        self.spent, self.whole = np.zeros(n), np.zeros(n)
+        self.times = np.zeros(n, dtype=np.int64)  # release-times per document
+        self.hits: list[tuple[np.ndarray, np.ndarray]] = []
+        for e, tags, counts in holders:
+            idx = np.minimum(np.searchsorted(tags, target), max(tags.size - 1, 0))
+            hit = np.flatnonzero(tags[idx] == target) if tags.size else np.zeros(0, np.int64)
+            c = counts[idx[hit]] if tags.size else np.zeros(0, np.int64)
+            self.hits.append((hit, c))
+            spend = spend_of(e)
+            eps = spend.epsilon if family_of(spend) is not None else math.inf
+            self.spent[hit] += c * eps
+            unit = _unit(e)
+            per = (math.inf if unit.scale == "unknown" or not math.isfinite(unit.epsilon)
+                   else unit.epsilon)
+            self.whole[hit] += c * (per * sizes[hit] if unit.scale == "size" else per)
+            self.times[hit] += c
+        # Σ of m non-negative float products, each rounded once: relative error ≤ (m + 1)·2⁻⁵³.
+        self.margin = (len(holders) + 2) * 2.0**-52 * self.spent
+
+    def over(self, budget: float) -> np.ndarray:
+        """The documents whose exact total passes ``budget`` (indices): certain ones from the
+        floats, the ones within the floats' error of it composed exactly."""
+        spent = self.spent
+        certain = np.isinf(spent) | (spent > budget + self.margin)
+        unsure = np.flatnonzero(~certain & (spent >= budget - self.margin))
+        if unsure.size:
+            group, rows = signatures(self.target[unsure], [(t, c) for _, t, c in self.holders])
+            for g, row in enumerate(rows):
+                holds = tuple((self.holders[j][0], n) for j, n in enumerate(row) if n)
+                if _totals(holds, 0, 1, self.spend_of).composition.over_budget(budget):
+                    certain[unsure[group == g]] = True
+        return np.flatnonzero(certain)
+
+    def exact(self, i: int) -> DocumentTotals:
+        """Document ``i`` composed exactly; ``documents``: how many share its float totals."""
+        holds = []
+        for (hit, c), (e, _, _) in zip(self.hits, self.holders, strict=True):
+            k = int(np.searchsorted(hit, i))
+            if k < hit.size and hit[k] == i:
+                holds.append((e, int(c[k])))
+        same = int(((self.spent == self.spent[i]) & (self.whole == self.whole[i])).sum())
+        return _totals(tuple(holds), int(self.sizes[i]), same, self.spend_of)
+
+    def worst(self, among: np.ndarray | None = None) -> int:
+        """The document with the most budget spent (then the largest whole-document ε)."""
+        idx = np.arange(self.target.size) if among is None else among
+        order = np.lexsort((self.whole[idx], self.spent[idx]))
+        return int(idx[order[-1]])
+
+
+@dataclass(frozen=True)
+class DocumentCheck:
+    """A release's documents against the ledger: ``count`` documents (records), ``before`` of
+    them released before, ``over`` of them past the budget (0 without one); ``worst``, the
+    document with the most budget spent, and ``first_over``, the worst past the budget (exact)."""
+
+    count: int
+    before: int
+    over: int
+    worst: DocumentTotals | None
+    first_over: DocumentTotals | None
+
+
 def check_documents(entry: dict[str, Any], earlier: Sequence[dict[str, Any]], key: str,
-                    spend_of: Callable[[dict[str, Any]], Spend]
-                    ) -> tuple[list[DocumentTotals], list[str]]:
-    """The groups of the new release's documents, each composed with every counted release that
-    held them (``earlier``: the ledger's counted entries), worst first; and the ids of tagged
-    entries made with another key."""
+                    spend_of: Callable[[dict[str, Any]], Spend], budget: float | None = None
+                    ) -> tuple[DocumentCheck, list[str]]:
+    """The new release's documents, each composed with every counted release that held them
+    (``earlier``: the ledger's counted entries), as often as it held them, this one included;
+    and the ids of tagged entries made with another key."""
     tags, sizes = _tags(entry)
     if tags.size == 0:
-        return [], []
+        return DocumentCheck(0, 0, 0, None, None), []
     target, counts = counted(tags)
     order = np.argsort(tags, kind="stable")
     per_tag = np.maximum.reduceat(sizes[order], np.r_[0, np.flatnonzero(np.diff(tags[order])) + 1])
@@ -298,9 +375,12 @@ def check_documents(entry: dict[str, Any], earlier: Sequence[dict[str, Any]], ke
                 if e.get("documents") is None and e["input"]["fingerprint"] == fingerprint
                 and all(h[0] is not e for h in holders)]
     holders.append((entry, target, counts))
-    groups = totals(target, per_tag, holders, spend_of)
-    groups.sort(key=lambda g: (-g.spent, -g.epsilon_document))
-    return groups, foreign
+    screen = _Screen(target, per_tag, holders, spend_of)
+    before = int(counts[screen.times > counts].sum())
+    over = screen.over(budget) if budget is not None else np.zeros(0, np.int64)
+    first = screen.exact(screen.worst(over)) if over.size else None
+    return DocumentCheck(int(counts.sum()), before, int(counts[over].sum()),
+                         screen.exact(screen.worst()), first), foreign
 
 
 def worst_document(entries: Sequence[dict[str, Any]], key: str | None,
@@ -308,22 +388,20 @@ def worst_document(entries: Sequence[dict[str, Any]], key: str | None,
     """Over the whole ledger: how many documents its tagged releases hold, how many were
     released more than once, and the worst document's totals (None without tagged releases)."""
     holders, foreign = _holders(entries, key)
-    tagged = [(e, u) for e, u, _ in holders if e.get("documents") is not None]
+    tagged = [e for e, _, _ in holders if e.get("documents") is not None]
     if not tagged:
         return None if not foreign else {"documents": 0, "foreign_key": foreign}
-    all_tags = np.concatenate([_tags(e)[0] for e, _ in tagged])
-    all_sizes = np.concatenate([_tags(e)[1] for e, _ in tagged])
+    all_tags = np.concatenate([_tags(e)[0] for e in tagged])
+    all_sizes = np.concatenate([_tags(e)[1] for e in tagged])
     order = np.argsort(all_tags, kind="stable")
     starts = np.r_[0, np.flatnonzero(np.diff(all_tags[order])) + 1]
     target = all_tags[order][starts]
-    sizes = np.maximum.reduceat(all_sizes[order], starts) if all_tags.size else all_sizes
-    groups = totals(target, sizes, holders, spend_of)
-    groups.sort(key=lambda g: (-g.spent, -g.epsilon_document))
-    repeated = sum(g.documents for g in groups if sum(n for _, n in g.holds) > 1)
-    worst = groups[0] if groups else None
-    doc_worst = max(groups, key=lambda g: g.epsilon_document) if groups else None
-    return {"documents": int(target.size), "released_more_than_once": repeated,
-            "worst": worst.to_dict() if worst else None,
-            "worst_summary": worst.describe() if worst else "",
-            "worst_whole_document": doc_worst.to_dict() if doc_worst else None,
+    sizes = np.maximum.reduceat(all_sizes[order], starts)
+    screen = _Screen(target, sizes, holders, spend_of)
+    worst = screen.exact(screen.worst())
+    whole = screen.exact(int(np.argmax(screen.whole)))
+    return {"documents": int(target.size),
+            "released_more_than_once": int((screen.times > 1).sum()),
+            "worst": worst.to_dict(), "worst_summary": worst.describe(),
+            "worst_whole_document": whole.to_dict(),
             **({"foreign_key": foreign} if foreign else {})}

@@ -180,7 +180,11 @@ def signatures(target: np.ndarray, holders: Sequence[tuple[np.ndarray, np.ndarra
             rows = [r + (0,) for r in rows]
             continue
         idx = np.minimum(np.searchsorted(tags, target), tags.size - 1)
-        c = np.where(tags[idx] == target, counts[idx], 0).astype(np.int64)
+        hit = tags[idx] == target
+        if not hit.any():  # a release that shares no document: no group splits
+            rows = [r + (0,) for r in rows]
+            continue
+        c = np.where(hit, counts[idx], 0).astype(np.int64)
         pairs, inverse = np.unique(np.stack([group, c], axis=1), axis=0, return_inverse=True)
         rows = [rows[int(g)] + (int(n),) for g, n in pairs]
         group = inverse.reshape(-1)
