@@ -21,6 +21,13 @@ One small API for every front (CLI, Python API, integrations)::
 :meth:`Ledger.release` is the one guarded release (budget check → release → record) every front
 uses; :func:`guarded_release` is the same for a front whose ledger is optional.
 
+Per document (:mod:`textdp.ledger_documents`): a fingerprint computed by
+:mod:`textdp.privacy.fingerprint` carries the input's documents, and the pending line records a
+keyed 8-byte tag and the size of each (16 base64 characters a document; the key is
+``<path>.key``, mode 0600). The budget is then checked for every document across every release
+and every input that held it, and one budget is shared across metric groups
+(docs/accounting.md, "Per document").
+
 Lines of schema ``textdp.ledger/2`` written before the stable ids carry no ``measurement``: their
 metric id is derived from the mechanism's name, parameters and input space
 (:func:`textdp.privacy.measurement.legacy_metric_id`), so they read with the same totals and

@@ -51,7 +51,7 @@ from textdp.privacy.documents import (
 )
 
 __all__ = ["DocumentCheck", "DocumentTotals", "KeyFileError", "LedgerKey", "check_documents",
-           "document_field", "totals", "worst_document"]
+           "document_field", "worst_document"]
 
 _KEY_HEADER = "textdp.ledger.key/1 "
 _HEX16 = re.compile(r"[0-9a-f]{16}\Z")
@@ -190,12 +190,10 @@ def _unit(entry: dict[str, Any]) -> UnitGuarantee:
 
 @dataclass(frozen=True)
 class DocumentTotals:
-    """One group of documents released by the same releases the same number of times.
-
-    ``holds`` pairs each release (its entry) with how often it held each of these documents;
-    ``composition`` composes their spends (in budget units); ``epsilon_document`` and
-    ``delta_document`` are the whole-document guarantee of the largest of them (``size`` units),
-    ∞ with ``why`` where no finite bound is known."""
+    """A document's totals, exact: ``holds`` pairs each release (its entry) that held it with how
+    often; ``composition`` composes their spends (in budget units); ``epsilon_document`` and
+    ``delta_document`` are its whole-document guarantee (``size`` units), ∞ with ``why`` where no
+    finite bound is known; ``documents``: how many documents share these totals."""
 
     documents: int
     size: int
@@ -242,21 +240,6 @@ def _totals(holds: tuple[tuple[dict[str, Any], int], ...], size: int, documents:
     total = math.inf if any(math.isinf(v) for v in eps) else round_up_sum(eps)
     return DocumentTotals(documents, size, holds, compose(spends), total,
                           min(1.0, round_up_sum(deltas)), why if math.isinf(total) else "")
-
-
-def totals(target: np.ndarray, sizes: np.ndarray, holders: Sequence[tuple[dict[str, Any],
-           np.ndarray, np.ndarray]], spend_of: Callable[[dict[str, Any]], Spend]
-           ) -> list[DocumentTotals]:
-    """The groups of the documents ``target`` (unique sorted tags, ``sizes`` aligned) under
-    ``holders`` ((entry, its unique tags, their counts) per release), each composed exactly."""
-    group, rows = signatures(target, [(t, c) for _, t, c in holders])
-    out = []
-    for g, row in enumerate(rows):
-        members = group == g
-        if members.any():
-            holds = tuple((holders[j][0], n) for j, n in enumerate(row) if n)
-            out.append(_totals(holds, int(sizes[members].max()), int(members.sum()), spend_of))
-    return out
 
 
 def _holders(entries: Sequence[dict[str, Any]], key: str | None,

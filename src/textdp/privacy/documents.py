@@ -19,8 +19,8 @@ module is pure (no files): it
 * states the **document-level guarantee** of a mechanism (:func:`unit_guarantee`,
   :func:`whole_document`): the (ε, δ) a document of n units gets between any two documents of n
   units, from the mechanism's own privacy map at the largest distance of its metric;
-* groups documents by the releases that hold them (:func:`signatures`), so the ledger composes
-  one total per group (exact arithmetic) instead of one per document.
+* groups documents by how often each release held them (:func:`signatures`), so documents the
+  ledger must compose exactly (those near the budget) are composed once per group.
 
 Storage: a release records, per document (per record: a document that occurs k times in one
 input is k records and spends k times), its 8-byte tag and 4-byte big-endian size, base64-encoded
