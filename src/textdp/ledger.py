@@ -21,6 +21,13 @@ One small API for every front (CLI, Python API, integrations)::
 :meth:`Ledger.release` is the one guarded release (budget check → release → record) every front
 uses; :func:`guarded_release` is the same for a front whose ledger is optional.
 
+Per document (:mod:`textdp.ledger_documents`): a fingerprint computed by
+:mod:`textdp.privacy.fingerprint` carries the input's documents, and the pending line records a
+keyed 8-byte tag and the size of each (16 base64 characters a document; the key is
+``<path>.key``, mode 0600). The budget is then checked for every document across every release
+and every input that held it, and one budget is shared across metric groups
+(docs/accounting.md, "Per document").
+
 Lines of schema ``textdp.ledger/2`` written before the stable ids carry no ``measurement``: their
 metric id is derived from the mechanism's name, parameters and input space
 (:func:`textdp.privacy.measurement.legacy_metric_id`), so they read with the same totals and
@@ -66,6 +73,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from textdp.ledger_documents import (
+    DocumentCheck,
+    KeyFileError,
+    LedgerKey,
+    check_documents,
+    check_field,
+    document_field,
+    worst_document,
+)
 from textdp.privacy import format_up
 from textdp.privacy.composition import Composition, Spend, compose
 from textdp.privacy.fingerprint import ENCODING
@@ -77,7 +93,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["POLICIES", "SCHEMA", "SCHEMAS", "Contents", "Ledger", "LedgerError", "LedgerRefused",
-           "LedgerWarning", "Release", "as_ledger", "guarded_release", "iter_inputs", "parse"]
+           "LedgerWarning", "Release", "as_ledger", "documents_summary", "guarded_release",
+           "iter_inputs", "parse"]
 
 SCHEMA = "textdp.ledger/2"
 #: Every schema the reader validates: ``/1`` lines (written after the output, by textdp before
@@ -267,6 +284,10 @@ def _check_release(entry: dict[str, Any]) -> None:
         _get(guarantee, "metric", str, "guarantee.")
     if "verified" in guarantee:
         _get(guarantee, "verified", bool, "guarantee.")
+    try:
+        check_field(entry)
+    except ValueError as exc:
+        raise _Invalid(str(exc)) from None
     if entry["schema"] == SCHEMA:
         if _get(entry, "policy", str) not in POLICIES:
             raise _Invalid(f"policy {entry['policy'][:20]!r} is not warn or refuse")
@@ -462,6 +483,8 @@ class Ledger:
                               "exist")
         self.policy = policy
         self.budget = budget
+        #: The secret the document tags are keyed with: ``<path>.key`` (textdp.ledger_documents).
+        self.key = LedgerKey(self.path)
 
     def read(self) -> Contents:
         """The validated contents, under a shared lock. Writers hold the lock only to read and
@@ -495,7 +518,8 @@ class Ledger:
     def release(self, *, mechanism: Any, input_fingerprint: str, records: int,
                 seed: int | None, input_kind: str = "texts", space: str | None = None,
                 input_name: str | os.PathLike | None = None,
-                output_path: str | os.PathLike | None = None) -> Release:
+                output_path: str | os.PathLike | None = None,
+                documents: Any = None) -> Release:
         """The guarded release every front uses: a :class:`Release` context whose entering
         checks the budget and writes the pending line, and whose leaving completes it (or voids
         it when the block raised).
@@ -512,12 +536,20 @@ class Ledger:
             input_name: what a person finds the input by: a file path, ``column 'text'`` of a
                 DataFrame or dataset; None when the front has no name for it.
             output_path: where the output was written, when it is a file.
+            documents: the input's documents (:class:`textdp.privacy.documents.DocumentRecords`)
+                for per-document accounting; default: those carried by ``input_fingerprint``
+                when :mod:`textdp.privacy.fingerprint` computed it. Without them the release is
+                composed per input only (docs/accounting.md, "Per document").
         """
         if space is None:
             vocabulary = getattr(mechanism, "vocabulary", None)
             space = f"vocabulary sha256 {vocabulary.fingerprint}" if vocabulary is not None else ""
         entry = _entry(mechanism, input_fingerprint, records, seed, input_kind, space,
                        self.policy, self.budget, _name(input_name), _name(output_path))
+        if documents is None:
+            documents = getattr(input_fingerprint, "documents", None)
+        if documents is not None:
+            entry = _with_documents(entry, documents, self.key, mechanism, input_kind)
         return Release(self, entry)
 
 
@@ -547,6 +579,26 @@ def _measurement(mechanism: Any, space: str) -> dict[str, str] | None:
         return None
     return {"name": measured.name, "notion": measured.notion,
             "input_metric": measured.input_metric}
+
+
+def _with_documents(entry: dict[str, Any], documents: Any, key: LedgerKey, mechanism: Any,
+                    input_kind: str) -> dict[str, Any]:
+    """``entry`` with its documents' tags (under the ledger's key) and what one unit of a
+    document gets; its id recomputed over them."""
+    from textdp.privacy.documents import unit_guarantee
+
+    try:
+        secret = key.load()
+    except KeyFileError as exc:
+        raise LedgerError(f"{exc}; nothing was released") from None
+    rest = {k: v for k, v in entry.items() if k != "id"}
+    rest["documents"] = document_field(documents, secret)
+    try:
+        rest["document_guarantee"] = unit_guarantee(mechanism, input_kind).to_dict()
+    except (AttributeError, TypeError, ValueError):
+        pass  # an object without a usable privacy map: no whole-document ε is stated
+    return {"schema": SCHEMA, "id": _digest(rest), **{k: v for k, v in rest.items()
+                                                      if k != "schema"}}
 
 
 def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
@@ -603,6 +655,9 @@ class Release:
         self.composition: Composition | None = None
         self.contents = Contents()
         self.warnings: list[str] = []
+        #: Per document: this release's documents composed with every release that held them
+        #: (None without documents).
+        self.documents: DocumentCheck | None = None
         #: ``None`` before entering, then ``pending``, ``complete`` or ``void``.
         self.state: str | None = None
         self._fd: int | None = None
@@ -662,13 +717,43 @@ class Release:
                 f"with this release: {self.composition.summary()}")
         budget = self.ledger.budget
         reasons = self.composition.over_budget(budget) if budget is not None else []
+        what = "this input"
+        self._check_documents(refuse)
+        first = self.documents.first_over if self.documents else None
+        if budget is not None and first is not None and not reasons:
+            reasons = first.composition.over_budget(budget)
+            what = (f"{self.documents.over} of this input's documents (the worst: "
+                    f"{first.describe()})")
         if reasons and refuse:
             raise LedgerRefused(f"ledger {self.ledger.path}: refused, the budget ε = {budget:g} "
-                                f"for this input would be exceeded: {'; '.join(reasons)}; nothing "
+                                f"for {what} would be exceeded: {'; '.join(reasons)}; nothing "
                                 "was released or recorded")
         if reasons:
-            self.warnings.append(f"budget ε = {budget:g} exceeded for this input (policy warn): "
+            self.warnings.append(f"budget ε = {budget:g} exceeded for {what} (policy warn): "
                                  + "; ".join(reasons))
+
+    def _check_documents(self, refuse: bool) -> None:
+        """Compose the release per document (:func:`textdp.ledger_documents.check_documents`);
+        tags made under another key cannot be matched: refused under ``refuse``, else warned."""
+        if "documents" not in self.entry:
+            return
+        self.documents, foreign = check_documents(self.entry, self.contents.entries,
+                                                  self.entry["documents"]["key"], _spend,
+                                                  self.ledger.budget)
+        if foreign:
+            message = (f"ledger {self.ledger.path}: release(s) {', '.join(foreign[:5])} recorded "
+                       "their documents under another key than the one in "
+                       f"{self.ledger.key.path} (replaced or lost?): their documents cannot be "
+                       "matched with this release's; restore the key file")
+            if refuse:
+                raise LedgerRefused(message + "; under the refuse policy nothing was released "
+                                    "or recorded")
+            self.warnings.append(message)
+        if self.documents.before:
+            self.warnings.append(
+                f"{self.documents.before} of this input's documents were released before (as "
+                f"part of this or other inputs) according to ledger {self.ledger.path}; the "
+                f"worst: {self.documents.worst.describe()}")
 
     @property
     def section(self) -> dict[str, Any]:
@@ -685,9 +770,24 @@ class Release:
                              "input_name": e["input"].get("name"),
                              "output": e["input"].get("output")} for e in self.earlier],
                 "cumulative": self.composition.to_dict() if self.composition else None,
+                "documents": self._documents_section(),
                 "torn_last_line": self.contents.torn, "invalid_lines": self.contents.invalid,
                 "recorded": "write-ahead: a pending line before the output, completed after it "
                             "is committed"}
+
+    def _documents_section(self) -> dict[str, Any] | None:
+        """Per-document accounting of this release: its documents, how many were released
+        before, and the worst document's totals (None when the release recorded no documents)."""
+        docs = self.entry.get("documents")
+        if docs is None:
+            return None
+        check = self.documents
+        worst = check.worst if check is not None else None
+        return {"count": docs["count"], "key": docs["key"],
+                "released_before": check.before if check is not None else 0,
+                "over_budget": check.over if check is not None else 0,
+                "worst": worst.to_dict() if worst is not None else None,
+                "document_guarantee": self.entry.get("document_guarantee")}
 
     def attach(self, report: Any) -> Any:
         """``report`` built again with :attr:`section` as its ``ledger`` and :attr:`warnings`
@@ -794,6 +894,14 @@ def iter_inputs(contents: Contents) -> Iterator[tuple[str, list[dict[str, Any]],
         by_input.setdefault(e["input"]["fingerprint"], []).append(e)
     for fingerprint, entries in by_input.items():
         yield fingerprint, entries, compose(_spends(entries))
+
+
+def documents_summary(contents: Contents, key: str | None) -> dict[str, Any] | None:
+    """Per-document totals over the whole ledger (``key``: the id of the ledger's key, None when
+    it has none): documents tracked, how many were released more than once, the worst
+    document's budget spent and its whole-document guarantee
+    (:func:`textdp.ledger_documents.worst_document`); None without per-document lines."""
+    return worst_document(contents.entries, key, _spend)
 
 
 def as_ledger(ledger: str | os.PathLike | Ledger | None, policy: str = "warn",

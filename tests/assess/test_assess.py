@@ -102,6 +102,14 @@ def test_recommended_setting_states_its_guarantee(tickets, sbert):
     assert row is not None and row["epsilon"] == 1.0
     assert "likelihood ratio" in row["guarantee_in_words"]
     assert row["typical_loss"]["nearest"] > 0
+    # The whole-document guarantee is the ledger's (textdp.privacy.documents): one function.
+    from textdp.pipeline import build_mechanism
+    from textdp.privacy.documents import unit_guarantee
+
+    whole = row["whole_document"]
+    assert whole["epsilon_per_unit"] == unit_guarantee(build_mechanism("mvc", 1.0, None, {})).epsilon
+    assert whole["epsilon_median_document"] >= whole["median_units"] * whole["epsilon_per_unit"]
+    assert "whole-document guarantee the ledger reports" in row["guarantee_in_words"]
     assert row["release"] == {"mechanism": "mvc", "epsilon": 1.0}
     assert "textdp privatize INPUT -o OUTPUT -m mvc --epsilon 1`" in a.to_markdown()
 

@@ -338,7 +338,22 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
                                 _random.public_generator(seed))
         rows[i]["guarantee"] = _guarantee(mechanism)
         rows[i]["typical_loss"] = losses
+        rows[i]["whole_document"] = _whole_document(mechanism, originals)
         rows[i]["guarantee_in_words"] = guarantee_in_words(rows[i], losses, rows[i]["guarantee"])
+
+
+def _whole_document(mechanism: Any, texts: Sequence[str]) -> dict[str, Any]:
+    """What a whole document gets (the ledger's whole-document guarantee,
+    :func:`textdp.privacy.documents.unit_guarantee`): ε per word replaced by any other, and ε for
+    the median document of ``texts`` (its alphanumeric runs: an upper bound on its words)."""
+    from textdp.privacy.documents import normal_forms, unit_guarantee, whole_document
+
+    unit = unit_guarantee(mechanism)
+    sizes = sorted(f[1] for f in normal_forms(list(texts)) if f is not None) or [0]
+    median = sizes[(len(sizes) - 1) // 2]
+    eps, _, why = whole_document(unit, median)
+    return {"unit": unit.unit, "epsilon_per_unit": unit.epsilon, "median_units": median,
+            "epsilon_median_document": eps, "why": why}
 
 
 def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from textdp.privacy import format_up
+
 __all__ = ["Targets", "parse_linkage", "recommend", "guarantee_in_words", "typical_losses"]
 
 
@@ -163,6 +165,19 @@ def _factor(loss: float) -> str:
     return f"{f:,.0f}" if f >= 100 else f"{f:.2f}" if f < 10 else f"{f:.1f}"
 
 
+def _whole(whole: Mapping[str, Any] | None) -> str:
+    """The whole-document guarantee (the one the ledger states) as a sentence."""
+    if not whole:
+        return ""
+    if not math.isfinite(whole["epsilon_per_unit"]):
+        return f" Two whole documents: no finite bound ({whole['why']})."
+    return (f" Two whole documents of n {whole['unit']}s, whatever their {whole['unit']}s: "
+            f"ε ≤ n × {format_up(whole['epsilon_per_unit'], 4)} (the {whole['unit']} replaced by "
+            f"the farthest one); for the median document of your data (n = "
+            f"{whole['median_units']}): ε ≤ {format_up(whole['epsilon_median_document'], 4)}, the "
+            "whole-document guarantee the ledger reports.")
+
+
 def guarantee_in_words(row: Mapping[str, Any], losses: Mapping[str, float] | None,
                        guarantee: Mapping[str, Any]) -> str:
     """The formal guarantee of one setting as a person reads it: which two documents it makes
@@ -193,6 +208,7 @@ def guarantee_in_words(row: Mapping[str, Any], losses: Mapping[str, float] | Non
         text += (f" With the document budget ε_doc = {row['epsilon']:g} split over the words, "
                  "the whole document's exponent is at most ε_doc × the largest distance "
                  "between the two documents' words.")
+    text += _whole(row.get("whole_document"))
     if near > 3:
         text += (f" A factor of {_factor(near)} is too weak to mean much: at e^3 ≈ 20 an observer "
                  "who thought the two words equally likely is already 95% sure afterwards. What "

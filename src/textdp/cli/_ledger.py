@@ -203,7 +203,7 @@ class CommandLedger:
             return transform
         from textdp.privacy.fingerprint import InputHash
 
-        self._hash = digest = InputHash("texts")
+        self._hash = digest = InputHash("texts", documents=False)
 
         def watched(texts: list[str], start: int) -> Any:
             digest.texts(texts)

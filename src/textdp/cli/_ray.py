@@ -520,7 +520,7 @@ class FileWorker:
 
         before = self.privatizer.tallies()
         run = self.privatizer.run
-        digest = InputHash("texts") if fingerprint else None
+        digest = InputHash("texts", documents=False) if fingerprint else None
 
         def transform(texts: list[str], start: int) -> list[str]:
             if digest is not None:  # the records released, for the ledger's check at commit
@@ -611,7 +611,7 @@ class Fingerprint:
 
         whole, files = InputHash("texts"), []
         for path in self.paths:
-            one = InputHash("texts")
+            one = InputHash("texts", documents=False)  # compared only: no documents
             with open_records(path, format=self.format, options=self.options) as reader:
                 for batch in reader.batches(4096):
                     if self._cancelled.is_set():

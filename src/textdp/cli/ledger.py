@@ -23,9 +23,12 @@ One block per input (its sha256 fingerprint), in the order first seen: every rel
 time, mechanism, notion, ε, δ, records, seeded or not; the input's name, a file or a column,
 and the output's path where the release recorded them), then the total under sequential
 composition: metric DP ε's add for the same metric and vocabulary, (ε, δ) add for
-PrivEmb/LaplaceVector, SentDP ε's add; different metrics are listed side by side, never
-summed; utility-optimised and unverified releases are stated as not composable
-(docs/accounting.md). Pending releases (recorded before their output, not yet completed:
+PrivEmb/LaplaceVector, SentDP ε's add; different metrics are listed side by side, with the
+budget they spend together; utility-optimised and unverified releases are stated as not
+composable (docs/accounting.md). Then the documents: how many the ledger tracks by keyed tag,
+how many were released more than once (in any input), the worst document's total (the budget
+it spent, per group and across groups, and its whole-document guarantee) and the largest
+whole-document guarantee. Pending releases (recorded before their output, not yet completed:
 running, crashed or cut short) count like complete ones; voided releases (failed before any
 output) are listed and not counted. Lines that cannot be validated (a torn last line, an
 unknown schema, a wrong type, ε or δ out of range, an id that does not match) are listed with
@@ -55,13 +58,58 @@ def _document(path: Path, contents: Any) -> dict[str, Any]:
                "releases": [e["id"] for e in entries], "cumulative": composition.to_dict()}
               for fp, entries, composition in iter_inputs(contents)]
     def plain(e: dict[str, Any]) -> dict[str, Any]:
-        return {**{k: v for k, v in e.items() if not k.startswith("_")}, "line": e["_line"],
+        return {**{k: v for k, v in e.items() if not k.startswith("_") and k != "documents"},
+                **({"documents": {k: v for k, v in e["documents"].items() if k != "records"}}
+                   if "documents" in e else {}),
+                "line": e["_line"],
                 "state": e["_state"]}
 
     return {"path": os.fspath(path), "releases": [plain(e) for e in contents.entries],
-            "inputs": inputs, "voided": [plain(e) for e in contents.voided],
+            "inputs": inputs, "documents": _documents(path, contents),
+            "voided": [plain(e) for e in contents.voided],
             "invalid_lines": contents.invalid, "torn_last_line": contents.torn,
             "warnings": contents.problems(path) + ([contents.note] if contents.note else [])}
+
+
+def _documents(path: Path, contents: Any) -> dict[str, Any] | None:
+    """Per-document totals (:func:`textdp.ledger.documents_summary`) under the ledger's key."""
+    from textdp.ledger import Ledger, documents_summary
+    from textdp.ledger_documents import KeyFileError
+
+    try:
+        key = Ledger(path).key.id
+    except KeyFileError as exc:
+        warn(str(exc))
+        key = None
+    summary = documents_summary(contents, key)
+    if summary is not None:
+        summary["key"] = key
+    return summary
+
+
+def _document_lines(docs: dict[str, Any] | None) -> list[str]:
+    if docs is None:
+        return []
+    lines = [f"documents: {docs['documents']} tracked by keyed tag (key {docs['key']}), "
+             f"{docs.get('released_more_than_once', 0)} released more than once"]
+    if docs.get("worst_summary"):
+        lines.append(f"  worst document: {docs['worst_summary']}")
+    whole = docs.get("worst_whole_document")
+    if whole and whole != docs.get("worst"):
+        eps = whole["epsilon_document"]
+        lines.append(f"  largest whole-document guarantee: ε = {_up(eps)} ({whole['documents']} "
+                     f"document(s) of ≤ {whole['size']} unit(s), releases "
+                     + ", ".join(r["id"] for r in whole["releases"]) + ")")
+    if docs.get("foreign_key"):
+        lines.append(f"  releases with tags under another key (not matched): "
+                     f"{', '.join(docs['foreign_key'])}")
+    return lines
+
+
+def _up(value: Any) -> str:
+    from textdp.privacy import format_up
+
+    return format_up(value) if isinstance(value, (int, float)) else str(value)
 
 
 def _where(release: dict[str, Any]) -> str:
@@ -96,6 +144,7 @@ def _text(doc: dict[str, Any]) -> list[str]:
             if where:
                 lines.append(f"      {where}")
         lines.append(f"  total: {item['cumulative']['summary']}")
+    lines += _document_lines(doc.get("documents"))
     for r in doc["voided"]:
         where = _where(r)
         lines.append(f"voided (not counted): {r['id']}  {r['time']}  {r['mechanism']['name']}  "

@@ -197,6 +197,9 @@ class Composition:
 
     groups: tuple[Group, ...]
     not_composable: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    #: The exact sum of every composable release's ε, rounded up once (:attr:`total`); None:
+    #: summed from the groups' (rounded) totals.
+    spent: float | None = None
 
     @property
     def bounded(self) -> bool:
@@ -208,16 +211,38 @@ class Composition:
         """True when one number states the whole: a single group and nothing unbounded."""
         return self.bounded and len(self.groups) <= 1
 
-    def over_budget(self, budget: float) -> list[str]:
-        """Why the cumulative ε exceeds ``budget`` (each group in its own units); [] if it does not.
+    @property
+    def total(self) -> float:
+        """The budget spent: every group's ε added, each in its own units (exact, rounded up);
+        ∞ when a release does not compose.
 
-        A release without a composable statement makes the total unbounded, which exceeds any
+        Across metrics and notions this sum is no guarantee in any one unit; it is what a budget
+        is compared with, so that releases in different metrics cannot each spend the whole
+        budget. It bounds the whole-document guarantee: Σ_g ε_g·s_g ≤ total·max_g s_g, s_g a
+        document's largest distance in group g's metric (docs/accounting.md, "Per document").
+        """
+        if not self.bounded:
+            return math.inf
+        if self.spent is not None:
+            return self.spent
+        return sum_up(g.epsilon for g in self.groups)
+
+    def over_budget(self, budget: float) -> list[str]:
+        """Why the cumulative ε exceeds ``budget``; [] if it does not.
+
+        Each group is compared in its own units (per unit of the metric for metric DP), and the
+        groups together by :attr:`total`: budget fractions add across metrics and notions. A
+        release without a composable statement makes the total unbounded, which exceeds any
         budget.
         """
         reasons = [f"release {n['release']}: {n['why']}" for n in self.not_composable]
         reasons += [f"{g.family} ({g.metric or 'no metric'}): cumulative ε = "
                     f"{format_up(g.epsilon)} > budget {budget:g}"
                     for g in self.groups if g.epsilon > budget]
+        if not reasons and len(self.groups) > 1 and self.total > budget:
+            reasons.append(f"across {len(self.groups)} metrics and notions: ε's added, each in "
+                           f"its own units, = {format_up(self.total)} > budget {budget:g} (a "
+                           "budget is shared across metrics, never spent in full in each)")
         return reasons
 
     def summary(self) -> str:
@@ -230,7 +255,8 @@ class Composition:
                     if g.unverified else "")
                  for g in self.groups]
         if len(self.groups) > 1:
-            parts.insert(0, "different metrics, listed side by side, not summed")
+            parts.insert(0, "different metrics, listed side by side, not summed as one "
+                            f"guarantee (budget spent across them: {format_up(self.total)})")
         parts += [f"{n['release']}: not composable ({n['why']})" for n in self.not_composable]
         return "; ".join(parts) if parts else "no releases"
 
@@ -238,6 +264,7 @@ class Composition:
         return {"groups": [g.to_dict() for g in self.groups],
                 "not_composable": [dict(n) for n in self.not_composable],
                 "bounded": self.bounded, "comparable": self.comparable,
+                "spent": self.total if math.isfinite(self.total) else "inf",
                 "summary": self.summary()}
 
 
@@ -266,7 +293,9 @@ def compose(spends: Iterable[Spend]) -> Composition:
                          min(1.0, sum_up(s.delta for s in members)),
                          tuple(s.release for s in members if not s.verified), key)
                    for (family, key), members in keyed.items())
-    return Composition(groups, tuple(unbounded))
+    # Summed from the releases, not from the groups' totals: one rounding, not two.
+    spent = sum_up(s.epsilon for members in keyed.values() for s in members)
+    return Composition(groups, tuple(unbounded), spent)
 
 
 def compose_reports(reports: Mapping[str, Mapping[str, Any]], measurement: Any = None

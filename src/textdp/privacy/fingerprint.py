@@ -17,6 +17,10 @@ sequences of values give the same bytes — because every value carries its leng
 
 The fingerprint identifies an input; it is not a secret and does not hide it (anyone holding a
 candidate input can recompute it: docs/accounting.md).
+
+:meth:`InputHash.hexdigest` also carries the input's documents (:class:`Digest`, a ``str`` with a
+``documents`` attribute: :class:`textdp.privacy.documents.DocumentRecords`), so a ledger given a
+fingerprint computed here composes budgets per document (docs/accounting.md, "Per document").
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ENCODING", "InputHash", "fingerprint_documents", "fingerprint_texts",
+from textdp.privacy.documents import DocumentRecords
+
+__all__ = ["ENCODING", "Digest", "InputHash", "fingerprint_documents", "fingerprint_texts",
            "fingerprint_vectors"]
 
 #: The name of the encoding, recorded next to every fingerprint.
@@ -39,26 +45,42 @@ def _u64(n: int) -> bytes:
     return int(n).to_bytes(8, "big")
 
 
+class Digest(str):
+    """A fingerprint (64 hex digits) that also carries the input's documents (None: not kept):
+    what :meth:`textdp.ledger.Ledger.release` composes per document. Compares, hashes and
+    serialises as the plain string."""
+
+    documents: DocumentRecords | None
+
+    def __new__(cls, value: str, documents: DocumentRecords | None = None) -> Digest:
+        obj = super().__new__(cls, value)
+        obj.documents = documents
+        return obj
+
+
 class InputHash:
     """An incremental fingerprint of one kind of input (``texts``, ``vectors``, ``documents``).
 
     Feed values in order with :meth:`texts`, :meth:`vectors` (all at once: the header holds the
     shape) or :meth:`document`; :attr:`count` is the number of values fed, :meth:`hexdigest` the
-    fingerprint.
+    fingerprint. With ``documents`` (default) it also keeps each document's digest and size for
+    per-document accounting (:mod:`textdp.privacy.documents`; 20 bytes a document, in memory).
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, documents: bool = True) -> None:
         if kind not in ("texts", "vectors", "documents"):
             raise ValueError(f"unknown input kind {kind!r}")
         self.kind = kind
         self.count = 0
         self._h = hashlib.sha256(f"{ENCODING} {kind}\n".encode("ascii"))
+        self.documents = DocumentRecords(kind) if documents else None
 
     def texts(self, texts: Iterable[str]) -> InputHash:
         """Feed texts, in order (length-prefixed UTF-8)."""
         if self.kind != "texts":
             raise ValueError("texts fed to a fingerprint of another kind")
-        update = self._h.update
+        update, docs = self._h.update, self.documents
+        seen: list[str] = []
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"a released value must be a string, got {type(text).__name__}")
@@ -66,6 +88,10 @@ class InputHash:
             update(_u64(len(data)))
             update(data)
             self.count += 1
+            if docs is not None:
+                seen.append(text)
+        if seen:
+            docs.texts(seen)  # one split for the batch
         return self
 
     def vectors(self, X: Any) -> InputHash:
@@ -79,6 +105,7 @@ class InputHash:
         for start in range(0, X.shape[0], _ROWS_PER_BLOCK):  # blocks: X may be memory-mapped
             block = np.ascontiguousarray(X[start:start + _ROWS_PER_BLOCK], dtype="<f8")
             self._h.update(block.tobytes())
+            self._rows(block)
         self.count = int(X.shape[0])
         return self
 
@@ -97,6 +124,7 @@ class InputHash:
             for start in range(0, B.shape[0], _ROWS_PER_BLOCK):
                 part = np.ascontiguousarray(B[start:start + _ROWS_PER_BLOCK], dtype="<f8")
                 self._h.update(part.tobytes())
+                self._rows(part)
             rows += B.shape[0]
         if rows != n:
             raise ValueError(f"{rows} vectors fed, {n} announced")
@@ -111,12 +139,21 @@ class InputHash:
         if D.ndim != 2:
             raise ValueError("a document must be a 2-D array of sentence embeddings")
         self._h.update(_u64(D.shape[0]) + _u64(D.shape[1]))
-        self._h.update(np.ascontiguousarray(D, dtype="<f8").tobytes())
+        values = np.ascontiguousarray(D, dtype="<f8").tobytes()
+        self._h.update(values)
+        if self.documents is not None and D.shape[0]:  # a document of no sentence spends nothing
+            self.documents.add(_u64(D.shape[0]) + _u64(D.shape[1]) + values, D.shape[0])
         self.count += 1
         return self
 
-    def hexdigest(self) -> str:
-        return self._h.hexdigest()
+    def _rows(self, block: np.ndarray) -> None:
+        """Each vector is one document of size 1 (its values, as hashed)."""
+        if self.documents is not None:
+            for row in block:
+                self.documents.add(row.tobytes(), 1)
+
+    def hexdigest(self) -> Digest:
+        return Digest(self._h.hexdigest(), self.documents)
 
 
 def fingerprint_texts(texts: Iterable[str]) -> tuple[str, int]:
