@@ -268,7 +268,10 @@ def _table2_verdict(t2: dict[str, Any], s: Settings) -> str:
             "masks unknown tokens by default, and with the reference policy our similarity comes "
             "close to the paper's at ε ≥ 25; but that policy puts us near 1.0 already at "
             "ε = 5–10, where the paper is at 0.82, so it does not explain the paper's rise "
-            "between ε = 10 and 25, whose cause is not established here. Kept stopwords and "
+            "between ε = 10 and 25: at ε = 10 1-D_G already keeps all but 9·10⁻⁵ of the words "
+            "(tanh(ε/2)), so that rise is not the mechanism's — the paper's ε ≥ 25 columns come "
+            "from a differently set-up run ([differences.md](differences.md), section 1). Kept "
+            "stopwords and "
             "OOV tokens are released unchanged and unprotected; textdp's report lists them. "
             "Other differences (one list from one model here; the paper averages five models "
             "and three list settings; its GLUE sentences) are not separated.")

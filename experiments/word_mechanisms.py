@@ -539,7 +539,10 @@ def _utility_section(doc: Document, results: dict[str, Any], figs: dict[str, Pat
                 "leaving unknown tokens and stopwords in place (`oov=\"keep\"`, reported as "
                 "unprotected) raises the ceiling, but on [diffractor.md](diffractor.md) that "
                 "policy gives 0.99–1.0 already at ε = 5–10, where the paper reports 0.82, so it "
-                "does not reproduce the paper's curve either.")
+                "does not reproduce the paper's curve either. Nor can the mechanisms: 1-D_G keeps "
+                "all but 9·10⁻⁵ of the words at ε = 10, so the paper's rise from 0.82 to 0.99 "
+                "between ε = 10 and 25 comes from a differently set-up run "
+                "([differences.md](differences.md), section 1).")
     doc.paragraph(_similarity_verdict(by, settings))
     doc.heading("Sentiment accuracy, train and test private (Table 3, SST-2)", 3)
     doc.table(header, acc_rows)
