@@ -248,6 +248,8 @@ def _jump(doc: Document, results: dict[str, Any]) -> list[str]:
     doc.heading("1. 1-Diffractor Table 2: the jump between ε = 10 and ε = 25")
     t_nw = results["copied"]["one_d_t_n_w"]
     keep = {e: math.tanh(e / 2) for e in (5, 10, 25, 50)}
+    # 1 − tanh(ε/2) = 2e^{−ε}/(1 + e^{−ε}), without the cancellation
+    change = {e: 2 * math.exp(-e) / (1 + math.exp(-e)) for e in keep}
     i10, i25 = PAPER_T2_EPS.index(10), PAPER_T2_EPS.index(25)
     jumps = ", ".join(f"{k} {v[i10]:.2f} → {v[i25]:.2f}" for k, v in PAPER_T2.items())
     doc.paragraph(
@@ -258,7 +260,7 @@ def _jump(doc: Document, results: dict[str, Any]) -> list[str]:
         "added for the comparison. Arithmetic: 1-D_G returns an interior word unchanged with "
         "probability tanh(ε/2) on each list (the geometric mechanism's mass at 0, "
         "(1 − e^{−ε})/(1 + e^{−ε})), so the share of words it changes is "
-        + ", ".join(f"{1 - keep[e]:.1e} at ε = {e}" for e in keep)
+        + ", ".join(f"{change[e]:.1e} at ε = {e}" for e in keep)
         + "; 1-D_T's exact N_w (word_mechanisms.md, 100 words, median) is "
         + ", ".join(f"{t_nw[f'{e:g}']:.3f} at ε = {e}" for e in (5, 10, 25) if f"{e:g}" in t_nw)
         + ". At ε = 10, 1-D_G already changes fewer than one word in ten thousand: a sentence of "
@@ -273,7 +275,7 @@ def _jump(doc: Document, results: dict[str, Any]) -> list[str]:
                   "on the mechanism's exact output law); the setting that differs between its two "
                   "runs is not stated and is not identified here.")
     return ["1-D_G's SBERT cosine rises from 0.82 at ε = 10 to 0.99 at ε = 25", "1-Diffractor "
-            "Table 2, §5.3", f"1-D_G changes {1 - keep[10]:.1e} of interior words at ε = 10 "
+            "Table 2, §5.3", f"1-D_G changes {change[10]:.1e} of interior words at ε = 10 "
             "(tanh(ε/2)); textdp's similarity is flat from ε = 10 to 50", "yes (arithmetic)",
             "explained: the ε ≥ 25 columns are a differently set-up run; not a property of the "
             "mechanism"]
@@ -324,8 +326,8 @@ def _search(doc: Document, results: dict[str, Any], s: Settings) -> list[str]:
         "(read as above) is 0.08. "
         + ("The one-list search moves N_w towards the paper's value: an approximate search "
            "that misses the input's list returns some other word, so it perturbs more than the "
-           "mechanism it implements (and its privacy analysis, which assumes the exact nearest "
-           "word, no longer applies as stated)." if moved else
+           "exact mechanism (privacy is unaffected: any fixed search is post-processing of the "
+           "noisy vector; utility is what it costs)." if moved else
            "The one-list search does not move N_w towards the paper's value here."))
     doc.paragraph("Status: the 0.92 is explained by the paper's own arithmetic (it is 1 − N_w); "
                   "the remaining gap between 0.08 and textdp's exact "
@@ -371,8 +373,9 @@ def _tem(doc: Document, results: dict[str, Any]) -> list[str]:
         "0.245 to 0.615 at ε = 3, not to 0.38); the reference's ⊥ weighting (above: it keeps "
         "*more* words than textdp's, which would raise the similarity, not lower it).")
     doc.paragraph("Status: unexplained. Not the mechanism's output law (textdp's or the "
-                  "reference's) and not the table's dimension; the paper's TEM run must differ "
-                  "in its text pipeline, which it does not describe.")
+                  "reference's) and not the table's dimension; the difference lies elsewhere in "
+                  "the paper's run (its text handling or sentences), which it does not "
+                  "describe.")
     return ["TEM's SBERT cosine 0.38/0.45/0.45 at ε = 3/5/10", "1-Diffractor Table 2",
             f"TEM's exact N_w at ε = {at5['epsilon']:g}: textdp {at5['textdp_mean']:.3f}, "
             f"reference code {at5['reference_mean']:.3f}; textdp's cosine 0.615/0.804/0.809",
