@@ -97,10 +97,12 @@ def test_the_words_above_half_are_above_half_again_live():
                               method="monte_carlo")
     k = int(round(d.n_w[0] * draws))
     assert wc.clopper_pearson_lower(k, draws, ALPHA) > wc.PAPER["max_n_w"], (s["max_word"], k)
-    # Every reported word: a fresh estimate agrees with the committed one (two independent
-    # binomial estimates of 1,000 draws; 5.3 standard errors is α ≈ 1e-7 two-sided).
+    # The ten highest reported words (a live sample; all 230 would take minutes): a fresh
+    # estimate agrees with the committed one (two independent binomial estimates of 1,000 draws;
+    # 5.3 standard errors is α ≈ 1e-7 two-sided).
     c = t["confirmed"]
-    over = [i for i, x in enumerate(c["n_w"]) if x > wc.PAPER["max_n_w"]]
+    over = sorted((i for i, x in enumerate(c["n_w"]) if x > wc.PAPER["max_n_w"]),
+                  key=lambda i: -c["n_w"][i])[:10]
     words = [c["word"][i] for i in over]
     fresh = plausible_deniability(mech, words, 1000, np.random.default_rng(7),
                                   method="monte_carlo").n_w
