@@ -26,9 +26,10 @@ direction splits the document's sentences evenly around it (turning v into −v 
 k − h_j one sentence at a time, so a direction in between has |h_j − k/2| ≤ 1/2); with enough
 projections every candidate reaches the top utility and the release tends to a uniform draw from
 F, whatever the document. docs/results/differences.md measures this. The sensitivity argument
-holds for either (each u_j moves by at most 1), so the choice changes utility, not privacy. The exponential mechanism (Def. 2.2) releases f with
-probability ∝ exp(ε·u(x, f)/2), which is ε-SentDP (Thm. 4.1) for documents with the same number
-of sentences. Probabilities are computed in log space (shift by the maximum utility, scale,
+holds for either (each u_j moves by at most 1), so the choice changes utility, not privacy.
+
+The exponential mechanism (Def. 2.2) releases f with probability ∝ exp(ε·u(x, f)/2), which is
+ε-SentDP (Thm. 4.1) for documents with the same number of sentences. Probabilities are computed in log space (shift by the maximum utility, scale,
 log-sum-exp); sampling is Gumbel-max on the exact log-probabilities.
 
 Two mistakes of a public re-implementation are avoided on purpose: a one-sided depth
