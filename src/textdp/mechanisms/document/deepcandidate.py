@@ -29,8 +29,9 @@ F, whatever the document. docs/results/differences.md measures this. The sensiti
 holds for either (each u_j moves by at most 1), so the choice changes utility, not privacy.
 
 The exponential mechanism (Def. 2.2) releases f with probability ∝ exp(ε·u(x, f)/2), which is
-ε-SentDP (Thm. 4.1) for documents with the same number of sentences. Probabilities are computed in log space (shift by the maximum utility, scale,
-log-sum-exp); sampling is Gumbel-max on the exact log-probabilities.
+ε-SentDP (Thm. 4.1) for documents with the same number of sentences. Probabilities are computed
+in log space (shift by the maximum utility, scale, log-sum-exp); sampling is Gumbel-max on the
+exact log-probabilities.
 
 Two mistakes of a public re-implementation are avoided on purpose: a one-sided depth
 (h_j alone is *not* a depth: it rewards candidates below every sentence), and applying the recoder
