@@ -297,8 +297,10 @@ def _fig2_section(doc: Document, results: dict[str, Any], s: Settings) -> dict[s
         f"{s.check_draws} times with textdp's own MVC. (3) Words with N_w ≥ {s.check_keep:g} "
         f"there are drawn {s.confirm_draws:,} times (the paper's number); N_w and S_w below are "
         "from those draws. A word with N_w > 0.5 (so a bound > 0.5) is dropped by step 1 or 2 "
-        f"with probability below {_miss_screen(s):.1e}, so the counts are complete up to that "
-        "chance. 'bound' in the first table is the one-sided 95% Clopper–Pearson lower bound on "
+        f"with probability below {_miss_screen(s):.1e} (far less when N_w is well above 0.5), "
+        "so each count of words above 0.5 is a lower bound, short by less than the count times "
+        "that probability in expectation. "
+        "'bound' in the first table is the one-sided 95% Clopper–Pearson lower bound on "
         "the worst word's N_w. S_w is measured on the confirmed words only (the words with the "
         "largest N_w, where S_w ≤ 1 + 1,000·(1 − N_w) is smallest).")
     rows, sums = [], {}
