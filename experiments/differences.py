@@ -268,9 +268,9 @@ def _jump(doc: Document, results: dict[str, Any]) -> list[str]:
         "mechanism's output between ε = 10 and 25 can move a mean similarity from 0.82 to "
         "0.99; textdp's own 1-D_G similarity is flat there (0.837 → 0.837 on word_mechanisms.md, "
         "0.810 → 0.810 on diffractor.md). So the ε ≥ 25 columns come from runs set up "
-        "differently from the ε ≤ 10 ones (the 0.82 plateau is a ceiling of the first set-up: "
-        "textdp's ceiling with unknown tokens masked is 0.81–0.84); which setting differed the "
-        "paper does not say.")
+        "differently from the ε ≤ 10 ones (the 0.82 plateau looks like the first set-up's "
+        "ceiling: textdp's ceiling with unknown tokens masked is 0.81–0.84); which setting "
+        "differed the paper does not say.")
     doc.paragraph("Status: explained as an inconsistency inside the paper's table (arithmetic "
                   "on the mechanism's exact output law); the setting that differs between its two "
                   "runs is not stated and is not identified here.")
@@ -295,15 +295,16 @@ def _search(doc: Document, results: dict[str, Any], s: Settings) -> list[str]:
         "mechanisms\" only holds if 0.92 is also a perturbed share, i.e. Mahalanobis N_w at "
         "ε = 10 is 0.08 in §5.1's sense (with 0.92 as N_w, Mahalanobis would perturb 8%, less "
         "than 1-D_G's 54%, and the sentence would contradict itself). textdp measures "
-        "Mahalanobis N_w at ε = 10: 0.177 on `glove-840b-300d` and 0.763 on GloVe 50d "
-        "(baselines300.md, 50 words × 100 draws).")
+        "Mahalanobis N_w at ε = 10: 0.177 on `glove-840b-300d` (baselines300.md, 50 words × "
+        "100 draws) and 0.763 on GloVe 50d (word_mechanisms.md, 100 words × 100 draws).")
     doc.paragraph(
         "The rest of the gap, measured: the reference implementations (sjmeis/MLDP, whose "
         "`glove.840B.300d_filtered` table is textdp's `glove-840b-300d`) find the nearest word "
         f"with a faiss IVF index of {FAISS_NLIST} lists. The repository's MLDP.py sets "
-        f"`index.probe = {FAISS_PROBE}`, an attribute faiss does not have (faiss's own wrapper "
-        "now refuses it because \"SWIG classes silently accept unknown attributes\"), which "
-        "leaves `nprobe` at 1: the search looks in one list of 100; the packaged mldp-text "
+        f"`index.probe = {FAISS_PROBE}`, an attribute faiss does not have (faiss 1.15's wrapper "
+        "now refuses it because \"SWIG classes silently accept unknown attributes\"); in the "
+        "faiss of the time that left `nprobe` at its default 1: the search looks in one list of "
+        "100. The packaged mldp-text "
         f"0.1.2 sets `index.nprobe = {FAISS_PROBE}`. Setup: {sr['words']} words of "
         f"`{sr['vocabulary']['name']}` drawn uniformly, {sr['draws']} noise draws each, MVC "
         "noise and the reference's Mahalanobis noise (λ = 0.2, covariance over the table's "
