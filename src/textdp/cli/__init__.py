@@ -32,7 +32,7 @@ from textdp.cli._common import (
     pipe_message,
 )
 from textdp.io import FileError
-from textdp.io.atomic import sigterm_as_interrupt
+from textdp.io.atomic import sigterm_as_interrupt, write_errors_name
 from textdp.io.paths import protecting_inputs, release_fifos
 
 __all__ = ["app", "main", "CLIError"]
@@ -162,7 +162,8 @@ def _main(command: Any, argv: Sequence[str] | None) -> int:
                                   standalone_mode=False)
             # What a command printed (a listing, a table) reaches standard output here, where a
             # full disk or a closed pipe is one line and a status, not a message at exit.
-            sys.stdout.flush()
+            with write_errors_name("<stdout>"):
+                sys.stdout.flush()
     except PipeClosed as exc:
         return _pipe_closed(exc)
     except BrokenPipeError as exc:

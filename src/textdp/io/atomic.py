@@ -236,9 +236,10 @@ class AtomicFiles:
 
     def join(self, other: Any) -> None:
         """Commit ``other`` (an object with ``commit()`` and ``abort()``, such as a job's
-        :class:`~textdp.io.uri.RemoteStaging` on an object store) with this group: first, when
-        the group commits (so a check before the commit, such as the ledger's, comes before
-        it too); aborted when the group is aborted, or when its own commit failed."""
+        :class:`~textdp.io.uri.RemoteStaging` on an object store) with this group: when the
+        group commits, after its stream targets are written and before its files are renamed
+        (so a check before the commit, such as the ledger's, comes before it too); aborted when
+        the group is aborted, or when its own commit failed."""
         if self._done:
             raise RuntimeError("this group of files has already been committed or aborted")
         self._others.append(other)
