@@ -277,6 +277,11 @@ def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta
         if plot.suffix.lower() != ".png":
             raise FileError(plot, None, "--plot must name a .png file")
         check_target(plot, "plot")
+        try:  # before the search: the results and the plot are written together, or neither
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise CLIError(f"cannot draw --plot: {one_line(exc)} (pip install matplotlib); "
+                           "nothing was computed") from None
     if grid is not None:
         return parse_floats(grid, "--grid")
     if not (0 < grid_min < grid_max and math.isfinite(grid_max)):
