@@ -141,10 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
-    file), 3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
-    SIGTERM; temporary files removed), 141 when standard output was closed before all the output
-    was written (``… | head``; a ledger keeps such a release counted), 1 for an internal error
-    (a bug: one line too; the environment variable TEXTDP_TRACEBACK=1 shows its traceback).
+    file; a stream output that cannot be written in full, such as ``/dev/full``, included),
+    3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
+    SIGTERM; temporary files removed), 141 when standard output (or a FIFO output) was closed
+    by its reader before it read everything (``… | head``; no file output is renamed into
+    place; a ledger keeps such a release counted, or voids it when no byte was delivered), 1 for
+    an internal error (a bug: one line too; the environment variable TEXTDP_TRACEBACK=1 shows
+    its traceback).
     """
     command = typer.main.get_command(app)
     _log_to_stderr()

@@ -206,12 +206,13 @@ def _read_data(input: Path, out: Path, config: SweepConfig) -> Any:
     fields present, its labels usable for a classification."""
     from textdp.evaluation.data import read_user_data
     from textdp.io import check_distinct, check_input
+    from textdp.io.paths import directory_outputs
 
     check_input(input, config.format)
     written = ["results.json", "report.md", "report.html", "deniability_curves.png",
                "utility.png", "privacy.png", "tradeoff.png", "efficiency.png",
                *(f"deniability_{m}.png" for m in config.mechanisms)]
-    check_distinct({"input": input}, {f"--out {name}": out / name for name in written})
+    check_distinct({"input": input}, directory_outputs(out, written, "--out"))
     data = read_user_data(input, text_field=config.text_field, label_field=config.label_field,
                           format=config.format)
     if config.label_field is not None and "label" in config.tasks:
