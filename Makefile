@@ -71,6 +71,8 @@ experiments: $(VENV)/.textdp-dev
 	$(BIN)/python -m experiments.mvc_utility
 	$(BIN)/python -m experiments.baselines300
 	$(BIN)/python -m experiments.provenance
+	$(BIN)/python -m experiments.mvc_worstcase
+	$(BIN)/python -m experiments.differences
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .ruff_cache

@@ -546,10 +546,20 @@ def _setup_section(config: dict[str, Any]) -> list[str]:
         "- DeepCandidate: p chosen per ε from " + str(list(PROJECTION_GRID)) + " by the mean "
         "validation macro-F1 of 2 trials (the paper tunes p in 10–100 per ε); projections "
         "from a fixed public seed. Classifier: trained on the candidates (labelled by their "
-        "source document).",
+        "source document). Depth: a candidate's utility is its *lowest* depth over the p "
+        "projections (u = min_j u_j, as §4.4's prose and Tukey's definition say); Algorithm 1, "
+        "line 15 writes max_j, which is degenerate (every candidate is central on some "
+        "projection, so the release tends to a uniform draw): the mechanism's docstring "
+        "quotes both and [differences.md](differences.md) measures it. Privacy is the same "
+        "either way (Δu = 1).",
         "- Truncation: box = central 75% per dimension of the public training document "
-        "embeddings; classifier trained on clipped means of training documents; Laplace scale "
-        "(Σ_j w_j)/(k·ε).",
+        "embeddings; classifier trained on clipped means of training documents. Noise "
+        "allocation: `allocation=\"l1\"` (textdp's default), i.i.d. Laplace of scale "
+        "(Σ_j w_j)/(k·ε) on every coordinate — not the paper's App. A.3 allocation "
+        "(`allocation=\"per_dimension\"`: scale d·w_j/(k·ε) on coordinate j, ε/d per "
+        "coordinate). Both are ε-SentDP; the L1 allocation adds less noise in total (summed "
+        "variance at most the paper's, by Cauchy–Schwarz), so this truncation baseline is, if "
+        "anything, stronger than the paper's.",
         "- Word-level MVC: `textdp.privatize(sentences, mechanism=\"mvc\", epsilon=ε)` "
         "(GloVe 50-d, OOV words masked), re-encoded, averaged, classified by the non-private "
         f"classifier; ε ∈ {list(config['mvc_epsilons'])} on a random subsample of the test "

@@ -111,10 +111,11 @@ def test_a_closed_pipe_keeps_the_release_counted(capsys, tmp_path, corpus, monke
     recorded."""
     L = tmp_path / "l.jsonl"
 
-    def closed(path):
+    def closed(self, path):
+        self.exposed = True  # some bytes went out before the reader left
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(atomic_module, "_copy_to_stdout", closed)
+    monkeypatch.setattr(atomic_module.AtomicFiles, "_copy_to_stdout", closed)
     monkeypatch.setattr(os, "dup2", lambda *a: None)   # keep pytest's stdout
     code, _, err = run(capsys, "privatize", corpus, "-o", "-", "--epsilon", 8, "--ledger", L)
     assert code == 141 and len(_errors(err)) == 1
@@ -123,7 +124,8 @@ def test_a_closed_pipe_keeps_the_release_counted(capsys, tmp_path, corpus, monke
 
 
 def test_a_really_closed_pipe(tmp_path, corpus):
-    """The same through a real pipe whose reader is gone: exit 141, one line, nothing else."""
+    """The same through a real pipe whose reader is gone before the first byte: exit 141, one
+    line, nothing else; nothing was delivered, so the release is voided (issue 36)."""
     L = tmp_path / "l.jsonl"
     read, write = os.pipe()
     os.close(read)
@@ -134,9 +136,10 @@ def test_a_really_closed_pipe(tmp_path, corpus):
     os.close(write)
     _, err = child.communicate(timeout=300)
     lines = err.decode().splitlines()
-    assert child.returncode == 141 and lines[-1].startswith("textdp: error: standard output")
+    assert child.returncode == 141 and "the reader of standard output" in lines[-1]
+    assert "voided (nothing was delivered)" in lines[-1]
     assert len(_errors(err.decode())) == 1 and "Traceback" not in err.decode()
-    assert _counted(L) == ["pending"]
+    assert _counted(L) == [] and len(Ledger(L).read().voided) == 1
 
 
 # --- signals at every step -------------------------------------------------------------------------

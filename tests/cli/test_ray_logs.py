@@ -56,3 +56,45 @@ def test_ray_lines_go_to_the_log_file_unless_verbose(tmp_path, verbose):
     assert proc.stdout.strip() == str(log) and log.name.startswith("textdp-driver-")
     text = log.read_text(encoding="utf-8")
     assert all(x in text for x in ray_lines) and "textdp:" not in text
+
+
+STDOUT_CHILD = textwrap.dedent("""
+    import os, subprocess, sys, types
+    from textdp.cli._ray import RayLogs
+    from textdp.io import AtomicFiles
+
+    logs_dir, verbose = sys.argv[1], sys.argv[2] == "1"
+    node = types.SimpleNamespace(get_logs_dir_path=lambda: logs_dir)
+    ray = types.SimpleNamespace(_private=types.SimpleNamespace(
+        worker=types.SimpleNamespace(_global_node=node)))
+    # A raylet that outlives the driver (an interrupt): it inherited descriptor 1 while Ray ran.
+    late = "import sys, time; time.sleep(1); print('\\\\x1b[36m(raylet)\\\\x1b[0m late line')"
+    with RayLogs(verbose=verbose) as logs:
+        logs.started(ray)
+        raylet = subprocess.Popen([sys.executable, "-c", late])
+        print("\\x1b[36m(raylet)\\x1b[0m printed by the driver", flush=True)  # Ray's log thread
+        os.write(1, b"(raylet) written to descriptor 1\\n")
+        with AtomicFiles() as files:  # textdp's own standard output: the data
+            files.write_bytes("-", b"DATA\\n")
+    print("AFTER")
+    sys.stdout.flush()
+    os._exit(0)  # the raylet still runs, holding what it was given as descriptor 1
+""")
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_nothing_of_ray_reaches_standard_output(tmp_path, verbose):
+    """Issue 36: after an interrupt, Ray's coloured raylet lines reached textdp's stdout (the
+    data stream of ``-o -``). While Ray runs descriptor 1 is where Ray's lines go; textdp's own
+    output reaches the real standard output, and a Ray process that outlives the driver holds the
+    log file (or stderr), never the data stream."""
+    proc = subprocess.run([sys.executable, "-c", STDOUT_CHILD, str(tmp_path),
+                           "1" if verbose else "0"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "DATA\nAFTER\n"
+    if verbose:  # shown, on stderr
+        assert "printed by the driver" in proc.stderr and "late line" in proc.stderr
+    else:
+        assert "raylet" not in proc.stderr
+        log = next(tmp_path.glob("textdp-driver-*.log")).read_text()
+        assert "printed by the driver" in log and "written to descriptor 1" in log

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -157,8 +158,21 @@ def test_cli_calibrate_errors(capsys, args, message):
     assert err.startswith("textdp: error:") and message in err and err.count("\n") == 1
 
 
-def test_cli_calibrate_prints_results_before_a_failing_plot(capsys, tmp_path, monkeypatch):
-    # A plot that fails after a long search must not lose the results (issue 12, item 1).
+def test_cli_calibrate_checks_the_plot_before_the_search(capsys, tmp_path, monkeypatch):
+    # A plot that would fail after a long search must not lose the results (issue 12, item 1):
+    # a missing matplotlib is refused before the search, not after it.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, out, err = run(capsys, "calibrate", "-m", "diffractor", "--max-nw", "0.3",
+                         "--min-sw", "5", "--words", "10", "--vocabulary-size", "1000",
+                         "--grid", "0.3,1", "--seed", "0", "--json", "--plot", tmp_path / "c.png")
+    assert code == 2 and "matplotlib" in err and "nothing was computed" in err
+    assert err.count("\n") == 1 and out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_calibrate_writes_results_and_plot_together(capsys, tmp_path, monkeypatch):
+    # Issue 36: the table (or JSON) and the plot are one group: a plot that fails at the end
+    # leaves neither (no results on stdout without the plot asked for, no plot file).
     import textdp.evaluation.plots as plots
 
     def broken(*_args, **_kwargs):
@@ -169,5 +183,5 @@ def test_cli_calibrate_prints_results_before_a_failing_plot(capsys, tmp_path, mo
                          "--min-sw", "5", "--words", "10", "--vocabulary-size", "1000",
                          "--grid", "0.3,1", "--seed", "0", "--json", "--plot", tmp_path / "c.png")
     assert code == 2 and "matplotlib" in err and err.count("\n") == 1
-    assert json.loads(out)["epsilon"] is not None
+    assert out == ""
     assert list(tmp_path.iterdir()) == []

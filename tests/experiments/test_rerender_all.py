@@ -24,6 +24,8 @@ PAGES = {
     "mvc_utility": {"utility.png"},
     "baselines300": set(),
     "provenance": {"auc.png"},
+    "mvc_worstcase": {"fig1_distances.png"},
+    "differences": set(),
 }
 
 

@@ -23,10 +23,17 @@ try:  # recent typer vendors click; older versions use click itself
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException
 
-from textdp.cli._common import PROG, CLIError, PipeClosed, SectionedCommand, one_line
+from textdp.cli._common import (
+    PROG,
+    CLIError,
+    PipeClosed,
+    SectionedCommand,
+    one_line,
+    pipe_message,
+)
 from textdp.io import FileError
-from textdp.io.atomic import sigterm_as_interrupt
-from textdp.io.paths import release_fifos
+from textdp.io.atomic import sigterm_as_interrupt, write_errors_name
+from textdp.io.paths import protecting_inputs, release_fifos
 
 __all__ = ["app", "main", "CLIError"]
 
@@ -137,10 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Exit status: 0 on success, 2 for any user error (one line on stderr, no traceback, no output
-    file), 3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
-    SIGTERM; temporary files removed), 141 when standard output was closed before all the output
-    was written (``… | head``; a ledger keeps such a release counted), 1 for an internal error
-    (a bug: one line too; the environment variable TEXTDP_TRACEBACK=1 shows its traceback).
+    file; a stream output that cannot be written in full, such as ``/dev/full``, included),
+    3 when ``calibrate`` finds no ε meeting its targets, 130 when interrupted (SIGINT or
+    SIGTERM; temporary files removed), 141 when standard output (or a FIFO output) was closed
+    by its reader before it read everything (``… | head``; no file output is renamed into
+    place; a ledger keeps such a release counted, or voids it when no byte was delivered), 1 for
+    an internal error (a bug: one line too; the environment variable TEXTDP_TRACEBACK=1 shows
+    its traceback).
     """
     command = typer.main.get_command(app)
     _log_to_stderr()
@@ -152,13 +162,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(command: Any, argv: Sequence[str] | None) -> int:
     try:
-        with sigterm_as_interrupt():  # SIGTERM unwinds like Ctrl-C: temporary files are removed
+        # SIGTERM unwinds like Ctrl-C (temporary files are removed); no output replaces an input.
+        with sigterm_as_interrupt(), protecting_inputs():
             status = command.main(args=list(argv) if argv is not None else None, prog_name=PROG,
                                   standalone_mode=False)
+            # What a command printed (a listing, a table) reaches standard output here, where a
+            # full disk or a closed pipe is one line and a status, not a message at exit.
+            with write_errors_name("<stdout>"):
+                sys.stdout.flush()
     except PipeClosed as exc:
         return _pipe_closed(exc)
-    except BrokenPipeError:
-        return _pipe_closed("standard output was closed before all the output was written")
+    except BrokenPipeError as exc:
+        return _pipe_closed(pipe_message(exc))
+    except SystemExit as exc:  # click turns a BrokenPipeError into a silent exit(1): ours is 141
+        if isinstance(exc.__context__, BrokenPipeError):
+            return _pipe_closed(pipe_message(exc.__context__))
+        raise
     except (CLIError, FileError) as exc:
         return _error(exc)
     except OSError as exc:  # permission denied, disk full, …: the user's environment, not a bug

@@ -13,7 +13,8 @@ from typer.core import TyperCommand
 
 from textdp.io.paths import check_distinct, check_target
 
-__all__ = ["CLIError", "PipeClosed", "SectionedCommand", "count", "say", "warn", "progress_bar"]
+__all__ = ["CLIError", "PipeClosed", "SectionedCommand", "count", "pipe_message", "say", "warn",
+           "progress_bar"]
 
 PROG = "textdp"
 
@@ -26,6 +27,15 @@ class PipeClosed(CLIError):
     """Standard output was closed by its reader before all the output was written (``… | head``):
     one line, exit code 141 (128 + SIGPIPE, the status a shell shows for a process that a closed
     pipe ends), so that ``set -o pipefail`` sees that the output was cut short."""
+
+
+def pipe_message(exc: BaseException) -> str:
+    """The one line for a reader that went away (``BrokenPipeError``): the stream named where the
+    write named it (:mod:`textdp.io.atomic`), else standard output."""
+    said = getattr(exc, "strerror", None)
+    if said and "reader of" in said:
+        return f"{said}; the output is incomplete"
+    return "standard output was closed before all the output was written"
 
 
 def one_line(message: object) -> str:

@@ -12,10 +12,13 @@ output group from :meth:`CommandLedger.files`::
 applies the policy and writes the pending line before any output (write-ahead, see
 :mod:`textdp.ledger`). Committing the group first checks that the input released is the input
 fingerprinted (else exit 2, "INPUT changed while it was read", and the pending line is voided),
-then marks the release exposed; after the block the release is completed. A failure before the
-commit voids it; a failure during or after the commit (a closed pipe, a signal) leaves the pending
-line, which counts. Standard input cannot be fingerprinted before the output streams, so
-``--ledger`` refuses it (docs/accounting.md).
+then writes the group (:meth:`textdp.io.AtomicFiles.commit`: files flushed to the disk, stream
+targets written in full and read by their readers, the renames, the directories flushed); only
+after the block — every output durably committed — is the release completed. A failure before any
+output became visible (a full ``/dev/full``, a pipe closed before its first byte) voids it; a
+failure once something may be visible (bytes in a pipe its reader closed, a rename begun) leaves
+the pending line, which counts, and is never completed. Standard input cannot be fingerprinted
+before the output streams, so ``--ledger`` refuses it (docs/accounting.md).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from textdp.cli._common import CLIError, PipeClosed, one_line, option, warn
+from textdp.cli._common import CLIError, PipeClosed, one_line, option, pipe_message, warn
 from textdp.io import AtomicFiles, FileError, ReadOptions, open_records
 from textdp.io.paths import check_distinct, check_target, is_stream
 from textdp.io.streams import is_stdio
@@ -86,13 +89,12 @@ def embed_input(input: Path, X: Any, encoder: Any, text_field: str,
 
 
 class _LedgerFiles(AtomicFiles):
-    """The command's output group: its commit first asks the ledger (input unchanged, release
-    exposed from here on)."""
+    """The command's output group: its commit first asks the ledger (input unchanged); its
+    :attr:`exposed` tells the ledger whether a failure may have left something visible."""
 
     def __init__(self, book: CommandLedger) -> None:
         super().__init__()
         self._book = book
-        self.committing = False
 
     def commit(self) -> None:
         if not self._done:
@@ -101,7 +103,6 @@ class _LedgerFiles(AtomicFiles):
             except BaseException:
                 self.abort()
                 raise
-            self.committing = True
         super().commit()
 
 
@@ -176,14 +177,16 @@ class CommandLedger:
             warn(message)
 
     def _failed(self, guard: Any, exc: BaseException) -> None:
-        """Close a release whose block raised: void it, unless its output may be visible."""
-        if any(g.committing for g in self._groups):
+        """Close a release whose block raised: void it, unless some of its output may be
+        visible (then its pending line stays and counts; it is never completed)."""
+        if any(g.exposed for g in self._groups):
             guard.exposed()
         message = guard.void(f"{type(exc).__name__}: {one_line(exc)}")
-        if isinstance(exc, BrokenPipeError) and guard.state == "pending":
-            raise PipeClosed(f"standard output was closed before all the output was written; "
-                             f"ledger {self.book.path}: release {guard.id} stays pending and "
-                             "counts against the budget") from None
+        if isinstance(exc, BrokenPipeError):
+            what = (f"release {guard.id} stays pending and counts against the budget (part of "
+                    "the output was delivered)" if guard.state == "pending" else
+                    f"release {guard.id} is voided (nothing was delivered)")
+            raise PipeClosed(f"{pipe_message(exc)}; ledger {self.book.path}: {what}") from None
         if message:
             warn(message)
 

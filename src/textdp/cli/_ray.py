@@ -362,6 +362,13 @@ class RayLogs:
     ``core_worker.cc`` line on every actor pool). For the last, descriptor 2 is pointed at that
     file while Ray runs, and ``sys.stderr`` — where textdp's own lines and progress bar go —
     at a copy of the original descriptor. Everything is restored on exit.
+
+    Standard output is textdp's data stream (``-o -``), which the command writes only when it
+    commits (:class:`textdp.io.AtomicFiles`, through a copy of descriptor 1 kept here:
+    :func:`textdp.io.atomic.stdout_descriptor`). While Ray runs, descriptor 1 goes where Ray's
+    lines go (the log file; stderr with ``verbose``): the driver's printing of worker and raylet
+    lines, and every process Ray starts — which inherits descriptor 1, and may outlive an
+    interrupted driver — never reach the data stream.
     """
 
     def __init__(self, *, verbose: bool = False) -> None:
@@ -374,9 +381,14 @@ class RayLogs:
         self._showwarning: Any = None
         self._filtered: list[logging.Handler] = []
         self._warnings: Any = None
+        self._saved_stdout: int | None = None
+        self._stdout_before: int | None = None
 
     def __enter__(self) -> RayLogs:
+        self._hold_stdout()
         if self.verbose:
+            if self._saved_stdout is not None:
+                os.dup2(2, 1)  # Ray's lines on stderr, as asked; never in the data stream
             return self
         self._warnings = warnings.catch_warnings()
         self._warnings.__enter__()
@@ -387,7 +399,7 @@ class RayLogs:
         except OSError:  # no descriptor 2 (closed by the caller): nothing to keep clean
             return self
         self._sink = tempfile.TemporaryFile()  # until Ray's log directory is known
-        os.dup2(self._sink.fileno(), 2)
+        self._point_at(self._sink.fileno())
         if _fileno(sys.stderr) == 2:  # textdp's lines: to the original descriptor
             self._stderr = sys.stderr
             sys.stderr = open(self._saved_fd, "w", encoding=sys.stderr.encoding,  # noqa: SIM115
@@ -422,9 +434,40 @@ class RayLogs:
         self._sink.seek(0)
         sink.write(self._sink.read())
         sink.flush()
-        os.dup2(sink.fileno(), 2)
+        self._point_at(sink.fileno())
         self._sink.close()
         self._sink, self.path = sink, path
+
+    def _hold_stdout(self) -> None:
+        """Keep a copy of descriptor 1 for the command's own standard output."""
+        from textdp.io.atomic import stdout_descriptor
+
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        try:
+            self._saved_stdout = os.dup(1)
+        except OSError:  # no descriptor 1: nothing to keep clean
+            return
+        self._stdout_before = stdout_descriptor(self._saved_stdout)
+
+    def _point_at(self, fd: int) -> None:
+        """Descriptors 2 (and 1, when held) to ``fd``."""
+        os.dup2(fd, 2)
+        if self._saved_stdout is not None:
+            os.dup2(fd, 1)
+
+    def _release_stdout(self) -> None:
+        """Descriptor 1 back (anything Ray printed flushed first, where Ray's lines went)."""
+        from textdp.io.atomic import stdout_descriptor
+
+        if self._saved_stdout is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(self._saved_stdout, 1)
+        os.close(self._saved_stdout)
+        self._saved_stdout = None
+        stdout_descriptor(self._stdout_before)
 
     def captured(self) -> str:
         """Ray's lines kept off stderr so far (for an error message that names their cause)."""
@@ -459,6 +502,13 @@ class RayLogs:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        try:
+            self._exit(exc_type, exc, tb)
+        finally:
+            self._release_stdout()
+
+    def _exit(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+              tb: TracebackType | None) -> None:
         if self.verbose:
             return
         for handler in self._filtered:

@@ -138,8 +138,9 @@ def assess(
         if isinstance(exc, FileError):
             raise
         raise CLIError(one_line(exc)) from None
-    if not targets:
-        sys.stdout.write(result.to_markdown())
+    if not targets:  # through a group: a closed pipe or a full disk is an error, not a crash
+        with AtomicFiles() as files:
+            files.write_bytes("-", result.to_markdown().encode("utf-8"))
         return
     _write(result, targets, out)
     rec = result.recommended

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Annotated
@@ -21,7 +22,8 @@ from textdp.cli._common import (
     warn,
 )
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import FileError
+from textdp.io import FileError, check_distinct
+from textdp.io.paths import directory_outputs
 
 __all__ = ["audit", "read_pairs"]
 
@@ -90,13 +92,20 @@ def _check_out(out: Path | None) -> None:
         raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
 
 
-def _pairs_argument(pairs: str) -> str | list[tuple[str, str]]:
+#: What ``--out DIR`` receives.
+WRITTEN = ("audit.json", "audit.md", "audit.png")
+
+
+def _pairs_argument(pairs: str, out: Path | None) -> str | list[tuple[str, str]]:
     if pairs in ("closest", "random"):
         return pairs
     path = Path(pairs)
     if not path.exists():
         raise CLIError(f"--pairs must be closest, random or a file of word pairs; "
                        f"{pairs!r} is neither")
+    # Before the audit runs: a pairs file inside --out under a name written is never replaced.
+    check_distinct({"pairs file": path},
+                   directory_outputs(out, WRITTEN, "--out") if out is not None else None)
     return read_pairs(path)
 
 
@@ -135,7 +144,7 @@ def audit(
     _check_out(out)
     if not 0 < alpha < 1:
         raise CLIError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
-    chosen = _pairs_argument(pairs)
+    chosen = _pairs_argument(pairs, out)
     params = mechanism_params(mechanism, {"method": method, "n_lists": n_lists, "beta": beta,
                                           "neighbors": neighbors}, param or [])
     try:
@@ -150,11 +159,11 @@ def audit(
         raise CLIError(one_line(exc)) from None
     finally:
         bar.close()
-    typer.echo(result.markdown())
+    _write(result, out)
     say(f"{result.draws_per_second:,.0f} draws/s, "
         f"{result.seconds:.1f} s")
     if out is not None:
-        _write(result, out)
+        say(f"wrote {', '.join(str(out / name) for name in WRITTEN)}")
     if seed is not None:
         warn("seeded audit: reproducible, and as valid as an unseeded one only if the seed was "
              "not chosen after seeing results")
@@ -165,17 +174,28 @@ def _advance(bar, done: int, total: int) -> None:
     bar.update(done - bar.n)
 
 
-def _write(result, out: Path) -> None:
+def _write(result, out: Path | None) -> None:
+    """The table on standard output and, with --out, the three files: one group, written
+    together or not at all (standard output first: a closed pipe or a full disk there leaves
+    --out as it was)."""
     from textdp.io.atomic import AtomicFiles
 
-    out.mkdir(exist_ok=True)
-    with AtomicFiles() as files:
-        files.write_json(out / "audit.json", result.to_dict())
-        files.write_bytes(out / "audit.md", (f"# Audit of {result.mechanism}\n\n"
-                                             + result.markdown()).encode("utf-8"))
-    say(f"wrote {out / 'audit.json'} and {out / 'audit.md'}")
-    result.plot(out / "audit.png")  # last: a failing plot cannot lose the results
-    say(f"wrote {out / 'audit.png'}")
+    made = out is not None and not out.exists()
+    try:
+        with AtomicFiles() as files:
+            files.write_bytes("-", (result.markdown() + "\n").encode("utf-8"))
+            if out is not None:
+                out.mkdir(exist_ok=True)
+                files.write_json(out / "audit.json", result.to_dict())
+                files.write_bytes(out / "audit.md", (f"# Audit of {result.mechanism}\n\n"
+                                                     + result.markdown()).encode("utf-8"))
+                with files.writing(out / "audit.png") as tmp:
+                    result.plot(tmp)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # the directory this run made, if still empty
+        raise
 
 
 audit.__doc__ = HELP

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -278,6 +277,11 @@ def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta
         if plot.suffix.lower() != ".png":
             raise FileError(plot, None, "--plot must name a .png file")
         check_target(plot, "plot")
+        try:  # before the search: the results and the plot are written together, or neither
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise CLIError(f"cannot draw --plot: {one_line(exc)} (pip install matplotlib); "
+                           "nothing was computed") from None
     if grid is not None:
         return parse_floats(grid, "--grid")
     if not (0 < grid_min < grid_max and math.isfinite(grid_max)):
@@ -285,37 +289,42 @@ def _check_options(max_nw: float | None, min_sw: float | None, support: str, eta
     return default_grid(grid_min, grid_max)
 
 
-def _plot(data: dict[str, Any], plot: Path) -> None:
-    """The PNG of N_w and S_w against ε; a failure is one line (the results are already out)."""
-    from textdp.io import AtomicFiles
-
-    try:
-        from textdp.evaluation.plots import calibration_plot
-
-        with AtomicFiles() as files, files.writing(plot) as tmp:
-            calibration_plot(data, tmp)
-    except ImportError as exc:
-        raise CLIError(f"cannot draw --plot: {one_line(exc)} (pip install matplotlib); "
-                       "the results above are complete") from None
-    say(f"plot: {plot}")
-
-
 def _output(result: Calibration, vocab: Vocabulary, seed: int | None, draws: int,
             json_output: bool, plot: Path | None, measured_on: dict[str, Any]) -> None:
-    """The JSON object, or the table and the verdict, on stdout (flushed); then the plot."""
+    """The JSON object, or the table and the verdict, on stdout, and the plot: one group, written
+    together or not at all (stdout first: a closed pipe or a full disk there leaves the plot's
+    file as it was)."""
+    import contextlib
+    import io
+
+    from textdp.io import AtomicFiles
+
     data = result.to_dict()
     data["vocabulary"] = vocab.describe()
     data["seed"] = seed
     data["measured_on"] = measured_on
     if json_output:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     else:
-        if measured_on["source"] == "data":
-            _data_lines(measured_on)
-        _table(result, vocab, draws)
-    sys.stdout.flush()
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            if measured_on["source"] == "data":
+                _data_lines(measured_on)
+            _table(result, vocab, draws)
+        text = buffer.getvalue()
+    with AtomicFiles() as files:
+        files.write_bytes("-", text.encode("utf-8"))
+        if plot is not None:
+            try:
+                from textdp.evaluation.plots import calibration_plot
+
+                with files.writing(plot) as tmp:
+                    calibration_plot(data, tmp)
+            except ImportError as exc:
+                raise CLIError(f"cannot draw --plot: {one_line(exc)} (pip install matplotlib); "
+                               "nothing was written (run again without --plot)") from None
     if plot is not None:
-        _plot(data, plot)
+        say(f"plot: {plot}")
 
 
 def _data_lines(m: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.cli.calibrate import DataTextFieldOpt, parse_floats
 from textdp.cli.privatize import EntitiesOption, FormatOption
 from textdp.io import FileError
+from textdp.io.atomic import staged_directory
 
 if TYPE_CHECKING:
     from textdp.evaluation.sweep import SweepConfig
@@ -161,9 +162,11 @@ def evaluate(
                          entities="default" if entities is None else entities)
     _check_config(config)
     data = None if input is None else _read_data(input, out, config)
-    out.mkdir(exist_ok=True)
     say(f"evaluating {', '.join(names)} at ε = {', '.join(f'{e:g}' for e in eps)} → {out}/")
-    results = run_sweep(config, out, log=lambda msg: say(msg), data=data)
+    # Into a hidden directory beside OUT, moved in when every file is written: results, figures
+    # and report appear together, or (an error, an interrupt) not at all.
+    with staged_directory(out) as stage:
+        results = run_sweep(config, stage, log=lambda msg: say(msg), data=data)
     for note in results.get("notes", []):
         warn(note)
     say(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'report.html'} and "
@@ -203,12 +206,13 @@ def _read_data(input: Path, out: Path, config: SweepConfig) -> Any:
     fields present, its labels usable for a classification."""
     from textdp.evaluation.data import read_user_data
     from textdp.io import check_distinct, check_input
+    from textdp.io.paths import directory_outputs
 
     check_input(input, config.format)
     written = ["results.json", "report.md", "report.html", "deniability_curves.png",
                "utility.png", "privacy.png", "tradeoff.png", "efficiency.png",
                *(f"deniability_{m}.png" for m in config.mechanisms)]
-    check_distinct({"input": input}, {f"--out {name}": out / name for name in written})
+    check_distinct({"input": input}, directory_outputs(out, written, "--out"))
     data = read_user_data(input, text_field=config.text_field, label_field=config.label_field,
                           format=config.format)
     if config.label_field is not None and "label" in config.tasks:

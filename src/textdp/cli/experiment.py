@@ -39,6 +39,10 @@ EXPERIMENTS = {
                     "→ docs/results/baselines300.md",
     "provenance": "MVC's privacy audit (Tables 3-4): a provenance auditor on fortunes authors "
                   "→ docs/results/provenance.md",
+    "mvc_worstcase": "MVC Fig. 2's worst case on every word, Fig. 1's neighbour distances "
+                     "→ docs/results/mvc_worstcase.md",
+    "differences": "the differences from the papers other pages left open, measured or bounded "
+                   "→ docs/results/differences.md",
 }
 
 

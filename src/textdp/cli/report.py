@@ -3,13 +3,8 @@ Markdown and HTML."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +12,8 @@ import typer
 
 from textdp.cli._common import CLIError, one_line, say
 from textdp.io import FileError, check_distinct
+from textdp.io.atomic import staged_directory
+from textdp.io.paths import directory_outputs
 
 __all__ = ["report"]
 
@@ -77,14 +74,18 @@ def report(
         if not isinstance(data.get(key), dict):
             raise CLIError(f"{run}: the report has no {key!r} section")
     out = out if out is not None else default_directory(run)
-    check_distinct({"report": run}, {"output directory": out})
+    # File by file: RUN.json inside OUT under one of the names written is never replaced.
+    written = ["report.md", "report.html", "tokens.png", *(["deniability.png"] if deniability
+                                                           else [])]
+    check_distinct({"report": run}, {"output directory": out,
+                                     **directory_outputs(out, written, "--out")})
     if out.exists() and not out.is_dir():
         raise FileError(out, None, "exists and is not a directory")
     if not out.absolute().parent.is_dir():
         raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
     # Rendered into a staging directory beside OUT and moved in at the end: a report that cannot
     # be rendered (a section of the wrong type) leaves no partial directory behind.
-    with _staged_directory(out) as stage:
+    with staged_directory(out) as stage:
         try:
             doc = run_report_document(data, stage, deniability_words=deniability, draws=draws,
                                       rng=_random.generator(seed))
@@ -106,33 +107,6 @@ def default_directory(run: Path) -> Path:
     base = re.sub(r"[-_.]?report$", "", stem, flags=re.IGNORECASE)
     name = f"{base}-report" if base else "report"
     return run.with_name(name if name != run.name else f"{name}-rendered")
-
-
-@contextlib.contextmanager
-def _staged_directory(out: Path) -> Iterator[Path]:
-    """A fresh directory beside ``out`` to render into; on success its files are moved into
-    ``out`` (the directory itself is renamed when ``out`` does not exist yet), on any error it is
-    removed and ``out`` is left as it was."""
-    real = Path(os.path.realpath(out))
-    stage = Path(tempfile.mkdtemp(prefix=f".{real.name}.textdp-{os.getpid()}-", suffix=".tmp",
-                                  dir=real.parent))
-    try:
-        yield stage
-        os.chmod(stage, _default_directory_mode())
-        if not real.exists():
-            os.rename(stage, real)
-            return
-        for item in sorted(stage.iterdir()):
-            os.replace(item, real / item.name)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-
-
-def _default_directory_mode() -> int:
-    # mkdtemp makes 0700 directories; a finished one gets what mkdir would have given it.
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o777 & ~umask
 
 
 report.__doc__ = HELP

@@ -81,13 +81,13 @@ def stats(
         result = neighbor_distances(vocab, sample=sample, rng=_random.generator(seed))
     except ValueError as exc:
         raise CLIError(one_line(exc)) from None
-    with AtomicFiles() as files:
+    with AtomicFiles() as files:  # the table, the plot and the JSON: together or not at all
+        files.write_bytes("-", (stats_markdown(name, result, seed) + "\n").encode("utf-8"))
         if plot is not None:
             with files.writing(plot) as tmp:
                 plot_neighbor_distances(result, tmp)
         if json_path is not None:
             files.write_json(json_path, result.to_dict() | {"seed": seed})
-    typer.echo(stats_markdown(name, result, seed))
     say(f"{result.seconds:.1f} s" + (f"; plot: {plot}" if plot else "")
         + (f"; JSON: {json_path}" if json_path else ""))
 

@@ -8,8 +8,25 @@ Nothing is left behind: an exception, Ctrl-C (SIGINT) or, inside :func:`sigterm_
 SIGTERM removes the temporary files. A process killed outright (SIGKILL, a power cut) cannot clean
 up, so temporary files are named after their target and the writing process,
 ``.NAME.textdp-PID-RANDOM.tmp``, and reserving a target removes those of the same target whose
-process no longer runs. The target ``-`` is standard output: it is staged in a temporary file too
-and copied to standard output on commit, so a failed run writes nothing there either.
+process no longer runs (standard output's, ``.textdp-stdout.textdp-PID-RANDOM.tmp`` in the
+temporary directory, included). The target ``-`` is standard output: it is staged in a temporary
+file too and copied to standard output on commit, so a failed run writes nothing there either.
+
+A commit is ordered so that whatever can fail comes before whatever cannot be taken back, and a
+group is written whole or not at all:
+
+1. every staged file is flushed to the disk (``fsync``);
+2. every stream target (standard output, a FIFO, a device) is written, in full, and a pipe is
+   waited on until its reader has read every byte (:func:`_drain`): a reader that went away first
+   (``… | head -c 100``) is a :class:`BrokenPipeError`, a short or failed write (``/dev/full``) a
+   :class:`~textdp.io.FileError` — and then no file target has been touched;
+3. joined commits (an object store's moves);
+4. the renames, with SIGINT and SIGTERM held until the last (the group appears whole);
+5. every directory that received a file is flushed (``fsync``), so that a power cut after the
+   commit returns cannot leave an empty file — or none — under the name.
+
+:attr:`AtomicFiles.exposed` says whether any of it may have become visible (a byte written to a
+stream, a rename begun): a failure before that left the targets as they were.
 
 Targets that are not regular files (:mod:`textdp.io.paths`): a symbolic link is followed — its
 target is replaced atomically and the link stays; a FIFO or a character device (``/dev/null``, a
@@ -26,9 +43,11 @@ group) — the output of private data stays 0600 if it was — and a new file ge
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import stat
@@ -42,10 +61,11 @@ from types import TracebackType
 from typing import Any
 
 from textdp.io.errors import FileError
-from textdp.io.paths import output_kind, release_fifos, written_fifo
+from textdp.io.paths import check_not_input, output_kind, release_fifos, written_fifo
 
 __all__ = ["AtomicFiles", "atomic_save_npz", "atomic_write_bytes", "atomic_write_json",
-           "remove_stale_temporaries", "sigterm_as_interrupt", "write_errors_name"]
+           "commit_directory", "remove_stale_temporaries", "sigterm_as_interrupt",
+           "staged_directory", "stdout_descriptor", "write_errors_name"]
 
 _STDOUT = "-"
 # Standard output is staged under this name in the temporary directory.
@@ -75,12 +95,19 @@ def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
 
     Only files named as :class:`AtomicFiles` names them for this target are considered, and only
     those whose process id is not a running process (a killed run's); files of running processes,
-    this one included, are kept. Returns the files removed.
+    this one included, are kept. ``-`` (standard output, a FIFO or a device: a stream target) means
+    the streams' staged copies in the temporary directory. A staging directory so named (``textdp
+    report``'s) is removed with what it holds. Returns what was removed.
     """
     target = Path(target)
     directory, name = _stage_dir(target)
-    pattern = _temporary_pattern(name)
-    removed = []
+    return _remove_dead(directory, _temporary_pattern(name))
+
+
+def _remove_dead(directory: Path, pattern: re.Pattern[str]) -> list[Path]:
+    """Remove the entries of ``directory`` whose name ``pattern`` matches and whose writing
+    process (the pattern's first group, a process id) no longer runs."""
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:
@@ -89,8 +116,11 @@ def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
         m = pattern.match(entry.name)
         if m is None or int(m.group(1)) == os.getpid() or _running(int(m.group(1))):
             continue
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
-            os.unlink(entry.path)
+        with contextlib.suppress(FileNotFoundError, PermissionError, NotADirectoryError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
             removed.append(Path(entry.path))
     return removed
 
@@ -102,6 +132,20 @@ def _stage_dir(target: Path) -> tuple[Path, str]:
         return Path(tempfile.gettempdir()), _STDOUT_STAGE
     real = Path(os.path.realpath(target))
     return real.parent, real.name
+
+
+#: The descriptor of the process's real standard output, where something else (Ray's runtime,
+#: :class:`textdp.cli._ray.RayLogs`) holds descriptor 1 for a while; None: ``sys.stdout``'s.
+_stdout_fd: int | None = None
+
+
+def stdout_descriptor(fd: int | None) -> int | None:
+    """Write standard output targets to ``fd`` from now on (None: to ``sys.stdout``'s own
+    descriptor again); returns the previous setting, to be restored. For a caller that points
+    descriptor 1 elsewhere while a runtime that prints to it runs."""
+    global _stdout_fd
+    previous, _stdout_fd = _stdout_fd, fd
+    return previous
 
 
 class _Terminated(KeyboardInterrupt):
@@ -185,12 +229,17 @@ class AtomicFiles:
         self._staged: dict[Path | str, _Staged] = {}
         self._others: list[Any] = []
         self._done = False
+        #: Whether anything of the group may have become visible: a byte written to a stream
+        #: target, a joined commit or a rename begun. False after a failure means that every
+        #: target is as it was (a ledger may then void the release).
+        self.exposed = False
 
     def join(self, other: Any) -> None:
         """Commit ``other`` (an object with ``commit()`` and ``abort()``, such as a job's
-        :class:`~textdp.io.uri.RemoteStaging` on an object store) with this group: first, when
-        the group commits (so a check before the commit, such as the ledger's, comes before
-        it too); aborted when the group is aborted, or when its own commit failed."""
+        :class:`~textdp.io.uri.RemoteStaging` on an object store) with this group: when the
+        group commits, after its stream targets are written and before its files are renamed
+        (so a check before the commit, such as the ledger's, comes before it too); aborted when
+        the group is aborted, or when its own commit failed."""
         if self._done:
             raise RuntimeError("this group of files has already been committed or aborted")
         self._others.append(other)
@@ -209,6 +258,7 @@ class AtomicFiles:
             raise RuntimeError("this group of files has already been committed or aborted")
         target = Path(target)
         stdout = os.fspath(target) == _STDOUT
+        check_not_input(target)  # an input is never overwritten, whichever command forgot
         # An existing target is checked (a device is not replaced); a missing directory is
         # mkstemp's FileNotFoundError below.
         kind = "stream" if stdout else output_kind(target) if os.path.exists(target) else "file"
@@ -221,7 +271,8 @@ class AtomicFiles:
             directory, name = Path(tempfile.gettempdir()), _STDOUT_STAGE
         else:
             directory, name = _stage_dir(target)
-            remove_stale_temporaries(target)
+        # A run killed outright (SIGKILL) left its copy here: its process is gone, so it goes.
+        _remove_dead(directory, _temporary_pattern(name))
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}{_TAG}{os.getpid()}-", suffix=".tmp",
                                        dir=directory)
@@ -252,32 +303,91 @@ class AtomicFiles:
         self.write_bytes(target, text.encode("utf-8"))
 
     def commit(self) -> None:
-        """Rename every staged file onto its target (copy it into a stream target)."""
+        """Write the group (see the module's docstring for the order): files flushed to the disk,
+        then every stream target written in full, then joined commits, then the renames, then
+        the directories flushed. A stream that cannot be written in full leaves every file
+        target as it was.
+
+        Raises:
+            BrokenPipeError: a stream's reader went away before it read everything.
+            FileError: a write, a flush or a rename failed (naming the target).
+        """
         if self._done:
             return
         self._done = True
         default = _default_mode()
         staged = list(self._staged.values())
+        files = [item for item in staged if item.kind == "file"]
         try:
-            for other in self._others:
+            for item in files:  # 1. on the disk before anything is visible
+                _take_permissions(item.tmp, item.real, default)
+                with write_errors_name(item.target):
+                    _fsync_file(item.tmp)
+            for item in staged:  # 2. streams: cannot be taken back, so before any rename
+                if item.kind != "stream":
+                    continue
+                if os.fspath(item.target) == _STDOUT:
+                    self._copy_to_stdout(item.tmp)
+                else:
+                    self._copy_to_stream(item.tmp, item.target, item.real)
+            for other in self._others:  # 3. an object store's moves
+                self.exposed = True
                 other.commit()
-            for item in staged:
-                if item.kind == "file":
-                    _take_permissions(item.tmp, item.real, default)
-            # Renames only: a signal waits until all are done (a group — the files of an output
-            # directory and the report — appears whole, not cut short); a stream, whose write
-            # may wait for its reader, stays interruptible.
-            with _signals_held(all(item.kind == "file" for item in staged)):
-                for item in staged:
-                    if os.fspath(item.target) == _STDOUT:
-                        with write_errors_name("<stdout>"):
-                            _copy_to_stdout(item.tmp)
-                    elif item.kind == "stream":
-                        _copy_to_stream(item.tmp, item.target, item.real)
-                    else:
+            # 4. Renames only: a signal waits until all are done (a group — the files of an
+            # output directory and the report — appears whole, not cut short).
+            with _signals_held(bool(files)):
+                for item in files:
+                    check_not_input(item.real)  # (first: before this group renamed anything)
+                for item in files:
+                    self.exposed = True
+                    with write_errors_name(item.target):
                         os.replace(item.tmp, item.real)
+            for directory in dict.fromkeys(item.real.parent for item in files):  # 5.
+                with write_errors_name(directory):
+                    _fsync_directory(directory)
         finally:
             self._remove_temporaries()
+
+    def _exposing(self) -> None:
+        self.exposed = True
+
+    def _copy_to_stream(self, tmp: Path, target: Path, real: Path) -> None:
+        """Write the staged ``tmp`` into the FIFO or device ``real`` (opened, never created, never
+        replaced). Blocks until a FIFO has a reader, as any writer of a FIFO does, and until
+        that reader has read everything (:func:`_drain`)."""
+        with write_errors_name(target):
+            fd = os.open(real, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                mode = os.fstat(fd).st_mode
+                if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):  # replaced since the check
+                    raise FileError(target, None, "is no longer a FIFO or a device; nothing "
+                                                  "written")
+                _write_fd(fd, tmp, self._exposing, os.fspath(target))
+                _drain(fd, os.fspath(target))
+            finally:
+                os.close(fd)
+        written_fifo(real)
+
+    def _copy_to_stdout(self, path: Path) -> None:
+        """Standard output, by its descriptor where it has one (every byte accounted for), else
+        (a test's replaced stream) by its buffer."""
+        with write_errors_name("<stdout>"):
+            fd = _stdout_fd
+            if fd is None:
+                sys.stdout.flush()
+                try:
+                    fd = sys.stdout.fileno()
+                except (AttributeError, OSError, ValueError):
+                    fd = None
+            if fd is None:
+                self.exposed = True
+                out = sys.stdout.buffer
+                with open(path, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+                out.flush()
+                return
+            _write_fd(fd, path, self._exposing, "standard output")
+            _drain(fd, "standard output")
 
     def abort(self) -> None:
         """Remove every staged file; the targets stay as they were (a FIFO's reader, if one is
@@ -336,26 +446,135 @@ def _take_permissions(tmp: Path, real: Path, default: int) -> None:
     os.chmod(tmp, stat.S_IMODE(old.st_mode))
 
 
-def _copy_to_stream(tmp: Path, target: Path, real: Path) -> None:
-    """Write the staged ``tmp`` into the FIFO or device ``real`` (opened, never created, never
-    replaced). Blocks until a FIFO has a reader, as any writer of a FIFO does."""
-    with write_errors_name(target):
-        fd = os.open(real, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
-        with open(fd, "wb", buffering=0) as out:
-            mode = os.fstat(out.fileno()).st_mode
-            if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):  # replaced since the check
-                raise FileError(target, None, "is no longer a FIFO or a device; nothing written")
-            with open(tmp, "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 20)
-    written_fifo(real)
+def _fsync_file(path: Path) -> None:
+    """Flush ``path``'s content to the disk (a read-only descriptor suffices for ``fsync``)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
-def _copy_to_stdout(path: Path) -> None:
-    sys.stdout.flush()
-    out = sys.stdout.buffer
+def _fsync_directory(directory: Path) -> None:
+    """Flush ``directory``'s entries (the renames into it) to the disk, where the system can
+    (POSIX; a file system that cannot — EINVAL — is left as it is)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(directory, flags)
+    except (PermissionError, IsADirectoryError):  # Windows, or no right to open it: nothing to do
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _write_fd(fd: int, path: Path, written: Any, name: str) -> None:
+    """Copy the file ``path`` into the descriptor ``fd`` (the stream ``name``) in full: short
+    writes are continued, a non-blocking descriptor waited on; ``written()`` is called once
+    bytes went out. A reader that went away is a :class:`BrokenPipeError` naming the stream."""
+    try:
+        _copy_fd(fd, path, written)
+    except BrokenPipeError:
+        raise BrokenPipeError(errno.EPIPE, f"the reader of {name} went away before reading "
+                                           "everything") from None
+
+
+def _copy_fd(fd: int, path: Path, written: Any) -> None:
     with open(path, "rb") as f:
-        shutil.copyfileobj(f, out, 1 << 20)
-    out.flush()
+        while chunk := f.read(1 << 20):
+            view = memoryview(chunk)
+            while view:
+                try:
+                    n = os.write(fd, view)
+                except BlockingIOError:  # a descriptor left non-blocking by someone else
+                    select.select([], [fd], [])
+                    continue
+                if n <= 0:
+                    raise OSError(errno.EIO, "short write (no byte written)")
+                written()
+                view = view[n:]
+
+
+def _drain(fd: int, name: str) -> None:
+    """Wait until the reader of the pipe (or FIFO) ``fd`` has read every byte written to it.
+
+    A pipe takes up to its buffer (64 KiB on Linux) without a reader reading: a reader that then
+    exits (``… | head -c 100``) drops the rest, and the writer is told nothing. Here that is a
+    :class:`BrokenPipeError`, as a write after its exit would be. Linux only (``FIONREAD`` on the
+    writing end); elsewhere, or on anything but a pipe, nothing to do.
+    """
+    try:
+        import fcntl
+        import termios
+
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode) or not sys.platform.startswith("linux"):
+            return
+        poll = select.poll()
+    except (ImportError, OSError, AttributeError):
+        return
+    poll.register(fd, 0)  # POLLERR is reported whatever is asked: the last reader is gone
+    delay = 1
+    while True:
+        try:
+            left = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"),
+                                  sys.byteorder, signed=True)
+        except OSError:
+            return
+        if left <= 0:
+            return
+        for _, events in poll.poll(delay):
+            if events & (select.POLLERR | select.POLLHUP):
+                raise BrokenPipeError(errno.EPIPE, f"the reader of {name} went away with "
+                                                   f"{left:,} bytes unread")
+        delay = min(2 * delay, 50)
+
+
+@contextlib.contextmanager
+def staged_directory(out: str | os.PathLike) -> Iterator[Path]:
+    """A fresh hidden directory beside ``out`` to write a command's files into; when the block
+    succeeds they are moved into ``out`` (:func:`commit_directory`: the directory itself renamed
+    when ``out`` does not exist yet), on any error it is removed and ``out`` is left as it was.
+    One left by a run killed outright is removed first (:func:`remove_stale_temporaries`)."""
+    real = Path(os.path.realpath(out))
+    remove_stale_temporaries(real)
+    stage = Path(tempfile.mkdtemp(prefix=f".{real.name}{_TAG}{os.getpid()}-", suffix=".tmp",
+                                  dir=real.parent))
+    try:
+        yield stage
+        umask = os.umask(0)  # mkdtemp makes 0700 directories; a finished one gets mkdir's mode
+        os.umask(umask)
+        os.chmod(stage, 0o777 & ~umask)
+        commit_directory(stage, real)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def commit_directory(stage: Path, real: Path) -> None:
+    """Move the files rendered into the staging directory ``stage`` into the directory ``real``
+    (``stage`` itself renamed onto ``real`` when that does not exist yet), with an atomic group's
+    guarantees: each file flushed to the disk first, none of them over an input
+    (:func:`~textdp.io.paths.check_not_input`, all checked before the first move), the
+    directories flushed after. Signals wait until the moves are done."""
+    items = sorted(stage.iterdir())
+    for item in items:
+        with write_errors_name(real / item.name):
+            _fsync_file(item)
+    with _signals_held(True):
+        if not real.exists():
+            os.rename(stage, real)
+        else:
+            for item in items:
+                check_not_input(real / item.name)
+            for item in items:
+                with write_errors_name(real / item.name):
+                    os.replace(item, real / item.name)
+    for directory in (real, real.parent):
+        with write_errors_name(directory):
+            _fsync_directory(directory)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -11,6 +11,13 @@ its paths before it reads or writes anything.
   the run has succeeded — never replaced; sockets, block devices and directories are refused.
 * :func:`is_stream` — ``-`` or a FIFO / character device given as input (``<(cmd)``): read once,
   as it comes (no size, no second pass).
+* :func:`directory_outputs` — the files a command writes into an output directory, for
+  :func:`check_distinct`: a directory is checked file by file (``textdp report d/report.md -o d``
+  would write ``d/report.md``, its input).
+* :func:`protecting_inputs` / :func:`check_not_input` — the input-never-overwritten rule as one
+  chokepoint: within the block (the CLI runs every command inside it) every path
+  :func:`check_distinct` was given to read is remembered, and :class:`~textdp.io.AtomicFiles`
+  refuses to stage or rename over any of them, whichever command forgot to check.
 
 Why identity and not names: ``../DIR/in.txt``, ``./in.txt``, ``DIR//in.txt``, a symbolic link or a
 hard link all name the same bytes, and writing the report "somewhere else" that is in fact the
@@ -21,18 +28,20 @@ path; on a case-insensitive file system two such names differing in case are not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 from textdp.io.errors import FileError
 from textdp.io.streams import is_stdio
 from textdp.io.uri import RemoteFile
 
-__all__ = ["PathArg", "check_distinct", "check_target", "is_stream", "output_kind",
-           "release_fifos", "written_fifo"]
+__all__ = ["PathArg", "check_distinct", "check_not_input", "check_target", "directory_outputs",
+           "is_stream", "output_kind", "protecting_inputs", "release_fifos", "written_fifo"]
 
 PathArg = str | os.PathLike
 #: How a target is written: ``"file"`` — replaced atomically (new or regular file);
@@ -61,6 +70,62 @@ def release_fifos(paths: Sequence[PathArg] | None = None) -> None:
 def written_fifo(path: PathArg) -> None:
     """``path`` has been written (and closed): no longer to be released."""
     _fifos.discard(os.path.abspath(path))
+
+
+#: Inside :func:`protecting_inputs`: (device, inode) → (role, path) of every existing file that
+#: :func:`check_distinct` was given to read; None outside (a library caller's files are its own).
+_inputs: dict[tuple[int, int], tuple[str, str]] | None = None
+
+
+@contextlib.contextmanager
+def protecting_inputs() -> Iterator[None]:
+    """Within the block, no :class:`~textdp.io.AtomicFiles` target may be a file that
+    :func:`check_distinct` was given to read (:func:`check_not_input`)."""
+    global _inputs
+    previous, _inputs = _inputs, {}
+    try:
+        yield
+    finally:
+        _inputs = previous
+
+
+def _remember_input(role: str, path: PathArg) -> None:
+    if _inputs is None or is_stdio(path) or isinstance(path, RemoteFile):
+        return
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(st.st_mode):
+        _inputs.setdefault((st.st_dev, st.st_ino), (role, os.fspath(path)))
+
+
+def check_not_input(target: PathArg) -> None:
+    """Refuse ``target`` (about to be written or replaced) when it is a file read as an input
+    within :func:`protecting_inputs` (compared as files: links and other spellings included).
+
+    Raises:
+        FileError: one line naming the target and the input it would overwrite.
+    """
+    if not _inputs or is_stdio(target):
+        return
+    try:
+        st = os.stat(target)
+    except (OSError, ValueError):
+        return
+    known = _inputs.get((st.st_dev, st.st_ino))
+    if known is not None:
+        role, path = known
+        raise FileError(target, None, f"the output would overwrite the {role} ({path} is the "
+                                      "same file); nothing was written: give the output its own "
+                                      "file or directory")
+
+
+def directory_outputs(directory: PathArg, names: Sequence[str], role: str = "output"
+                      ) -> dict[str, Path]:
+    """``{role NAME: directory/NAME}`` for the files ``names`` a command writes into
+    ``directory``: :func:`check_distinct`'s ``writes`` for a directory output."""
+    return {f"{role} {name}": Path(directory) / name for name in names}
 
 
 def _kind_name(mode: int) -> str:
@@ -183,6 +248,7 @@ def check_distinct(reads: Mapping[str, PathArg | Sequence[PathArg] | None] | Non
         many = isinstance(value, Sequence) and not isinstance(value, str)
         for one in (value if many else [value]):  # type: ignore[union-attr]
             entries.append((role, one, False))
+            _remember_input(role, one)
     entries += [(role, value, True) for role, value in (writes or {}).items() if value is not None]
     seen: list[tuple[tuple | None, str, PathArg, bool]] = []
     stdout_role: str | None = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,12 @@ __all__ = ["save_npz"]
 
 
 def save_npz(path: str | os.PathLike, meta: dict[str, Any], **arrays: np.ndarray) -> Path:
-    """Write ``arrays`` and the JSON ``meta`` to ``path`` via a temporary file in the same
-    directory, renamed at the end: a reader never sees half a file."""
+    """Write ``arrays`` and the JSON ``meta`` to ``path`` as an atomic group
+    (:class:`textdp.io.atomic.AtomicFiles`: a temporary file beside it, flushed to the disk and
+    renamed at the end, one left by a killed run removed): a reader never sees half a file."""
+    from textdp.io.atomic import AtomicFiles
+
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with AtomicFiles() as files, files.writing(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
     return path

@@ -13,10 +13,25 @@ independent of the data:
     u(x, f)   = min_j u_j(x, f)                         (the lowest depth across projections)
 
 u ∈ [−k/2, 0]. Substituting one sentence changes each h_j by at most 1, hence each u_j and their
-minimum by at most 1: Δu = 1 (App. A.2). The exponential mechanism (Def. 2.2) releases f with
-probability ∝ exp(ε·u(x, f)/2), which is ε-SentDP (Thm. 4.1) for documents with the same number
-of sentences. Probabilities are computed in log space (shift by the maximum utility, scale,
-log-sum-exp); sampling is Gumbel-max on the exact log-probabilities.
+minimum by at most 1: Δu = 1 (App. A.2).
+
+Minimum over projections, not maximum — a deliberate choice. The prose (§4.4: "The approximate
+depth of f_i is then its lowest depth across the p projections") and Tukey's definition (Def. 3.2:
+the depth is the smallest count over all halfspaces) both take the minimum: the depth on
+projection j is min(h_j, k − h_j) = k/2 − |h_j − k/2| = k/2 + u_j, so the lowest depth is
+k/2 + min_j u_j. Algorithm 1, line 15, writes the opposite, "u(x, f_i) ← max_{j∈[p]} u_j(x, f_i)",
+and App. A.2's proof expands the same max. Taken literally the max is degenerate: it scores a
+candidate by the one projection on which it looks most central, and for any candidate some
+direction splits the document's sentences evenly around it (turning v into −v turns h_j into
+k − h_j one sentence at a time, so a direction in between has |h_j − k/2| ≤ 1/2); with enough
+projections every candidate reaches the top utility and the release tends to a uniform draw from
+F, whatever the document. docs/results/differences.md measures this. The sensitivity argument
+holds for either (each u_j moves by at most 1), so the choice changes utility, not privacy.
+
+The exponential mechanism (Def. 2.2) releases f with probability ∝ exp(ε·u(x, f)/2), which is
+ε-SentDP (Thm. 4.1) for documents with the same number of sentences. Probabilities are computed
+in log space (shift by the maximum utility, scale, log-sum-exp); sampling is Gumbel-max on the
+exact log-probabilities.
 
 Two mistakes of a public re-implementation are avoided on purpose: a one-sided depth
 (h_j alone is *not* a depth: it rewards candidates below every sentence), and applying the recoder

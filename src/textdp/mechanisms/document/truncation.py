@@ -16,7 +16,8 @@ sentences (the privacy loss Σ_j (w_j/k)/scale_j is ≤ ε in both):
 They coincide when all widths are equal. Otherwise the L1 allocation adds less noise in total:
 its summed variance 2d·(Σ_j w_j)²/(kε)² is at most the paper's 2d²·Σ_j w_j²/(kε)² (Cauchy–Schwarz),
 while the paper's keeps every coordinate's noise proportional to its width. Use
-``"per_dimension"`` to reproduce the paper's baseline.
+``"per_dimension"`` to reproduce the paper's baseline. docs/results/deepcandidate.md runs the
+default ``"l1"`` allocation (its Setup says so), a baseline at least as strong as the paper's.
 
 The noise grows with the dimension — the reason the paper finds this baseline close to a random
 guess for 768-d SBERT embeddings.
