@@ -17,13 +17,22 @@ import numpy as np
 
 __all__ = ["REQUIRED", "Parameter", "check_epsilon", "check_names", "check_nonnegative_int",
            "check_parameters", "check_positive",
-           "check_probability", "check_rng", "check_seed", "check_size"]
+           "check_probability", "check_real", "check_rng", "check_seed", "check_size"]
+
+
+def check_real(value: object, name: str) -> float:
+    """A real number as a float (TypeError otherwise); an integer beyond the largest float is
+    ±∞, never an OverflowError."""
+    return _check_real(value, name)
 
 
 def _check_real(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond the largest float (10**400): out of every range
+        return math.inf if value > 0 else -math.inf
 
 
 def check_positive(value: object, name: str) -> float:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import re
 from collections.abc import Iterable
 
-__all__ = ["EXTRAS", "MissingExtra", "install_hint", "installed_extras", "names_listing"]
+__all__ = ["EXTRAS", "MissingExtra", "install_hint", "installed_extras", "looks_like_name",
+           "names_listing", "shown_name"]
 
 #: extra → (modules that must be importable, what it enables). The modules are the ones the code
 #: imports (not the distribution names): an extra counts as installed when all of them are found.
@@ -71,16 +73,41 @@ def installed_extras() -> list[str]:
     return [extra for extra, (modules, _) in EXTRAS.items() if all(_found(m) for m in modules)]
 
 
+#: What a field or column name looks like: a letter, then at most 63 letters, digits, ``_``,
+#: ``-`` and ``.``, with at most two digits in a row (no ``@``, no space). Anything else (an
+#: e-mail address, a phone number, a sentence) may be data that landed in a header or a key, so
+#: it is never copied into a message or a report: it is shown by its position instead.
+_NAME_LIKE = re.compile(r"(?!.*\d{3})[^\W\d][\w.\-]{0,63}")
+
+
+def looks_like_name(name: object) -> bool:
+    """Whether ``name`` may be shown in a message (see :data:`_NAME_LIKE`)."""
+    return isinstance(name, str) and _NAME_LIKE.fullmatch(name) is not None
+
+
+def shown_name(name: object, position: int, what: str = "column") -> str:
+    """``'text'`` when ``name`` looks like a field name, else ``column 3 (name not shown)``
+    (``position`` 1-based): a header or a key holding data is never echoed."""
+    return repr(name) if looks_like_name(name) else f"{what} {position} (name not shown)"
+
+
 def names_listing(name: str, names: Iterable[object], what: str = "columns", *,
                   limit: int = 20) -> str:
     """``"columns: 'text', 'title', …"``: the existing names, those closest to ``name`` first
-    (difflib's ratio, case-insensitive), then the others in their order; at most ``limit``."""
+    (difflib's ratio, case-insensitive), then the others in their order; at most ``limit``.
+
+    A name that does not look like a field name (:func:`looks_like_name`: an e-mail address or
+    a number in a header, say) is shown by its position, ``#3``, never as it is."""
     names = [str(n) for n in names]
     if not names:
         return f"{what}: none"
-    folded = {n.lower(): n for n in reversed(names)}
+    hidden = {n: i for i, n in reversed(list(enumerate(names, 1))) if not looks_like_name(n)}
+    shown_names = [n for n in names if n not in hidden]
+    folded = {n.lower(): n for n in reversed(shown_names)}
     close = [folded[c] for c in difflib.get_close_matches(name.lower(), list(folded), n=len(folded),
                                                           cutoff=0.5)]
-    ordered = close + [n for n in names if n not in close]
-    shown = ", ".join(repr(n) for n in ordered[:limit])
-    return f"{what}: {shown}" + (", …" if len(ordered) > limit else "")
+    ordered = [repr(n) for n in close + [n for n in shown_names if n not in close]]
+    ordered += [f"#{i}" for i in sorted(hidden.values())]
+    note = (" (#N: the N-th name, not shown: it does not look like a field name)"
+            if hidden else "")
+    return f"{what}: {', '.join(ordered[:limit])}" + (", …" if len(ordered) > limit else "") + note

@@ -59,11 +59,13 @@ The ledger lives above the core: it opens files. The core's release functions ta
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
 import os
 import re
+import stat
 import time
 import warnings
 from collections.abc import Iterator
@@ -80,6 +82,7 @@ from textdp.ledger_documents import (
     document_field,
     worst_document,
 )
+from textdp.privacy import format_up
 from textdp.privacy.composition import Composition, Spend, compose
 from textdp.privacy.fingerprint import ENCODING
 from textdp.privacy.measurement import legacy_metric_id, measurement_of, space_id
@@ -205,6 +208,33 @@ def _epsilon(value: Any) -> float:
     if math.isnan(eps) or not eps > 0:
         raise _Invalid(f"guarantee.epsilon = {value!r}: ε must be > 0 (or inf)")
     return eps
+
+
+def _open_regular(path: Path, flags: int) -> int:
+    """``os.open`` that never blocks on a FIFO and refuses anything but a regular file (a FIFO
+    put where the ledger was would hang every run; the check is on the descriptor, so a file
+    replaced by a FIFO after the path was checked is caught too)."""
+    fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file (a FIFO, a socket or a device), "
+                                        "expected a file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _printed(value: Any) -> str:
+    """A recorded ε as a message prints it: rounded up (never below the recorded number); an
+    integer too large for a float is ∞."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    try:
+        return format_up(float(value))
+    except OverflowError:
+        return "inf"
 
 
 def _delta(value: Any) -> float:
@@ -429,7 +459,14 @@ class Ledger:
         if policy not in POLICIES:
             raise LedgerError(f"ledger policy must be warn or refuse, got {policy!r}")
         if budget is not None:
-            budget = float(budget)
+            if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+                # True would read as ε = 1 and "abc" fail inside float(): say what is wanted.
+                raise TypeError(f"the budget must be a number (a finite ε > 0), got "
+                                f"{type(budget).__name__} {str(budget)[:40]!r}")
+            try:
+                budget = float(budget)
+            except OverflowError:
+                budget = math.inf
             if not (budget > 0 and math.isfinite(budget)):
                 raise LedgerError(f"the budget must be a finite ε > 0, got {budget!r}")
         if policy == "refuse" and budget is None:
@@ -437,6 +474,10 @@ class Ledger:
         self.path = Path(path)
         if self.path.is_dir():
             raise LedgerError(f"ledger {self.path}: is a directory, expected a file")
+        if self.path.exists() and not self.path.is_file():
+            # A FIFO would block the first read forever; a device has no ledger lines.
+            raise LedgerError(f"ledger {self.path}: is not a regular file (a FIFO, a socket or "
+                              "a device), expected a file")
         if not self.path.absolute().parent.is_dir():
             raise LedgerError(f"ledger {self.path}: directory {str(self.path.parent)!r} does not "
                               "exist")
@@ -450,7 +491,7 @@ class Ledger:
         append one line; if it stays held for :data:`READ_LOCK_WAIT` seconds (a stopped
         process), the file is read without it and :attr:`Contents.note` says so."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = _open_regular(self.path, os.O_RDONLY)
         except FileNotFoundError:
             raise LedgerError(f"ledger {self.path}: no such file") from None
         except OSError as exc:
@@ -629,9 +670,9 @@ class Release:
     def __enter__(self) -> Release:
         if self._fd is not None or self.state is not None:
             raise LedgerError("a release is entered once")
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND
         try:
-            self._fd = os.open(self.ledger.path, flags, 0o600)
+            self._fd = _open_regular(self.ledger.path, flags)
         except OSError as exc:
             raise LedgerError(f"ledger {self.ledger.path}: {exc.strerror or exc}") from None
         try:
@@ -665,7 +706,7 @@ class Release:
         self.warnings = self.contents.problems(self.ledger.path)
         if self.earlier:
             names = ", ".join(f"{e['id']} ({e['time']}, {e['mechanism']['name']} "
-                              f"ε = {e['guarantee'].get('epsilon')}"
+                              f"ε = {_printed(e['guarantee'].get('epsilon'))}"
                               + (f", from {e['input']['name']}" if e["input"].get("name")
                                  else "")
                               + (", pending" if e["_state"] == "pending" else "") + ")"
@@ -876,4 +917,9 @@ def as_ledger(ledger: str | os.PathLike | Ledger | None, policy: str = "warn",
         if budget is not None or policy != "warn":
             raise LedgerError("give the policy and budget to the Ledger object, not here")
         return ledger
+    if not isinstance(ledger, (str, os.PathLike)):
+        raise TypeError(f"ledger must be a path (str or os.PathLike) or a textdp.ledger.Ledger, "
+                        f"got {type(ledger).__name__}")
+    if not os.fspath(ledger):
+        raise LedgerError("ledger must be a file path, got an empty string")
     return Ledger(ledger, policy=policy, budget=budget)

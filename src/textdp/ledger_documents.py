@@ -210,7 +210,7 @@ class DocumentTotals:
 
     def describe(self) -> str:
         doc = (f"whole document (≤ {self.size} unit(s)): ε = {format_up(self.epsilon_document)}"
-               + (f", δ = {self.delta_document:.3g}" if self.delta_document else "")
+               + (f", δ = {format_up(self.delta_document)}" if self.delta_document else "")
                if math.isfinite(self.epsilon_document) else
                f"whole document: not bounded ({self.why or 'no finite bound'})")
         held = ", ".join(f"{e['id']}" + (f" ×{n}" if n > 1 else "") for e, n in self.holds)

@@ -70,7 +70,8 @@ def _documents(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     if set(map(type, texts)) - {str}:
         for r, t in zip(rows.tolist(), texts, strict=True):
             if not isinstance(t, str):
-                raise TypeError(f"column {series.name!r} holds {type(t).__name__} at row "
+                what = "the Series" if series.name is None else f"column {series.name!r}"
+                raise TypeError(f"{what} holds {type(t).__name__} at row "
                                 f"{series.index[r]!r}, expected strings (or missing values)")
     return rows, texts
 

@@ -289,6 +289,8 @@ class Privatizer:
             stop = in_vocab & np.isin(ids, rules.stop_ids)
             private &= ~stop
             self._tally.by_policy["stopwords_kept"] += int(stop.sum())
+        if batch.clitics:  # 's, n't, 're, …: kept with their apostrophe (text._codes)
+            self._tally.by_policy["clitics_kept"] += batch.clitics
         if batch.identifiers.size:
             in_vocab[batch.identifiers] = True  # not out-of-vocabulary: the identifier policy
         oov = np.flatnonzero(~in_vocab)

@@ -94,9 +94,8 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     from textdp.ledger import as_ledger
     from textdp.spec import release_spec
 
+    _check_texts(texts)
     book = as_ledger(ledger, ledger_policy, budget)
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, not a single string")
     spec = release_spec(
         mechanism, epsilon, seed=seed, vocabulary=vocabulary, oov=oov, mask_token=mask_token,
         keep_stopwords=keep_stopwords, identifiers=identifiers,
@@ -113,8 +112,7 @@ def run_spec(spec: Any, texts: Iterable[str], *, batch_size: int | None = None,
     """Run one release ``spec`` (:class:`textdp.spec.ReleaseSpec`) over ``texts``, guarded by the
     ledger ``book`` (a :class:`textdp.ledger.Ledger` or None): what :func:`textdp.privatize` does
     once its keywords are a spec, for the fronts that build the spec themselves (pandas)."""
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, not a single string")
+    _check_texts(texts)
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
                                    or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -137,6 +135,16 @@ def run_spec(spec: Any, texts: Iterable[str], *, batch_size: int | None = None,
         out = _run_all(runner, texts, size)
         report = runner.report(ledger=release)
     return PrivatizeResult(out, report)
+
+
+def _check_texts(texts: Any) -> None:
+    """``texts`` is an iterable of documents: not one string (its characters), not a mapping (its
+    keys would be privatised and its values dropped)."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not a single string")
+    if isinstance(texts, Mapping):
+        raise TypeError("texts must be a list of strings, not a dict (iterating it gives its "
+                        "keys): pass list(d.values()) to privatise the values")
 
 
 def _run_all(runner: Privatizer, texts: list[str], batch_size: int) -> list[str]:

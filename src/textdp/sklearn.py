@@ -211,7 +211,16 @@ class TextPrivatizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
     def _texts(X: Any) -> list[str]:
         if isinstance(X, str):
             raise TypeError("X must be an iterable of strings, not a single string")
-        return X.tolist() if isinstance(X, np.ndarray) or hasattr(X, "to_numpy") else list(X)
+        if getattr(X, "ndim", 1) == 2:  # a DataFrame or a 2-D array: one column of texts only
+            shape = getattr(X, "shape", (0, 0))
+            if shape[1] != 1:
+                raise TypeError(f"X has {shape[1]} columns; TextPrivatizer takes one column of "
+                                "texts: select it (X['text']), or route the text column to it "
+                                "with a ColumnTransformer")
+            X = X.iloc[:, 0] if hasattr(X, "iloc") else np.asarray(X)[:, 0]
+        if isinstance(X, np.ndarray) or hasattr(X, "to_numpy"):
+            return X.to_numpy(dtype=object).tolist() if hasattr(X, "to_numpy") else X.tolist()
+        return list(X)
 
     def _release(self, X: Any) -> Any:
         spec = self._spec()
@@ -265,7 +274,7 @@ class TextPrivatizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None
             return texts
         import pandas as pd
 
-        index = X.index if isinstance(X, pd.Series) else None
+        index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
         return pd.Series(texts, index=index, name=self.get_feature_names_out()[0], dtype=object)
 
 

@@ -11,12 +11,13 @@ Every option has the same name in every front: :data:`OPTION_NAMES` is the one l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from numbers import Real
 from typing import Any
 
-from textdp._checks import check_probability, check_seed
+from textdp._checks import check_probability, check_real, check_seed
 from textdp._guide import names_listing
 
 __all__ = ["ReleaseSpec", "TokenPolicy", "release_spec", "OPTION_NAMES", "POLICY_OPTIONS",
@@ -219,6 +220,9 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
             raise TypeError("mechanism must be a name or a textdp word mechanism")
     if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, Real)):
         raise TypeError(f"epsilon must be a number, got {epsilon!r}")
+    if epsilon is not None and not math.isfinite(check_real(epsilon, "epsilon")):
+        # 10**400 is refused here in one sentence, not by an OverflowError deep in a mechanism.
+        raise ValueError(f"epsilon must be a finite number > 0, got {_short(epsilon)}")
     if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
         raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
     policy = TokenPolicy(
@@ -250,3 +254,9 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
 
 
 _DEFAULT_POLICY = TokenPolicy()
+
+
+def _short(value: Any) -> str:
+    """``value`` as a message shows it: an integer of hundreds of digits by its size."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"a number of {len(text)} digits ({text[:12]}…)"

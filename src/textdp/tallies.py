@@ -24,7 +24,7 @@ __all__ = ["POLICY_COUNTS", "CLASS_COUNTS", "Tallies", "TallyCounter"]
 
 #: What happened to words and numbers (the report's ``tokens.by_policy``), in report order.
 POLICY_COUNTS = (
-    "privatized", "privatized_unchanged", "stopwords_kept",
+    "privatized", "privatized_unchanged", "stopwords_kept", "clitics_kept",
     "oov_words_masked", "oov_words_kept", "oov_words_dropped", "oov_words_randomized",
     "numbers_masked", "numbers_kept", "numbers_dropped", "numbers_randomized",
     "identifiers_masked", "identifiers_kept", "identifiers_dropped",

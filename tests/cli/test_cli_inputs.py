@@ -84,7 +84,7 @@ def test_on_error_skip_and_null_pass_in_the_report(tmp_path, capsys):
     assert io["skipped"] == [{"line": 4, "problem": "field 'text' is an array, expected a string"}]
     assert io["null_texts"] == 1
     assert (tmp_path / "o.jsonl").read_text().splitlines()[-1] == '{"text": null}'
-    assert "1 malformed records skipped" in capsys.readouterr().err
+    assert "1 malformed record skipped (the first at line 4;" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args, message", [

@@ -20,7 +20,8 @@ An HTML comment on the line(s) just above a fence marks the block:
   :mod:`tests.docs.figures` recomputes and compares within a stated tolerance.
 
 Every page runs in its own temporary directory holding a copy of examples/ (also its files at the
-top level, so ``reviews.txt`` is there) — never in the checkout.
+top level, so ``reviews.txt`` is there; not for README.md, which runs as in a clone's root, so a
+new user's copy-paste works as written) — never in the checkout.
 """
 
 from __future__ import annotations
@@ -115,11 +116,13 @@ def figure_marks(path: Path) -> list[tuple[int, str, str]]:
     return found
 
 
-def workdir(tmp: Path) -> Path:
-    """A temporary directory with examples/ copied in (and its files at the top level)."""
+def workdir(tmp: Path, *, top_level: bool = True) -> Path:
+    """A temporary directory with examples/ copied in (and its files at the top level, unless
+    ``top_level`` is False: the README runs as in a fresh clone's root, where reviews.txt is
+    examples/reviews.txt, so its commands must name it so)."""
     shutil.copytree(ROOT / "examples", tmp / "examples")
     for p in (ROOT / "examples").iterdir():
-        if p.is_file():
+        if p.is_file() and top_level:
             shutil.copy(p, tmp / p.name)
     return tmp
 
@@ -137,7 +140,7 @@ def environment() -> dict[str, str]:
 def run_page(selected: list[Block], tmp: Path, timeout: float) -> None:
     """Run the blocks of one page in one child process; AssertionError naming the block on a
     failure (file, line, the code, its output's tail)."""
-    workdir(tmp)
+    workdir(tmp, top_level=selected[0].path != "README.md")
     spec = tmp / ".docs-blocks.json"
     spec.write_text(json.dumps([asdict(b) | {"kind": b.kind} for b in selected]), encoding="utf-8")
     try:

@@ -265,6 +265,13 @@ def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: 
     if max_entities is not None and (isinstance(max_entities, bool) or
                                      not isinstance(max_entities, int) or max_entities < 0):
         raise ValueError(f"max_entities must be a non-negative integer, got {max_entities!r}")
+    if min_utility is not None:
+        if isinstance(min_utility, bool) or not isinstance(min_utility, int | float):
+            raise TypeError(f"min_utility must be a number between 0 and 1, got "
+                            f"{type(min_utility).__name__}")
+        if not 0 <= min_utility <= 1:  # NaN fails too: a target no setting can meet is a slip
+            raise ValueError(f"min_utility must lie in [0, 1] (a mean similarity or a task "
+                             f"accuracy), got {min_utility!r}")
     return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
                    max_entities=max_entities,
                    min_utility=None if min_utility is None else float(min_utility))

@@ -65,6 +65,9 @@ def _root(
         help="Print the version and the optional extras installed, and exit.")] = False,
 ) -> None:
     """Differentially private text: privatise documents word by word, with a privacy report."""
+    from textdp._loading import quiet
+
+    quiet()  # the library's "loading …" notices: a command's stderr is its own status lines
 
 
 # Subcommands: one module each, one registration line each.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from textdp.cli._common import CLIError, one_line, say, warn
+from textdp.cli._common import CLIError, count, one_line, say, warn
 from textdp.io import ReadOptions, check_distinct, check_input, check_output, check_target
 from textdp.io.streams import is_stdio
 from textdp.io.uri import RemoteFile
@@ -90,7 +90,7 @@ def check_report_path(report: Path, input: FilePath | list[FilePath],
 
 
 def read_options(text_fields: list[str] | None, delimiter: str | None, on_error: str,
-                 null: str) -> ReadOptions:
+                 null: str, max_line_bytes: int | None = None) -> ReadOptions:
     """The I/O options of the command line, checked (one-line errors)."""
     if on_error not in ("fail", "skip"):
         raise CLIError(f"--on-error must be fail or skip, got {on_error!r}")
@@ -100,7 +100,7 @@ def read_options(text_fields: list[str] | None, delimiter: str | None, on_error:
         delimiter = "\t"
     try:
         return ReadOptions(text_fields=tuple(text_fields or ("text",)), delimiter=delimiter,
-                           on_error=on_error, null=null)
+                           on_error=on_error, null=null, max_line_bytes=max_line_bytes)
     except ValueError as exc:
         raise CLIError(one_line(exc)) from None
 
@@ -121,9 +121,10 @@ def say_outcome(io_summary: dict, output: FilePath, report: Path | None, result:
 
 def say_written(io_summary: dict[str, Any], output: FilePath) -> None:
     """Where the records went, and how many malformed ones were skipped."""
-    say(f"wrote {io_summary['records_out']} records to "
+    say(f"wrote {count(io_summary['records_out'], 'record')} to "
         f"{'standard output' if is_stdio(output) else output}")
     if io_summary.get("records_skipped"):
-        first = next(iter(io_summary["skipped"][0].values()))
-        warn(f"{io_summary['records_skipped']} malformed records skipped (the first at line "
-             f"{first}; all are listed in the report)")
+        # {"line": 7} for line-based files, {"row": 7} for Parquet: say which it is.
+        unit, first = next(iter(io_summary["skipped"][0].items()))
+        warn(f"{count(io_summary['records_skipped'], 'malformed record')} skipped (the first "
+             f"at {unit} {first}; all are listed in the report)")

@@ -13,7 +13,7 @@ from typer.core import TyperCommand
 
 from textdp.io.paths import check_distinct, check_target
 
-__all__ = ["CLIError", "PipeClosed", "SectionedCommand", "pipe_message", "say", "warn",
+__all__ = ["CLIError", "PipeClosed", "SectionedCommand", "count", "pipe_message", "say", "warn",
            "progress_bar"]
 
 PROG = "textdp"
@@ -40,6 +40,11 @@ def pipe_message(exc: BaseException) -> str:
 
 def one_line(message: object) -> str:
     return " ".join(str(message).split())
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 record``, ``2 records``, ``1,000 records``: a number and its noun, agreeing."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def say(message: str) -> None:

@@ -103,6 +103,11 @@ def resolve_paths(inputs: list[str], output: str, engine: str
     or :class:`~textdp.io.uri.RemoteFile` for a URI of another pyarrow filesystem (``s3://``,
     ``gs://``, …), resolved without reading anything. The local engine reads one local file:
     several INPUTs, or a URI, are refused in one line."""
+    # Path("") is ".": an empty argument (an unset shell variable) would be named "." after.
+    if any(not p.strip() for p in inputs):
+        raise CLIError("INPUT is an empty string: give a file (or - for standard input)")
+    if not output.strip():
+        raise CLIError("OUTPUT (-o) is an empty string: give a file (or - for standard output)")
     if len(inputs) > 1 and any(is_stdio(p) for p in inputs):
         raise CLIError("- (standard input) must be the only INPUT")
     if engine == "local":  # before resolving: resolving an s3:// URI asks the bucket's region

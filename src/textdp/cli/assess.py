@@ -96,8 +96,9 @@ def assess(
         "--max-entities", metavar="N", min=0,
         help="Target: at most N entities/identifiers of the sample surviving.")] = 0,
     min_utility: Annotated[float | None, typer.Option(
-        "--min-utility", metavar="U", show_default=False,
-        help="Target: mean MiniLM similarity at least U (0-1).")] = None,
+        "--min-utility", metavar="U", min=0.0, max=1.0, show_default=False,
+        help="Target: mean MiniLM similarity (or task accuracy) at least U, in [0, 1].")]
+        = None,
     sample: Annotated[int | None, typer.Option(
         "--sample", metavar="N", min=2, show_default=False,
         help="Documents to assess (default: what fits --time-budget).")] = None,
@@ -121,6 +122,7 @@ def assess(
         = None,
 ) -> None:
     from textdp.assess import assess as run_assessment
+    from textdp.privacy import format_up
     from textdp.text.entities import EntityModelError
 
     targets = _outputs(out, json_path, markdown_path, html_path)
@@ -143,7 +145,7 @@ def assess(
     _write(result, targets, out)
     rec = result.recommended
     say(f"assessed {len(result.rows)} settings on {result.meta['sample']['documents']} "
-        "documents; " + (f"recommended: {rec['label']} at ε = {rec['epsilon']:g}" if rec
+        "documents; " + (f"recommended: {rec['label']} at ε = {format_up(rec['epsilon'])}" if rec
                          else "no setting meets the targets (see the report)"))
     say("wrote " + ", ".join(str(p) for p in targets.values()))
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from textdp.cli._common import CLIError, check_new_file, one_line, option, say
+from textdp.cli._common import CLIError, check_new_file, count, one_line, option, say
 from textdp.cli._documents import EncoderOpt, load_recoder, sentence_encoder
 from textdp.cli._options import TextFieldOpt
 from textdp.io import FileError, check_distinct, check_input
@@ -147,7 +147,7 @@ def build_candidates_command(
     cands = build_candidates(docs, recoder=h, encoder=name,
                              metadata={"documents": len(docs), "sentence_splitter": splitter_name()})
     cands.save(output)
-    say(f"wrote {len(cands)} candidates of dimension {cands.dim} to {output} "
+    say(f"wrote {count(len(cands), 'candidate')} of dimension {cands.dim} to {output} "
         f"(encoder {name}, {'recoder ' + h.fingerprint[:12] if h is not None else 'no recoder'})")
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from textdp.cli._common import CLIError, check_new_file, one_line, option, say, warn
+from textdp.cli._common import CLIError, check_new_file, count, one_line, option, say, warn
 from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sentence_encoder
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
@@ -186,8 +186,10 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
 
 
 def _done(rows: int, dim: int, output: Path, mech: Any, report: Path | None, result: Any) -> None:
-    say(f"wrote {rows} embeddings of dimension {dim} to {output}")
-    say(f"deepcandidate: ε-SentDP, ε = {mech.epsilon:g} per document (one sentence substituted, "
+    from textdp.privacy import format_up
+
+    say(f"wrote {count(rows, 'embedding')} of dimension {dim} to {output}")
+    say(f"deepcandidate: ε-SentDP, ε = {format_up(mech.epsilon)} per document (one sentence substituted, "
         f"same sentence count); {len(mech.candidates)} candidates, p = {mech.n_projections}")
     if report is not None:
         say(f"privacy report: {report}")

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from textdp.cli._common import CLIError, check_new_file, one_line, option, progress_bar, say, warn
+from textdp.cli._common import CLIError, check_new_file, count, one_line, option, progress_bar, say, warn
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, embed_input
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
@@ -249,9 +249,11 @@ def _release(mech: Any, X: np.ndarray, seed: int | None, audit_pairs: int) -> tu
 
 
 def _summary(mech: Any, audit: Any) -> list[str]:
+    from textdp.privacy import format_up
+
     g = mech.guarantee
-    lines = [f"{mech.name}: {g.notion}, ε = {g.epsilon:g} per unit of ‖x − x′‖"
-             + (f", δ = {g.delta:.3g}" if g.delta else ", δ = 0")]
+    lines = [f"{mech.name}: {g.notion}, ε = {format_up(g.epsilon)} per unit of ‖x − x′‖"
+             + (f", δ = {format_up(g.delta)}" if g.delta else ", δ = 0")]
     if hasattr(mech, "m"):
         lines.append(f"m = {mech.m} (d = {mech.dim}, ω = {mech.gaussian_width:.4g}, "
                      f"β = {mech.beta:g}), Φ sha256 {mech.projection_fingerprint[:16]}…, "
@@ -324,7 +326,7 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
 
 def _done(rows: int, dim: int, output: Path, mech: Any, audit: Any, report: Path | None,
           result: Any) -> None:
-    say(f"wrote {rows:,} private vectors of dimension {dim} to {output}")
+    say(f"wrote {count(rows, 'private vector')} of dimension {dim} to {output}")
     for line in _summary(mech, audit):
         say(line)
     say(f"privacy report: {report}" if report is not None

@@ -39,7 +39,14 @@ Reading never modifies the ledger.
 
 
 def _eps(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+    from textdp.privacy import format_up
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    try:
+        return format_up(float(value))  # printed ε is never below the recorded one
+    except OverflowError:  # an integer beyond the largest float: no finite bound
+        return "inf"
 
 
 def _document(path: Path, contents: Any) -> dict[str, Any]:

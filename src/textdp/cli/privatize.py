@@ -205,6 +205,11 @@ OnErrorOption = Annotated[str, typer.Option(
     "--on-error", metavar="fail|skip",
     help="fail: a malformed record stops the run, no output; skip: leave it out, counted and "
          "listed by line in the report.")]
+MaxLineBytesOption = Annotated[int | None, typer.Option(
+    "--max-line-bytes", metavar="N", min=1, show_default=False,
+    help="The longest line a .txt/.jsonl/.csv/.tsv input may hold, in bytes (default 64 MiB, "
+         "or TEXTDP_MAX_LINE_BYTES): a longer line stops the run in one line, so an endless "
+         "line (/dev/zero) cannot fill the memory.")]
 NullOption = Annotated[str, typer.Option(
     "--null", metavar="error|pass",
     help="error: a null text field is an error; pass: it stays null in the output.")]
@@ -267,8 +272,8 @@ def privatize(
     text_field: TextFieldOption = None,
     format: FormatOption = None,
     delimiter: DelimiterOption = None,
-    on_error: OnErrorOption = "fail",
-    null: NullOption = "error",
+    on_error: OnErrorOption = "fail", null: NullOption = "error",
+    max_line_bytes: MaxLineBytesOption = None,
     oov: Annotated[OOVPolicy, typer.Option(
         "--oov", case_sensitive=False,
         help="What happens to out-of-vocabulary words and numbers (see above).")] = OOVPolicy.MASK,
@@ -317,7 +322,8 @@ def _run(a: dict[str, Any]) -> None:
                    {"output": a["output"] if _ray.local(a["output"]) else None,
                     "report": a["report"], "ledger": a["ledger"]})
     if check_mechanism_flags(a):  # dp_prompt: a language model rewrites whole documents
-        options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
+        options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"],
+                               a["max_line_bytes"])
         check_paths(a["input"], a["output"], a["report"], a["format"])
         spec = prompt_spec(a["mechanism"], seed=a["seed"], clip=a["clip"],
                            **{k: a[k] for k in ("epsilon", "epsilon_per_token", "temperature",
@@ -325,7 +331,8 @@ def _run(a: dict[str, Any]) -> None:
         return _prompt.run(_arguments(a, spec, options, None))
     # 1. Paths and I/O options, without reading anything: fail before the vocabulary is loaded.
     input, output, report, format = a["input"], a["output"], a["report"], a["format"]
-    options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"])
+    options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"],
+                           a["max_line_bytes"])
     pairs = _ray.check_engine(a["engine"], a["workers"], a["ray_address"], a["inputs"], output,
                               report, format)
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)

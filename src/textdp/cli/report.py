@@ -4,6 +4,7 @@ Markdown and HTML."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -20,7 +21,8 @@ HELP = """Render RUN.json, the privacy report of `textdp privatize`, `textdp emb
 `textdp docembed` (--report), for people.
 
 \b
-Writes into --out (default: a directory RUN-report next to RUN.json):
+Writes into --out (default: a directory RUN-report next to RUN.json, "report" said once:
+run.report.json and run-report.json → run-report/, report.json → report/):
   report.md    Markdown: the guarantee, the mechanism and its parameters, its inputs
                (vocabulary and policy; encoder; candidates and recoder), what was released
                and what was released unprotected and why, warnings, randomness and timing
@@ -63,13 +65,15 @@ def report(
         data = json.loads(run.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise FileError(run, None, f"not a JSON file ({exc})") from None
+    except RecursionError:  # json's parser recurses: a hostile file nests 100,000 deep
+        raise FileError(run, None, "not a textdp privacy report (JSON nested too deeply)") from None
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("textdp.report/"):
         raise CLIError(f"{run}: not a textdp privacy report (no \"schema\": \"textdp.report/1\"); "
                        "write one with `textdp privatize|embed|docembed ... --report RUN.json`")
     for key in ("mechanism", "guarantee"):
         if not isinstance(data.get(key), dict):
             raise CLIError(f"{run}: the report has no {key!r} section")
-    out = out if out is not None else run.with_name(f"{run.stem}-report")
+    out = out if out is not None else default_directory(run)
     # File by file: RUN.json inside OUT under one of the names written is never replaced.
     written = ["report.md", "report.html", "tokens.png", *(["deniability.png"] if deniability
                                                            else [])]
@@ -93,6 +97,16 @@ def report(
                            f"{one_line(exc)})") from None
         write_report(doc, stage)
     say(f"wrote {out / 'report.md'} and {out / 'report.html'}")
+
+
+def default_directory(run: Path) -> Path:
+    """Where ``textdp report RUN.json`` renders without ``--out``: ``RUN-report`` beside it,
+    without saying "report" twice (``run.report.json`` → ``run-report``, ``report.json`` →
+    ``report``; a directory never takes the name of the file it renders)."""
+    stem = run.stem
+    base = re.sub(r"[-_.]?report$", "", stem, flags=re.IGNORECASE)
+    name = f"{base}-report" if base else "report"
+    return run.with_name(name if name != run.name else f"{name}-rendered")
 
 
 report.__doc__ = HELP

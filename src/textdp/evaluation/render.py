@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from textdp.privacy import format_up
+
 __all__ = ["Document", "fmt", "write_report"]
 
 _CSS = """
@@ -245,7 +247,7 @@ def run_report_document(report: dict[str, Any], out_dir: str | Path, *,
 
     out_dir = Path(out_dir)
     g = report["guarantee"]
-    doc = Document(f"Privacy report: {report['mechanism']['name']}, ε = {g['epsilon']:g}")
+    doc = Document(f"Privacy report: {report['mechanism']['name']}, ε = {format_up(g['epsilon'])}")
     try:
         doc.paragraph(summary_line(report))
     except (KeyError, TypeError):
@@ -390,7 +392,7 @@ def _deniability_section(doc: Document, report: dict[str, Any], out_dir: Path, w
         f"mean {fmt(dd['distinct']['mean'])} and worst case {fmt(w['min_distinct'])} "
         f"(`{w['min_distinct_word']}`).")
     doc.image(plots.deniability_histograms([dd], out_dir / "deniability.png",
-                                           title=f"{mechanism.name}, ε = {d.epsilon:g}"),
+                                           title=f"{mechanism.name}, ε = {format_up(d.epsilon)}"),
               "Histograms of S_w and N_w over the sampled words")
 
 

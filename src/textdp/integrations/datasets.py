@@ -292,8 +292,11 @@ def _privatize(ds: Any, column: str, spec: ReleaseSpec, num_proc: int | None,
                     num_proc=num_proc, new_fingerprint=fingerprint,
                     load_from_cache_file=None if spec.seed is not None else False,
                     desc="textdp privatize")
-    counters = mapped.data.column(COUNTERS_COLUMN).drop_null().to_pylist()
-    result = mapped.remove_columns([COUNTERS_COLUMN])
+    if COUNTERS_COLUMN in mapped.column_names:
+        counters = mapped.data.column(COUNTERS_COLUMN).drop_null().to_pylist()
+        result = mapped.remove_columns([COUNTERS_COLUMN])
+    else:  # an empty Dataset: map() never called the mapper, so there is nothing to count
+        counters, result = [], mapped
     wall = time.perf_counter() - t0
     tallies = sum((Tallies.from_json(json.loads(c)) for c in counters), Tallies.zero())
     # The performance is the wall time of the call.

@@ -10,7 +10,15 @@ from typing import Any, BinaryIO
 
 from textdp.io.errors import FileError
 from textdp.io.paths import is_stream
-from textdp.io.records import Batch, ReadOptions, RecordReader, RecordWriter
+from textdp.io.records import (
+    DEFAULT_MAX_LINE_BYTES,
+    MAX_LINE_BYTES_ENV,
+    Batch,
+    ReadOptions,
+    RecordReader,
+    RecordWriter,
+    max_line_bytes,
+)
 from textdp.io.streams import is_stdio, open_input, open_output
 from textdp.io.uri import RemoteFile
 
@@ -31,10 +39,13 @@ class Utf8Lines:
     """
 
     def __init__(self, fh: BinaryIO, path: str,
-                 reject: Callable[[int, str], None] | None = None) -> None:
+                 reject: Callable[[int, str], None] | None = None, *,
+                 max_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self._fh = fh
         self._path = path
         self._reject = reject
+        #: The longest line (its ending not counted): a longer one raises, whatever ``reject``.
+        self.max_bytes = max_bytes
         self.bom = False
         #: Lines read so far (= the number of the last line read, 1-based).
         self.line = 0
@@ -43,9 +54,14 @@ class Utf8Lines:
 
     def raw(self) -> Iterator[bytes]:
         """The lines as bytes (not decoded; the byte-order mark removed), counted."""
-        for raw in self._fh:
+        limit = self.max_bytes
+        # readline(n) never holds more than n bytes of one line: an endless line (/dev/zero,
+        # a file without line breaks) is refused at the bound instead of filling the memory.
+        while raw := self._fh.readline(limit + 2):
             self.line += 1
             self.bytes_read += len(raw)
+            if len(raw) > limit and len(raw) - _ending_size(raw) > limit:
+                raise FileError(self._path, self.line, _too_long(limit))
             if self.line == 1 and raw.startswith(_BOM_BYTES):
                 self.bom = True
                 raw = raw[len(_BOM_BYTES):]
@@ -68,6 +84,17 @@ class Utf8Lines:
             line = self.decode(raw)
             if line is not None:
                 yield line
+
+
+def _ending_size(raw: bytes) -> int:
+    return 2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0
+
+
+def _too_long(limit: int) -> str:
+    size = f"{limit // 2**20:,} MiB" if limit % 2**20 == 0 else f"{limit:,} bytes"
+    return (f"the line is longer than {size}, the bound on a line's length; raise it with "
+            f"--max-line-bytes N or {MAX_LINE_BYTES_ENV}=N "
+            "(Python: ReadOptions(max_line_bytes=N)) if the file really holds such lines")
 
 
 def split_ending(line: str) -> tuple[str, str]:
@@ -98,7 +125,8 @@ class LineFileReader(RecordReader):
                       self.path.byte_size() if isinstance(self.path, RemoteFile) else
                       os.path.getsize(self.path))
         self._fh: BinaryIO = open_input("-" if stdio else self.path, compression)
-        self._lines = Utf8Lines(self._fh, self.name, self.reject)
+        self._lines = Utf8Lines(self._fh, self.name, self.reject,
+                                max_bytes=max_line_bytes(self.options))
 
     @abstractmethod
     def _records(self) -> Iterator[tuple[list[str] | None, Any]]:

@@ -17,10 +17,40 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Protocol
 
-__all__ = ["Batch", "ReadOptions", "RecordReader", "RecordWriter", "Progress"]
+__all__ = ["Batch", "DEFAULT_MAX_LINE_BYTES", "ReadOptions", "RecordReader", "RecordWriter",
+           "Progress", "max_line_bytes"]
 
 #: How many skipped records a reader lists individually (all are counted).
 MAX_LISTED_SKIPS = 1000
+
+
+#: The longest line a line-based file may hold by default: 64 MiB (a document of ~10 million
+#: words). ``TEXTDP_MAX_LINE_BYTES``, ``ReadOptions(max_line_bytes=)`` and ``--max-line-bytes``
+#: change it.
+DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+MAX_LINE_BYTES_ENV = "TEXTDP_MAX_LINE_BYTES"
+
+
+def check_line_bound(value: object, name: str) -> int:
+    """A line-length bound: an integer ≥ 1 (bytes)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number of bytes ≥ 1, got {value!r}")
+    return value
+
+
+def max_line_bytes(options: ReadOptions | None = None) -> int:
+    """The line-length bound in force: ``options.max_line_bytes``, else the environment's
+    ``TEXTDP_MAX_LINE_BYTES``, else :data:`DEFAULT_MAX_LINE_BYTES`."""
+    if options is not None and options.max_line_bytes is not None:
+        return options.max_line_bytes
+    text = os.environ.get(MAX_LINE_BYTES_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_LINE_BYTES
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = -1
+    return check_line_bound(value if value >= 1 else text, MAX_LINE_BYTES_ENV)
 
 
 def as_path(path: str | os.PathLike) -> Any:
@@ -42,12 +72,17 @@ class ReadOptions:
         on_error: ``"fail"`` — a malformed record stops the run (no output); ``"skip"`` — it is
             left out of the output, counted and listed by line.
         null: ``"error"`` — a null text is an error; ``"pass"`` — it passes through as null.
+        max_line_bytes: the longest line (bytes, its ending not counted) a line-based file
+            (.txt, .jsonl, .csv, .tsv) may hold; a longer one stops the run in one line, so an
+            endless line (``/dev/zero``) cannot fill the memory. None: :func:`max_line_bytes`
+            (``TEXTDP_MAX_LINE_BYTES``, else :data:`DEFAULT_MAX_LINE_BYTES`).
     """
 
     text_fields: tuple[str, ...] = ("text",)
     delimiter: str | None = None
     on_error: str = "fail"
     null: str = "error"
+    max_line_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not self.text_fields or not all(isinstance(f, str) and f for f in self.text_fields):
@@ -58,6 +93,8 @@ class ReadOptions:
             raise ValueError(f"on_error must be 'fail' or 'skip', got {self.on_error!r}")
         if self.null not in ("error", "pass"):
             raise ValueError(f"null must be 'error' or 'pass', got {self.null!r}")
+        if self.max_line_bytes is not None:
+            check_line_bound(self.max_line_bytes, "max_line_bytes")
         if self.delimiter is not None and (len(self.delimiter) != 1 or self.delimiter in "\"\r\n"):
             raise ValueError(f"the delimiter must be one character other than a quote or a line "
                              f"break, got {self.delimiter!r}")

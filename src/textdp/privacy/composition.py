@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from textdp.privacy import Notion, round_up_sum
+from textdp.privacy import Notion, format_up, round_up_sum
 from textdp.privacy.measurement import NOTION_IDS, _prose_id, notion_from_id
 
 __all__ = ["Composition", "Group", "Spend", "compose", "compose_reports", "family_of", "sum_up"]
@@ -126,10 +126,21 @@ class Spend:
         ``notion`` (a stable id) replaces the guarantee's prose notion when given."""
         eps = guarantee.get("epsilon", math.inf)
         return cls(release=release, notion=notion or str(guarantee.get("notion", "")),
-                   epsilon=math.inf if eps in ("inf", None) else float(eps),
+                   epsilon=_epsilon(eps),
                    delta=float(guarantee.get("delta") or 0.0),
                    metric=str(guarantee.get("metric") or ""), space=space,
                    verified=bool(guarantee.get("verified", True)), metric_id=metric_id)
+
+
+def _epsilon(value: Any) -> float:
+    """A recorded ε as a float: "inf" or None is ∞, and so is an integer too large for a float
+    (a ledger line may hold ε = 10**400: unbounded, the safe side, never an OverflowError)."""
+    if value in ("inf", "Infinity", None):
+        return math.inf
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _notion(value: str) -> Notion:
@@ -225,17 +236,19 @@ class Composition:
         budget.
         """
         reasons = [f"release {n['release']}: {n['why']}" for n in self.not_composable]
-        reasons += [f"{g.family} ({g.metric or 'no metric'}): cumulative ε = {g.epsilon:.6g} > "
-                    f"budget {budget:g}" for g in self.groups if g.epsilon > budget]
+        reasons += [f"{g.family} ({g.metric or 'no metric'}): cumulative ε = "
+                    f"{format_up(g.epsilon)} > budget {budget:g}"
+                    for g in self.groups if g.epsilon > budget]
         if not reasons and len(self.groups) > 1 and self.total > budget:
             reasons.append(f"across {len(self.groups)} metrics and notions: ε's added, each in "
-                           f"its own units, = {self.total:.6g} > budget {budget:g} (a budget is "
-                           "shared across metrics, never spent in full in each)")
+                           f"its own units, = {format_up(self.total)} > budget {budget:g} (a "
+                           "budget is shared across metrics, never spent in full in each)")
         return reasons
 
     def summary(self) -> str:
         """One line: each group's total, then the releases that do not compose."""
-        parts = [f"{g.family}: ε = {g.epsilon:.6g}" + (f", δ = {g.delta:.3g}" if g.delta else "")
+        parts = [f"{g.family}: ε = {format_up(g.epsilon)}"
+                 + (f", δ = {format_up(g.delta)}" if g.delta else "")
                  + f" over {len(g.releases)} release(s)"
                  + (f" (per unit of {g.metric})" if g.family == "metric DP per word" else "")
                  + (f" (under unverified assumptions of {', '.join(g.unverified)})"
@@ -243,7 +256,7 @@ class Composition:
                  for g in self.groups]
         if len(self.groups) > 1:
             parts.insert(0, "different metrics, listed side by side, not summed as one "
-                            f"guarantee (budget spent across them: {self.total:.6g})")
+                            f"guarantee (budget spent across them: {format_up(self.total)})")
         parts += [f"{n['release']}: not composable ({n['why']})" for n in self.not_composable]
         return "; ".join(parts) if parts else "no releases"
 
@@ -270,7 +283,7 @@ def compose(spends: Iterable[Spend]) -> Composition:
                 why, prose = _NOT_COMPOSABLE.get(NOTION_IDS[notion], ""), str(notion)
             except ValueError:
                 why = f"unknown notion {spend.notion!r}"
-            why = why or f"ε = {spend.epsilon:g}: no finite bound to compose"
+            why = why or f"ε = {format_up(spend.epsilon)}: no finite bound to compose"
             unbounded.append({"release": spend.release, "notion": prose, "why": why})
             continue
         keyed.setdefault((family, spend.key), []).append(spend)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from textdp import _random
+from textdp.privacy import format_up
 from textdp.privacy.unchanged import (
     DEFAULT_UNCHANGED_WARNING,
     expected_unchanged,
@@ -382,7 +383,10 @@ def _word_unprotected(by_class: Mapping[str, int], by_policy: Mapping[str, int],
     ]
     kept = [("out-of-vocabulary words", "oov_words_kept", "oov=keep releases them unchanged"),
             ("numbers", "numbers_kept", "oov=keep releases them unchanged"),
-            ("stopwords", "stopwords_kept", "keep_stopwords=True releases them unchanged")]
+            ("stopwords", "stopwords_kept", "keep_stopwords=True releases them unchanged"),
+            ("clitics", "clitics_kept",
+             "the clitics of English contractions ('s, n't, 're, 've, 'll, 'd, 'm) are kept "
+             "with their apostrophe; the word they lean on is privatised (It|'s, do|n't)")]
     out += [{"kind": kind, "count": by_policy[key], "why": why}
             for kind, key, why in kept if by_policy[key]]
     return out
@@ -470,7 +474,8 @@ def generation_report(mechanism: Any, *, model: Mapping[str, Any], documents: in
     unprotected = [{"kind": "number of documents", "count": int(documents),
                     "why": "one rewritten document is released per input document, in order"}]
     if mechanism.epsilon > 10:
-        warnings.append(f"ε per document is {mechanism.epsilon:g}: a pure-DP bound this large "
+        warnings.append(f"ε per document is {format_up(mechanism.epsilon)}: a pure-DP bound "
+                        "this large "
                         "says little against an adversary who knows the candidate documents; "
                         "compare mechanisms at matched utility, not at nominal ε")
     return _report("document", details, mechanism.guarantee.to_dict(), inputs, counts,
@@ -482,17 +487,17 @@ def generation_report(mechanism: Any, *, model: Mapping[str, Any], documents: in
 def summary_line(report: Mapping[str, Any]) -> str:
     """One line: the guarantee, what was released, and what was released unprotected."""
     g = report["guarantee"]
-    eps = f"{g['epsilon']:g}"
+    eps = format_up(g["epsilon"])  # printed ε is never below the true one
     name = report["mechanism"]["name"]
     parts = [f"{name}: {g['notion']}, ε = {eps} per unit of {g['metric']}" if g.get("metric")
              else f"{name}: {g['notion']}, ε = {eps}"]
     if g.get("delta"):
-        parts[0] += f", δ = {g['delta']:.3g}"
+        parts[0] += f", δ = {format_up(g['delta'])}"
     if "allocation" in report:  # budget allocation: ε above is the largest per-word level
         a = report["allocation"]
         parts[0] += (f" (at most, per word); allocation {a['rule']} "
                      f"({'public' if a['public'] else 'data-dependent'}), "
-                     f"ε_doc = {a['epsilon_document']:g} per document")
+                     f"ε_doc = {format_up(a['epsilon_document'])} per document")
     parts += _released(report)
     parts += _identifiers(report)
     parts += _unchanged(report)

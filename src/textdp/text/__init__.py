@@ -122,10 +122,35 @@ def _members() -> tuple[str, str]:
 
 
 @cache
-def _alnum_patterns() -> tuple[str, str]:
-    """(word, number) token patterns: a letter or digit, then its kind and joining marks."""
+def _clitic_patterns() -> tuple[str, str]:
+    """(clitic letters, the n of n't): the letters of an English contraction's clitic, which are
+    punctuation here, not a word ("It|'s", "do|n't"; ``textdp.text._codes._mark_clitics`` is the
+    same rule on code arrays, and a test holds the two together). A clitic follows an apostrophe
+    (' or ’) that follows a letter: 's 'd 'm 're 've 'll, or 't after n (the n goes with it);
+    then comes no letter, digit or joining mark."""
     marks = _members()[1]
-    return (f"{_WORD}(?:{_WORD}|[{marks}])*", f"{_NUMBER}[\\d{marks}]*")
+    end = f"(?![^\\W_]|[{marks}])"
+    clitic = (f"(?:(?<={_WORD}['’])(?:[sSdDmM]|[rR][eE]|[vV][eE]|[lL][lL])"
+              f"|(?<=[nN]['’])[tT]){end}")
+    return clitic, f"[nN](?=['’][tT]{end})"
+
+
+@cache
+def _clitic_second() -> str:
+    """The second letter of a two-letter clitic ('re 've 'll): no word starts there either."""
+    end = f"(?![^\\W_]|[{_members()[1]}])"
+    return f"(?:(?<={_WORD}['’][rRvV])[eE]|(?<={_WORD}['’][lL])[lL]){end}"
+
+
+@cache
+def _alnum_patterns() -> tuple[str, str]:
+    """(word, number) token patterns: a letter or digit, then its kind and joining marks; a
+    word neither starts at a clitic nor takes the n of n't (:func:`_clitic_patterns`)."""
+    marks = _members()[1]
+    clitic, n_of_nt = _clitic_patterns()
+    letter = f"(?!{n_of_nt}){_WORD}"
+    return (f"(?!{clitic}|{_clitic_second()}){letter}(?:{letter}|[{marks}])*",
+            f"{_NUMBER}[\\d{marks}]*")
 
 
 @cache
@@ -140,7 +165,8 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """(token, punctuation, other) patterns, built on first use."""
     members = _members()[0]
     word, number = _alnum_patterns()
-    punct = f"[{members}]+"
+    clitic, n_of_nt = _clitic_patterns()
+    punct = f"(?:[{members}]|{clitic}|{n_of_nt})+"
     other = f"[^\\w\\s{members}]+"  # everything else (marks with no letter or digit before them)
     token = re.compile(f"(?P<word>{word})|(?P<number>{number})|(?P<whitespace>{_WS})"
                        f"|(?P<punctuation>{punct})|(?P<other>{other})", re.DOTALL)

@@ -117,6 +117,63 @@ def _attach_marks(cls: np.ndarray, marks: np.ndarray, doc_bounds: np.ndarray) ->
     cls[marks] = np.where((stretch > doc_start) & (before <= DIGIT), before, OTHER)
 
 
+_APOSTROPHES = np.array([0x27, 0x2019], dtype=np.uint32)  # ' and ’ (RIGHT SINGLE QUOTATION MARK)
+#: The clitics of English contractions after the apostrophe, lowercase: 's 'd 'm 're 've 'll, and
+#: 't of n't (whose n goes with it: "do|n't", as the Penn Treebank and GloVe's corpus split it).
+_CLITICS = ("s", "d", "m", "re", "ve", "ll")
+
+
+def _mark_clitics(codes: np.ndarray, cls: np.ndarray, doc_bounds: np.ndarray) -> int:
+    """Reclassify the clitics of English contractions as punctuation, in place; return how many.
+
+    A clitic is not a word of its own: privatised as one, "It's" came back "It'default". Here
+    it joins the apostrophe's structure run and is released as it is (the report counts it),
+    while the word it leans on is privatised: ``It|'s``, ``we|'re``, ``do|n't``, ``ca|n't``.
+    The rule, the same as :mod:`textdp.text`'s patterns (a test holds them together): an
+    apostrophe (' or ’) right after a letter (or an identifier span: ``[PERSON]'s``), then one
+    of :data:`_CLITICS` (any case), then no letter, digit or combining mark; or ``n't`` (any
+    case) followed by no letter, digit or mark — the ``n`` is reclassified too. Runs on the raw
+    classes, before joining marks are attached: a mark before the apostrophe is no letter.
+    """
+    n = codes.size
+    apos = np.flatnonzero(np.isin(codes, _APOSTROPHES) & (cls == PUNCTUATION))
+    if not apos.size:
+        return 0
+    doc = np.searchsorted(doc_bounds, apos, "right") - 1
+    start, end = doc_bounds.take(doc), doc_bounds.take(doc + 1)
+    lower = _lower_ascii(codes)[0]
+
+    def at(offset: np.ndarray) -> np.ndarray:  # the code at apos + offset, 0 outside the doc
+        pos = apos + offset
+        inside = (pos >= start) & (pos < end)
+        return np.where(inside, lower.take(np.clip(pos, 0, n - 1)), 0), \
+            np.where(inside, cls.take(np.clip(pos, 0, n - 1)), WHITESPACE)
+
+    before_code, before_cls = at(-1)
+    after = [at(k) for k in range(1, 4)]
+
+    def boundary(k: int) -> np.ndarray:  # no letter, digit or mark at apos + k
+        return ~np.isin(after[k - 1][1], (LETTER, DIGIT, MARK))
+
+    leans = (before_cls == LETTER) | (before_cls == IDENTIFIER)
+    hit_len = np.zeros(apos.size, dtype=np.int64)
+    for clitic in _CLITICS:
+        k = len(clitic)
+        match = leans & boundary(k + 1)
+        for j, ch in enumerate(clitic):
+            match &= (after[j][0] == ord(ch)) & (after[j][1] == LETTER)
+        hit_len[match] = k
+    nt = ((before_code == ord("n")) & (before_cls == LETTER) & (after[0][0] == ord("t"))
+          & (after[0][1] == LETTER) & boundary(2))
+    hit_len[nt] = 1
+    hits = np.flatnonzero(hit_len)
+    if not hits.size:
+        return 0
+    cls[_ranges(apos[hits] + 1, hit_len[hits])[0]] = PUNCTUATION
+    cls[apos[nt] - 1] = PUNCTUATION
+    return int(hits.size)
+
+
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(every index of the ranges [starts[i], starts[i] + lengths[i]) in order, offset of each
     range in that list)."""
@@ -200,6 +257,8 @@ class CodeBatch:
     other: int
     identifiers: np.ndarray  # int64 indices of the identifier tokens, in order
     identifier_kinds: np.ndarray  # int64 kind of each (an index into the recogniser's kinds)
+    #: Clitics of English contractions ('s, n't, 're, …) kept as structure (:func:`_mark_clitics`).
+    clitics: int = 0
     _lower: np.ndarray | None = None
     _upper_mask: np.ndarray | None = None
     _non_ascii: np.ndarray | None = None
@@ -307,6 +366,7 @@ def encode_batch(texts: Sequence[str], identifiers: Any = None,
         span_starts, span_ends, span_kinds = identifiers.find(texts, text, codes, cls, doc_bounds)
     if span_starts is not None and span_starts.size:
         cls[_ranges(span_starts, span_ends - span_starts)[0]] = IDENTIFIER
+    clitics = _mark_clitics(codes, cls, doc_bounds)
     if marks is not None:
         _attach_marks(cls, marks, doc_bounds)
     # A run starts where the class changes, where a document starts and where an identifier does.
@@ -317,7 +377,9 @@ def encode_batch(texts: Sequence[str], identifiers: Any = None,
     is_start[inner[inner < n]] = True  # trailing empty documents start at n
     if span_starts is not None and span_starts.size:
         is_start[span_starts] = True
-    return _runs(text, codes, doc_bounds, cls, is_start, span_kinds, len(texts))
+    batch = _runs(text, codes, doc_bounds, cls, is_start, span_kinds, len(texts))
+    batch.clitics = clitics
+    return batch
 
 
 def _runs(text: str, codes: np.ndarray, doc_bounds: np.ndarray, cls: np.ndarray,

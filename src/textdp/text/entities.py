@@ -121,11 +121,12 @@ class EntityModelError(ImportError):
 
 def parse_entity_kinds(value: object) -> tuple[str, ...]:
     """The entity kinds an option names: ``"default"``/``"all"``/``True``/``None`` → all of
-    :data:`ENTITY_KINDS`; ``"none"``/``False``/``""`` → none; ``"person,location"`` or a list →
-    those (in :data:`ENTITY_KINDS` order).
+    :data:`ENTITY_KINDS`; ``"none"``/``False`` → none; ``"person,location"`` or a list →
+    those (in :data:`ENTITY_KINDS` order). An empty value (``""``, ``[]``, ``","``) is refused:
+    only an explicit ``"none"`` turns the stage off.
 
     Raises:
-        ValueError: an unknown kind. TypeError: another type.
+        ValueError: an unknown kind, or an empty value. TypeError: another type.
     """
     if value is None or value is True:
         return ENTITY_KINDS
@@ -135,7 +136,7 @@ def parse_entity_kinds(value: object) -> tuple[str, ...]:
         name = value.strip().lower()
         if name in ("default", "all"):
             return ENTITY_KINDS
-        if name in ("none", "off", ""):
+        if name in ("none", "off"):
             return ()
         items = [v.strip().lower() for v in name.split(",") if v.strip()]
     elif isinstance(value, Iterable):
@@ -147,6 +148,11 @@ def parse_entity_kinds(value: object) -> tuple[str, ...]:
     else:
         raise TypeError("entities must be 'default', 'none', a comma-separated string or a list "
                         f"of kinds, got {type(value).__name__}")
+    if not items:
+        # An empty value is a slip (an unset shell variable, an empty list), not a choice: it
+        # must not turn a privacy stage off. Only the explicit "none" does.
+        raise ValueError(f"entities is empty ({value!r}); give 'none' to turn entity "
+                         f"recognition off, or the kinds to find: {', '.join(ENTITY_KINDS)}")
     unknown = [v for v in items if v not in ENTITY_KINDS]
     if unknown:
         raise ValueError(f"unknown entity kind {unknown[0]!r}; choose from: "
@@ -223,6 +229,13 @@ def load_model() -> Any:
             metadata or weights differ from ``en_core_web_sm`` 3.8.0 as checked here. The
             message names the install command; textdp never falls back to passing names through.
     """
+    from textdp._loading import loading
+
+    with loading("the entity model (spaCy en_core_web_sm)"):
+        return _load_model()
+
+
+def _load_model() -> Any:
     path, meta = _checked()
     try:
         import spacy

@@ -162,6 +162,15 @@ def load_default(size: int = 50_000, *, alphabetic_only: bool = True) -> Vocabul
     key = (size, alphabetic_only)
     if key in _DEFAULT_CACHE:
         return _DEFAULT_CACHE[key]
+    from textdp._loading import loading
+
+    with loading(f"the default vocabulary (GloVe 6B 50d, top {size:,} words)"):
+        vocab = _load_default(size, alphabetic_only)
+    _DEFAULT_CACHE[key] = vocab
+    return vocab
+
+
+def _load_default(size: int, alphabetic_only: bool) -> Vocabulary:
     name = _default_name(size, alphabetic_only)
     path = _default_cache_path(name)
     vocab = None
@@ -182,7 +191,6 @@ def load_default(size: int = 50_000, *, alphabetic_only: bool = True) -> Vocabul
             atomic_save_npz(path, words=np.array(words), vectors=vectors)
         except OSError:
             pass  # a read-only cache only costs speed
-    _DEFAULT_CACHE[key] = vocab
     return vocab
 
 
