@@ -142,7 +142,7 @@ def _confusables() -> dict[str, str]:
                 parent[find(key)] = find(other)
             elif len(entries) == 1 and not key.isascii() and _kind(key) == "L":
                 folded = "".join(_base(c) for c in other)
-                if folded.isascii() and folded.isalpha() and (
+                if folded.isascii() and folded.isalpha() and _same_case(key, folded[0]) and (
                         len(folded) == 1 or unicodedata.name(key, "").startswith("LATIN")):
                     out[key] = folded
     classes: dict[str, list[str]] = {}
@@ -157,11 +157,20 @@ def _confusables() -> dict[str, str]:
             if m.isascii() or not kind or m in out:
                 continue
             same = [a for a in ascii_members if _kind(a) == kind]
-            if kind == "L" and (m.isupper() or m.islower()):
-                same = [a for a in same if a.isupper() == m.isupper()] or same
+            if kind == "L":
+                # Never across case: the entity screen starts at a capital (Cyrillic "Б" is
+                # listed with "b", and stays).
+                same = [a for a in same if _same_case(m, a)]
             if same:
                 out[m] = same[0]
     return out
+
+
+def _same_case(ch: str, ascii_letter: str) -> bool:
+    """A caseless letter may map to either case; a cased one to its own case only."""
+    if not (ch.isupper() or ch.islower()):
+        return True
+    return ch.isupper() == ascii_letter.isupper()
 
 
 def _fold_char(ch: str) -> str:
