@@ -47,7 +47,7 @@ def _anchors(codes: np.ndarray) -> np.ndarray:
     low = codes | 32
     dot = np.flatnonzero((low[:-2] == ord("d")) & (low[1:-1] == ord("o")) & (low[2:] == ord("t")))
     pair = np.flatnonzero((low[:-1] == ord("a")) & (low[1:] == ord("t")))
-    opening = np.isin(codes, np.array([ord(c) for c in "[({<"], dtype=codes.dtype))
+    opening = (codes == 91) | (codes == 40) | (codes == 123) | (codes == 60)  # [ ( { <
     before = pair[pair >= 1]
     bracketed = before[opening[before - 1]
                        | ((codes[before - 1] == 32) & opening[np.maximum(before - 2, 0)]
@@ -55,10 +55,21 @@ def _anchors(codes: np.ndarray) -> np.ndarray:
     return np.concatenate([at, dot, bracketed])
 
 
+def _maybe(text: str) -> bool:
+    """Whether ``text`` may hold an anchor (substring tests at C speed: most text holds none)."""
+    if "@" in text:
+        return True
+    low = text.lower()
+    return "dot" in low or ("at" in low and any(f"{b}at" in low or f"{b} at" in low
+                                                for b in "[({<"))
+
+
 def spelled_spans(text: str, codes: np.ndarray, bounds: np.ndarray,
                   is_tld: Callable[[str], bool]) -> list[tuple[int, int]]:
     """[start, end) of every spelled-out address in ``text`` (documents at ``bounds``; no
     span crosses one), for a top-level-domain test ``is_tld`` on a case-folded label."""
+    if not _maybe(text):
+        return []
     anchors = _anchors(codes)
     if not anchors.size:
         return []

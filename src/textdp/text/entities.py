@@ -41,8 +41,13 @@ How they are found (offline; nothing is downloaded at run time):
   forms, e.g. ``Hauptstraße 5``, ``10 rue de la Paix``, ``Calle Mayor 12``), with an optional
   unit (``Apt 4B``, ``Suite 200``).
 * **allow-list**: public terms (product names, the user's own company) that are always released
-  as they are — unprotected, and counted in the report. Whole words, case-insensitive, any run
-  of whitespace inside a term matches any run of whitespace. An entity that contains an
+  as they are — unprotected, and counted in the report. Whole words matched on the folding's key
+  form, as the deny-list is (:mod:`textdp.text.deny`): case, accents, invisible characters and
+  look-alike letters ignored, dashes and any run of whitespace read as one space.
+* **the folding**: all of the above reads the documents through :mod:`textdp.text.fold` (a name
+  in NFD, with marks, zero-width characters or look-alike letters inside reads as the plain
+  name; the model sees the cased form), and every span is mapped back to the original
+  characters. An entity that contains an
   allow-listed term keeps the term and loses the rest to its label.
 
 Each document is recognised alone: the spans of a document are a function of that document

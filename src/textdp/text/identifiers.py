@@ -16,6 +16,12 @@ one): :meth:`Identifiers.spans` gives them for one document, :meth:`Identifiers.
 batch, and the two agree. An identifier is never split into an identifier plus leftover word
 pieces: a span whose edge touches a letter or digit grows to take the whole run.
 
+**Every recogniser reads the folded text** (:mod:`textdp.text.fold`: compatibility forms,
+nonspacing marks and invisible characters removed, digits of every script as ASCII, Unicode
+confusables as their ASCII look-alikes), so ``maria＠example.com``, ``ｍａｒｉａ@…`` and a
+Cyrillic ``а`` in a domain are read as their plain forms; spans are mapped back to the original
+characters. The user's patterns read both the folded and the original text.
+
 Built-in recognisers: a fast regular-expression prefilter proposes candidates, only on the
 whitespace-delimited stretches around anchors found by numpy (``@``; ``://`` or a dot between a
 letter or digit and a letter; a cluster of ≥ 4 digits or ``::``), and a maintained validator
@@ -25,7 +31,10 @@ first: the deny-list, the user's patterns, then this order):
 ========  =======================================================================================
 email     ``local@domain.tld``, the local part plain (letters of any script, digits,
           ``!#$%&'*+/=?^`{|}~-`` and inner dots: ``o'brien@…``) or quoted (``"jo smith"@…``);
-          IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``
+          IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``;
+          ``localhost`` or an address literal (``maria@1.2.3.4``, ``maria@[IPv6:…]``); and
+          written out (:mod:`textdp.text._spelled`: ``maria at example dot com``,
+          ``maria [at] example [dot] com``, ``maria @ example.com``)
 url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh``, ``git``, ``ws``,
           ``wss``, ``file``) and more than one bare word after it (``http://intranet/wiki``,
           not ``http://microsoft``), ``www.`` and a host ending in a top-level domain, or a
@@ -62,8 +71,8 @@ phone     libphonenumber (``phonenumbers``): numbers in international form, vali
 A plain run of digits stays a number token (the OOV policy treats it as a number). Users add
 their own patterns (name → regular expression, tried before the built-ins, run on each
 document) and a deny-list of terms that are always masked, whatever the OOV policy, matched as
-whole words on a lookup key (:mod:`textdp.text.deny`: NFKC, case fold, ignorable characters
-removed, any whitespace run as one space). Patterns and validators load on first use, so
+whole words on the folding's key form (:mod:`textdp.text.deny`: the folding above, case-folded,
+dashes as spaces, any whitespace run as one space). Patterns and validators load on first use, so
 importing textdp stays light.
 """
 
