@@ -151,13 +151,24 @@ def _tlds() -> frozenset[str]:
         rule = line.strip().lstrip("!*.")
         if rule and not line.startswith("//") and "." not in rule:
             out.add(rule.casefold())
-            # The recognisers read the folded text (textdp.text.fold): "рф" is read "pф".
-            out.add(fold_string(rule).casefold())
             try:
                 out.add(rule.encode("idna").decode("ascii"))
             except UnicodeError:
                 pass
     return frozenset(out)
+
+
+@cache
+def _folded_tlds() -> frozenset[str]:
+    """The non-ASCII top-level domains as the recognisers read them (textdp.text.fold: "рф" is
+    read "pф"); those that fold to ASCII alone are left out (they would match plain words)."""
+    out = {fold_string(t).casefold() for t in _tlds() if not t.isascii()}
+    return frozenset(t for t in out if not t.isascii())
+
+
+def _is_tld(label: str) -> bool:
+    """Whether a case-folded label of the folded text is a top-level domain."""
+    return label in _tlds() or (not label.isascii() and label in _folded_tlds())
 
 
 def _ends(window: str, start: int, end: int, seps: str) -> list[int]:
@@ -193,7 +204,7 @@ def _url(window: str, m: re.Match) -> list[tuple[int, int]]:
         host = re.split(r"[/?#:]", rest, maxsplit=1)[0]
         if scheme[:3].lower() == "www":
             # A host name in the DNS: "www.microsoft" ends in no top-level domain.
-            if "." not in host or host.rsplit(".", 1)[1].casefold() not in _tlds():
+            if "." not in host or not _is_tld(host.rsplit(".", 1)[1].casefold()):
                 return []
         elif rest == host and "." not in host and "@" not in host:
             return []  # "http://microsoft": a scheme before one bare word, nothing to locate
@@ -202,7 +213,7 @@ def _url(window: str, m: re.Match) -> list[tuple[int, int]]:
     if len(text) < m.end("host") - m.start():
         return []
     tld = host.rsplit(".", 1)[1]
-    if tld.casefold() not in _tlds():
+    if not _is_tld(tld.casefold()):
         return []
     has_path = len(text) > m.end("host") - m.start()
     if not has_path and (tld.casefold() in _FILE_EXTENSIONS or tld.istitle() and len(tld) > 1
@@ -566,7 +577,7 @@ class Identifiers:
             return np.empty((0, 4), dtype=np.int64)
         found = self._builtin_spans(text, codes, cls, view.bounds)
         email = self.kinds.index("email")
-        spelled = spelled_spans(text, codes, view.bounds, lambda tld: tld in _tlds())
+        spelled = spelled_spans(text, codes, view.bounds, _is_tld)
         found = np.concatenate([found, np.array([(email, a, b, email) for a, b in spelled],
                                                 dtype=np.int64).reshape(-1, 4)])
         return _back(view, found)
