@@ -97,8 +97,8 @@ class DenyList:
                 if a >= reach:
                     chosen.append((a + lo, b + lo))
                     reach = b
-            if not chosen:
-                out.append([])
+            if not chosen or key.source is None:  # positions are the original's
+                out.append(chosen)
                 continue
             spans = np.array(chosen, dtype=np.int64)
             starts, ends = key.back(spans[:, 0], spans[:, 1])

@@ -385,22 +385,41 @@ def fold_key(text: str, bounds: np.ndarray | None = None,
     n = len(text)
     original = _bounds(bounds, n)
     if text.isascii():
-        folded = np.frombuffer(text.lower().encode("ascii"), dtype=np.uint8).astype(np.uint32)
-        folded[folded == 45] = 32  # "-", the one ASCII dash (Pd)
-        source = None
-    else:
-        folded, source = _apply(_key_table(), _codes(text) if codes is None else codes)
+        return _ascii_key(text, original)
+    folded, source = _apply(_key_table(), _codes(text) if codes is None else codes)
     space = _is_space(folded)
     if source is None:
         source = np.arange(n, dtype=np.int64)
-    keep = np.ones(folded.size, dtype=bool)
-    keep[1:] = ~(space[1:] & space[:-1])
-    doc_start = np.searchsorted(source, original[:-1])
-    keep[doc_start[doc_start < folded.size]] = True
+    keep = _keep(space, np.searchsorted(source, original[:-1]))
     folded = np.where(space, np.uint32(32), folded)[keep]
     source = source[keep]
     return Folded(_decode(folded), np.searchsorted(source, original).astype(np.int64), source,
                   original)
+
+
+def _keep(space: np.ndarray, doc_start: np.ndarray) -> np.ndarray:
+    """The first character of every whitespace run and every other character (a run never
+    crosses a document start)."""
+    keep = np.ones(space.size, dtype=bool)
+    keep[1:] = ~(space[1:] & space[:-1])
+    keep[doc_start[doc_start < space.size]] = True
+    return keep
+
+
+_ASCII_SPACE = np.array([chr(c).isspace() or c == 45 for c in range(128)])  # "-" reads as " "
+
+
+def _ascii_key(text: str, original: np.ndarray) -> Folded:
+    """:func:`fold_key` of ASCII text: lower case, dashes and whitespace runs as one space."""
+    codes = np.frombuffer(text.lower().encode("ascii"), dtype=np.uint8)
+    space = _ASCII_SPACE.take(codes)
+    if not (space[1:] & space[:-1]).any():  # no run to collapse: positions are kept
+        out = np.where(space, np.uint8(32), codes).tobytes().decode("ascii")
+        return Folded(out, original, None, original)
+    keep = _keep(space, original[:-1])
+    source = np.flatnonzero(keep)
+    out = np.where(space, np.uint8(32), codes)[keep].tobytes().decode("ascii")
+    return Folded(out, np.searchsorted(source, original).astype(np.int64), source, original)
 
 
 @functools.cache
