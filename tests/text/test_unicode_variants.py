@@ -170,3 +170,12 @@ def test_text_outside_the_spans_comes_back_byte_for_byte(data, how, extra):
 def _identity_mechanism():
     """1-Diffractor at ε = 10⁶: every vocabulary word comes back as it is."""
     return create("diffractor", epsilon=1e6)
+
+
+def test_the_allow_list_reads_the_same_folding():
+    """An allow-listed public term is kept however it is written (and only as a whole word)."""
+    kw = dict(entities=("org",), mechanism="diffractor", epsilon=1e6, seed=0, oov="keep")
+    texts = ["We use ACME\u2013Cloud daily.", "We use Acme\u200bCloud daily.", "We use AcméCloud."]
+    out = textdp.privatize(texts, allow_list=["Acme-Cloud", "acmecloud"], **kw)
+    assert out.texts == texts
+    assert out.report["entities"]["allowed_kept"] == 3

@@ -46,9 +46,9 @@ purpose: ``résumé`` and ``resume`` are one word to the matchers, and so are wo
 Hebrew script that differ only in nonspacing vowel signs (a deny-list term then masks both).
 
 Cost: ASCII text is not copied (the cased form is the text itself); other text costs two numpy
-table look-ups per character and one decode (figures in docs/entities.md). The tables (two
-4-byte and two 1-byte entries per code point of planes 0–3 and 14) are built once per process
-on first use, in about a second.
+table look-ups per character and one decode (figures in docs/entities.md). The tables (a 4-byte
+and a 1-byte entry per code point of planes 0–3 and 14, per form) are built once per process
+where non-ASCII text is first folded, in one to two seconds.
 """
 
 from __future__ import annotations
