@@ -92,14 +92,3 @@ def test_a_span_takes_the_marks_and_invisible_characters_after_it():
     assert folded.text == "Jose said"
     a, b = folded.back(np.array([0]), np.array([4]))
     assert text[a[0]:b[0]] == "Jose\u0301\u200d"
-
-
-@settings(max_examples=100, deadline=None)
-@given(text=_TEXT)
-def test_the_short_path_equals_the_array_path(text):
-    short = F.fold(text)
-    folded, source = F._apply(F._cased_table(), F._codes(text))
-    assert short.text == F._decode(folded)
-    if short.source is not None or source is not None:
-        assert np.array_equal(short.source if short.source is not None else np.arange(len(text)),
-                              source if source is not None else np.arange(len(text)))

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import unicodedata
 from dataclasses import dataclass
 from importlib.resources import files
@@ -264,31 +263,6 @@ def _key_table() -> _Table:
     return _table(_key_char, _case_changes)
 
 
-#: Texts up to this many characters fold by ``str.translate`` when every character folds to
-#: one (the numpy path's fixed costs outweigh its speed on a short document).
-_SHORT = 4096
-
-
-@functools.cache
-def _translation() -> tuple[dict[int, str], re.Pattern[str]]:
-    """The cased table as a ``str.translate`` mapping, and a class of the code points that do
-    not fold to exactly one character."""
-    table = _cased_table()
-    changed = np.flatnonzero((table.single != np.arange(_SIZE, dtype=np.uint32))
-                             | (table.length != 1))
-    mapping: dict[int, str] = {}
-    uneven: list[str] = []
-    for c in changed.tolist():
-        length = int(table.length[c])
-        if length == 1:
-            mapping[c] = chr(int(table.single[c]))
-        else:
-            start = int(table.single[c]) if length else 0
-            mapping[c] = "".join(map(chr, table.flat[start:start + length].tolist()))
-            uneven.append(re.escape(chr(c)))
-    return mapping, re.compile(f"[{''.join(uneven)}]")
-
-
 def fold_string(text: str) -> str:
     """The cased folding of a short string (a term, a test), as :func:`fold` gives it."""
     return fold(text).text
@@ -396,11 +370,6 @@ def fold(text: str, bounds: np.ndarray | None = None, codes: np.ndarray | None =
     original = _bounds(bounds, n)
     if text.isascii():
         return Folded(text, original, None, original, identity=True)
-    if n <= _SHORT:
-        mapping, uneven = _translation()
-        if uneven.search(text) is None:  # every character folds to one: positions are kept
-            out = text.translate(mapping)
-            return Folded(out, original, None, original, identity=out == text)
     folded, source = _apply(_cased_table(), _codes(text) if codes is None else codes)
     if source is None:
         out = _decode(folded)
