@@ -91,6 +91,9 @@ PHONES = [
     "0532 123 45 67", "+905321234567", "(0212) 555 12 34", "+91 98765 43210", "+55 11 91234-5678",
     "(11) 91234-5678", "+61 2 9876 5432", "+81 3-1234-5678", "+86 138 0013 8000", "+351 912 345 678",
 ]
+#: Look-alikes of the development set that textdp masks as addresses since issue 36: a
+#: hostile trial found their local parts released ("name at example dot com", user@localhost).
+NOW_ADDRESSES = frozenset({"name at example dot com", "user@localhost"})
 # (look-alike, the kind it imitates)
 NEGATIVES = [
     ("foo@bar", "email"), ("@jsmith", "email"), ("5 @ 3.99", "email"), ("name at example dot com", "email"),
@@ -416,7 +419,10 @@ def render(results: dict[str, Any], page: Path) -> None:
                     items.append(f"{kind} missed or partial: `{m['value']}` → found {found}")
                 for f in sc["false_positives"]:
                     found = ", ".join(f"`{t}` ({k})" for t, k in f["found"])
-                    items.append(f"{kind} look-alike flagged: `{f['value']}` → {found}")
+                    why = (" — an address since issue 36 (its local part leaked): kept in this"
+                           " list so that the committed Presidio figures stay comparable"
+                           if f["value"] in NOW_ADDRESSES else "")
+                    items.append(f"{kind} look-alike flagged: `{f['value']}` → {found}{why}")
             doc.heading(f"What {name} missed or flagged ({set_name.replace('_', '-')})", 3)
             doc.bullets(items or ["nothing"])
     if "peer" in results:

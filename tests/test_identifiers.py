@@ -95,8 +95,10 @@ def test_bad_options_are_one_sentence_errors():
 
 def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
     """The built-ins run only on stretches around anchors; a full scan of each document alone
-    (every candidate of the whole document validated) agrees, and so does spans() of it."""
-    from textdp.text.identifiers import BUILTIN_KINDS, _merge_words, _resolve
+    (every candidate of the whole document validated, spelled-out addresses included) agrees,
+    and so does spans() of it."""
+    from textdp.text._spelled import SPELLED
+    from textdp.text.identifiers import BUILTIN_KINDS, _merge_words, _resolve, _tlds
 
     rng = np.random.default_rng(3)
     parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n",
@@ -110,6 +112,9 @@ def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
     for d, text in enumerate(texts):
         base = int(batch.doc_bounds[d])
         rows = ids._scan(text, BUILTIN_KINDS)
+        email = ids.kinds.index("email")
+        rows += [(email, *m.span(), email) for m in SPELLED.finditer(text)
+                 if m.group("tld").casefold() in _tlds() and m.group("at").strip() != "at"]
         if rows:
             s, e, k = _merge_words(text, *_resolve(np.array(rows, dtype=np.int64)),
                                    np.array([0, len(text)]))

@@ -111,7 +111,7 @@ class Privatizer:
         identifier_labels: kind → placeholder (``{"email": "<email>"}``).
         identifier_patterns: extra kinds, name → regular expression.
         deny_list: terms always masked (label ``[REDACTED]``), whatever ``oov``; matched on
-            their NFKC case-folded keys (:mod:`textdp.text.deny`).
+            their folded keys (:mod:`textdp.text.deny`, :mod:`textdp.text.fold`).
         phone_regions: regions whose national phone formats count (default
             :data:`textdp.text.identifiers.DEFAULT_PHONE_REGIONS`).
         entities: people, locations, organisations and street addresses replaced by their labels

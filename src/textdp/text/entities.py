@@ -41,8 +41,13 @@ How they are found (offline; nothing is downloaded at run time):
   forms, e.g. ``Hauptstraße 5``, ``10 rue de la Paix``, ``Calle Mayor 12``), with an optional
   unit (``Apt 4B``, ``Suite 200``).
 * **allow-list**: public terms (product names, the user's own company) that are always released
-  as they are — unprotected, and counted in the report. Whole words, case-insensitive, any run
-  of whitespace inside a term matches any run of whitespace. An entity that contains an
+  as they are — unprotected, and counted in the report. Whole words matched on the folding's key
+  form, as the deny-list is (:mod:`textdp.text.deny`): case, accents, invisible characters and
+  look-alike letters ignored, dashes and any run of whitespace read as one space.
+* **the folding**: all of the above reads the documents through :mod:`textdp.text.fold` (a name
+  in NFD, with marks, zero-width characters or look-alike letters inside reads as the plain
+  name; the model sees the cased form), and every span is mapped back to the original
+  characters. An entity that contains an
   allow-listed term keeps the term and loses the rest to its label.
 
 Each document is recognised alone: the spans of a document are a function of that document
@@ -64,6 +69,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from textdp.text.deny import DenyList
+from textdp.text.fold import Folded, FoldedBatch
 
 __all__ = ["ENTITY_KINDS", "ALLOWED", "DEFAULT_ENTITY_LABELS", "Entities", "Recognisers",
            "EntityModelError", "check_model", "load_model", "parse_entity_kinds",
@@ -318,16 +326,6 @@ def _address_regex() -> re.Pattern[str]:
     return re.compile(_ADDRESS)
 
 
-def _term_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
-    """Whole-word, case-insensitive alternation of ``terms``, longest first, any whitespace run
-    inside a term matching any whitespace run."""
-    if not terms:
-        return None
-    parts = [r"\s+".join(re.escape(w) for w in t.split())
-             for t in sorted(terms, key=len, reverse=True)]
-    return re.compile(rf"(?i)(?<!\w)(?:{'|'.join(parts)})(?!\w)")
-
-
 # ---------------------------------------------------------------------------------------------
 
 
@@ -394,24 +392,46 @@ class Entities:
         return out
 
     @cached_property
-    def _allow(self) -> re.Pattern[str] | None:
-        return _term_pattern(self.allow_list)
+    def _allow(self) -> DenyList | None:
+        """The allow-list as a term list: matched on the key folding, as the deny-list is."""
+        return DenyList(self.allow_list) if self.allow_list else None
 
-    def find(self, texts: Sequence[str]) -> list[list[tuple[int, int, str]]]:
+    def find(self, texts: Sequence[str],
+             folded: FoldedBatch | None = None) -> list[list[tuple[int, int, str]]]:
         """Per document, its entity and allow-list spans ``(start, end, kind)`` (``kind`` an
         entity kind or :data:`ALLOWED`), in document offsets, possibly overlapping (see
-        :class:`Recognisers` for how they are resolved). A pure function of each document."""
+        :class:`Recognisers` for how they are resolved). A pure function of each document.
+
+        Everything is found on the folding of the documents (:mod:`textdp.text.fold`; made
+        here unless the caller passes the batch's ``folded``): the model and the address
+        patterns read the cased form (a name in NFD, with marks, zero-width characters or
+        look-alike letters inside, reads as the plain name), the allow-list the key form; spans
+        are mapped back to the original characters.
+        """
         out: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+        if not self.active or not texts:
+            return out
+        if folded is None:
+            bounds = np.zeros(len(texts) + 1, dtype=np.int64)
+            np.cumsum([len(t) for t in texts], out=bounds[1:])
+            folded = FoldedBatch("".join(texts), bounds)
+        base = folded.original_bounds.tolist()
         if self._allow is not None:
-            for d, text in enumerate(texts):
-                out[d] += [(m.start(), m.end(), ALLOWED) for m in self._allow.finditer(text)]
+            for d, spans in enumerate(self._allow.find(folded.key)):
+                out[d] += [(a - base[d], b - base[d], ALLOWED) for a, b in spans]
+        view = folded.cased
+        docs = list(texts) if view.identity else view.docs()
+        found: list[list[tuple[int, int, str]]] = [[] for _ in texts]
         if "address" in self.kinds:
             pattern = _address_regex()
-            for d, text in enumerate(texts):
+            for d, text in enumerate(docs):
                 if any(c.isdigit() for c in text):
-                    out[d] += [(m.start(), m.end(), "address") for m in pattern.finditer(text)]
+                    found[d] += [(m.start(), m.end(), "address") for m in pattern.finditer(text)]
         if self.uses_model:
-            self._model_spans(texts, out)
+            self._model_spans(docs, found)
+        for d, spans in enumerate(found):
+            if spans:
+                out[d] += _back(view, d, spans, base[d])
         return out
 
     def windows(self, text: str) -> list[tuple[int, int]]:
@@ -601,6 +621,18 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _back(view: Folded, d: int, spans: list[tuple[int, int, str]],
+          base: int) -> list[tuple[int, int, str]]:
+    """Spans of folded document ``d`` in the original document's offsets."""
+    if view.source is None:
+        return spans
+    shift = int(view.bounds[d])
+    rows = np.array([(a, b) for a, b, _ in spans], dtype=np.int64) + shift
+    starts, ends = view.back(rows[:, 0], rows[:, 1])
+    return [(a - base, b - base, kind) for a, b, (_, _, kind)
+            in zip(starts.tolist(), ends.tolist(), spans, strict=True)]
+
+
 _JOINERS = np.array([ord("-"), ord("'"), ord("’"), 0x2010, 0x2011], dtype=np.uint32)
 _APOSTROPHES = np.array([ord("'"), ord("’")], dtype=np.uint32)
 
@@ -650,11 +682,13 @@ class Recognisers:
         (starts, ends, kind indices), sorted, disjoint, non-empty, within a document."""
         from textdp.text._codes import DIGIT, MARK, _ranges
 
+        folded = FoldedBatch(text, doc_bounds, codes)  # once, for every recogniser
         if self.identifiers is not None:
-            starts, ends, kinds = self.identifiers.find(texts, text, codes, cls, doc_bounds)
+            starts, ends, kinds = self.identifiers.find(texts, text, codes, cls, doc_bounds,
+                                                        folded=folded)
         else:
             starts = ends = kinds = np.empty(0, dtype=np.int64)
-        found = self.entities.find(texts)
+        found = self.entities.find(texts, folded=folded)
         if not any(found):
             return starts, ends, kinds
         n = codes.size

@@ -16,6 +16,12 @@ one): :meth:`Identifiers.spans` gives them for one document, :meth:`Identifiers.
 batch, and the two agree. An identifier is never split into an identifier plus leftover word
 pieces: a span whose edge touches a letter or digit grows to take the whole run.
 
+**Every recogniser reads the folded text** (:mod:`textdp.text.fold`: compatibility forms,
+nonspacing marks and invisible characters removed, digits of every script as ASCII, Unicode
+confusables as their ASCII look-alikes), so ``maria＠example.com``, ``ｍａｒｉａ@…`` and a
+Cyrillic ``а`` in a domain are read as their plain forms; spans are mapped back to the original
+characters. The user's patterns read both the folded and the original text.
+
 Built-in recognisers: a fast regular-expression prefilter proposes candidates, only on the
 whitespace-delimited stretches around anchors found by numpy (``@``; ``://`` or a dot between a
 letter or digit and a letter; a cluster of ≥ 4 digits or ``::``), and a maintained validator
@@ -25,7 +31,10 @@ first: the deny-list, the user's patterns, then this order):
 ========  =======================================================================================
 email     ``local@domain.tld``, the local part plain (letters of any script, digits,
           ``!#$%&'*+/=?^`{|}~-`` and inner dots: ``o'brien@…``) or quoted (``"jo smith"@…``);
-          IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``
+          IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``;
+          ``localhost`` or an address literal (``maria@1.2.3.4``, ``maria@[IPv6:…]``); and
+          written out (:mod:`textdp.text._spelled`: ``maria at example dot com``,
+          ``maria [at] example [dot] com``, ``maria @ example.com``)
 url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh``, ``git``, ``ws``,
           ``wss``, ``file``) and more than one bare word after it (``http://intranet/wiki``,
           not ``http://microsoft``), ``www.`` and a host ending in a top-level domain, or a
@@ -62,8 +71,8 @@ phone     libphonenumber (``phonenumbers``): numbers in international form, vali
 A plain run of digits stays a number token (the OOV policy treats it as a number). Users add
 their own patterns (name → regular expression, tried before the built-ins, run on each
 document) and a deny-list of terms that are always masked, whatever the OOV policy, matched as
-whole words on a lookup key (:mod:`textdp.text.deny`: NFKC, case fold, ignorable characters
-removed, any whitespace run as one space). Patterns and validators load on first use, so
+whole words on the folding's key form (:mod:`textdp.text.deny`: the folding above, case-folded,
+dashes as spaces, any whitespace run as one space). Patterns and validators load on first use, so
 importing textdp stays light.
 """
 
@@ -76,7 +85,9 @@ from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
+from textdp.text._spelled import spelled_spans
 from textdp.text.deny import DenyList
+from textdp.text.fold import Folded, FoldedBatch, fold_string
 
 __all__ = ["Identifiers", "BUILTIN_KINDS", "DEFAULT_LABELS", "DEFAULT_PHONE_REGIONS", "DENIED"]
 
@@ -94,8 +105,12 @@ DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "TR", "IN", "
 _LOCAL = r"[\w!#$%&'*+/=?^`{|}~-]"
 _LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
 _CANDIDATES = {
+    # A domain, "localhost", or an address literal: user@1.2.3.4, user@[1.2.3.4],
+    # user@[IPv6:2001:db8::1] (RFC 5321 §4.1.3).
     "email": rf"(?<![\w.!#$%&'*+/=?^`{{|}}~\"-])(?:\"[^\"\n\\]{{1,62}}\"|{_LOCAL}+(?:\.{_LOCAL}+)*)"
-             rf"@(?:{_LABEL}\.)+(?:[^\W\d_]{{2,63}}|xn--[a-z0-9-]{{1,59}})(?![\w@-]|\.[^\W_])",
+             rf"@(?:(?:(?:{_LABEL}\.)+(?:[^\W\d_]{{2,63}}|xn--[a-z0-9-]{{1,59}})|localhost)"
+             rf"(?![\w@-]|\.[^\W_])|\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?![\w@-]|\.\d)"
+             rf"|\[(?:ipv6:)?[0-9a-f:.]+\])",
     "url": rf"(?<![\w.@/:+-])(?:(?P<scheme>(?:https?|ftps?|sftp|ssh|git|wss?|file)://|www\d{{0,3}}\.)"
            rf"[^\s<>\"]+|(?://)?(?P<host>(?:{_LABEL}\.)+[^\W\d_]{{2,63}})(?P<rest>(?::\d{{1,5}})?"
            rf"(?:[/?#][^\s<>\"]*)?)(?![\w@]))",
@@ -143,6 +158,19 @@ def _tlds() -> frozenset[str]:
     return frozenset(out)
 
 
+@cache
+def _folded_tlds() -> frozenset[str]:
+    """The non-ASCII top-level domains as the recognisers read them (textdp.text.fold: "рф" is
+    read "pф"); those that fold to ASCII alone are left out (they would match plain words)."""
+    out = {fold_string(t).casefold() for t in _tlds() if not t.isascii()}
+    return frozenset(t for t in out if not t.isascii())
+
+
+def _is_tld(label: str) -> bool:
+    """Whether a case-folded label of the folded text is a top-level domain."""
+    return label in _tlds() or (not label.isascii() and label in _folded_tlds())
+
+
 def _ends(window: str, start: int, end: int, seps: str) -> list[int]:
     """Ends of prefixes of window[start:end] at a group boundary (a separator or ``end``) with no
     letter or digit right after them, longest first."""
@@ -176,7 +204,7 @@ def _url(window: str, m: re.Match) -> list[tuple[int, int]]:
         host = re.split(r"[/?#:]", rest, maxsplit=1)[0]
         if scheme[:3].lower() == "www":
             # A host name in the DNS: "www.microsoft" ends in no top-level domain.
-            if "." not in host or host.rsplit(".", 1)[1].casefold() not in _tlds():
+            if "." not in host or not _is_tld(host.rsplit(".", 1)[1].casefold()):
                 return []
         elif rest == host and "." not in host and "@" not in host:
             return []  # "http://microsoft": a scheme before one bare word, nothing to locate
@@ -185,7 +213,7 @@ def _url(window: str, m: re.Match) -> list[tuple[int, int]]:
     if len(text) < m.end("host") - m.start():
         return []
     tld = host.rsplit(".", 1)[1]
-    if tld.casefold() not in _tlds():
+    if not _is_tld(tld.casefold()):
         return []
     has_path = len(text) > m.end("host") - m.start()
     if not has_path and (tld.casefold() in _FILE_EXTENSIONS or tld.istitle() and len(tld) > 1
@@ -502,24 +530,57 @@ class Identifiers:
         return self.find([text], text, codes, cls, np.array([0, len(text)], dtype=np.int64))
 
     def find(self, texts: Sequence[str], text: str, codes: np.ndarray, cls: np.ndarray,
-             doc_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             doc_bounds: np.ndarray, folded: FoldedBatch | None = None,
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The identifier spans of a batch: (starts, ends, kind indices), sorted, disjoint and
         non-empty, as offsets into ``text = "".join(texts)``; the spans of each document are
         exactly :meth:`spans` of that document alone, shifted to its offset.
 
         ``codes``, ``cls`` and ``doc_bounds`` are ``text``'s code points, their classes and the
-        document offsets (:func:`textdp.text._codes.encode_batch`). The built-in candidates are
-        sought only on the whitespace-delimited stretches around their anchors, found by numpy
-        within each document: a regular expression costs ~15 ns per character in ``re``, more
-        than the whole privatisation of that character.
+        document offsets (:func:`textdp.text._codes.encode_batch`); ``folded``, the batch's
+        folding where the caller made it already (:class:`textdp.text.entities.Recognisers`).
+        The built-in kinds and the deny-list read the folded text (:mod:`textdp.text.fold`),
+        the user's patterns both the folded and the original text; every span is mapped back
+        to the original characters. The built-in candidates are sought only on the
+        whitespace-delimited stretches around their anchors, found by numpy within each
+        document: a regular expression costs ~15 ns per character in ``re``, more than the
+        whole privatisation of that character.
         """
+        if folded is None:
+            folded = FoldedBatch(text, doc_bounds, codes)
         rows = [np.empty((0, 4), dtype=np.int64)]
         if self.builtin and codes.size:
-            rows.append(self._builtin_spans(text, codes, cls, doc_bounds))
-        if self.deny_list or self.patterns:
-            rows.append(self._scanned_spans(texts, doc_bounds))
+            rows.append(self._folded_builtin_spans(folded, text, codes, cls))
+        if self.deny_list:
+            found = [s for doc in self._deny.find(folded.key) for s in doc]
+            rows.append(np.array([(0, a, b, 0) for a, b in found],
+                                 dtype=np.int64).reshape(-1, 4))
+        if self.patterns:
+            rows.append(self._pattern_spans(texts, doc_bounds))
+            view = folded.cased
+            if not view.identity:
+                rows.append(_back(view, self._pattern_spans(view.docs(), view.bounds)))
         starts, ends, kinds = _resolve(np.concatenate(rows))
         return _merge_words(text, starts, ends, kinds, doc_bounds)
+
+    def _folded_builtin_spans(self, folded: FoldedBatch, text: str, codes: np.ndarray,
+                              cls: np.ndarray) -> np.ndarray:
+        """The built-in kinds' rows on the folded batch, in original offsets."""
+        from textdp.text._codes import _ENC, _ERR, _classes
+
+        view = folded.cased
+        if not view.identity:
+            text = view.text
+            codes = np.frombuffer(text.encode(_ENC, _ERR), dtype=np.uint32)
+            cls = _classes(codes)[0] if codes.size else np.empty(0, dtype=np.uint8)
+        if not codes.size:
+            return np.empty((0, 4), dtype=np.int64)
+        found = self._builtin_spans(text, codes, cls, view.bounds)
+        email = self.kinds.index("email")
+        spelled = spelled_spans(text, codes, view.bounds, _is_tld)
+        found = np.concatenate([found, np.array([(email, a, b, email) for a, b in spelled],
+                                                dtype=np.int64).reshape(-1, 4)])
+        return _back(view, found)
 
     def _builtin_spans(self, text: str, codes: np.ndarray, cls: np.ndarray,
                        doc_bounds: np.ndarray) -> np.ndarray:
@@ -566,18 +627,24 @@ class Identifiers:
                 out += found
         return out
 
-    def _scanned_spans(self, texts: Sequence[str], doc_bounds: np.ndarray) -> np.ndarray:
-        """The deny-list and the user's patterns, one document at a time."""
+    def _pattern_spans(self, texts: Sequence[str], doc_bounds: np.ndarray) -> np.ndarray:
+        """The user's patterns, one document at a time."""
         out = []
-        deny = self._deny if self.deny_list else None
         for d, doc in enumerate(texts):
             base = int(doc_bounds[d])
-            if deny is not None:
-                out += [(0, base + a, base + b, 0) for a, b in deny.spans(doc)]
             for index, _, pattern in self._patterns:
                 out += [(index, base + m.start(), base + m.end(), index)
                         for m in pattern.finditer(doc) if m.end() > m.start()]
         return np.array(out, dtype=np.int64).reshape(-1, 4)
+
+
+def _back(view: Folded, rows: np.ndarray) -> np.ndarray:
+    """Rows (priority, start, end, kind) of a folded text in the original's offsets."""
+    if view.source is None or not rows.size:
+        return rows
+    rows = rows.copy()
+    rows[:, 1], rows[:, 2] = view.back(rows[:, 1], rows[:, 2])
+    return rows
 
 
 def _windows(codes: np.ndarray, cls: np.ndarray,
