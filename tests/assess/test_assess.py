@@ -128,3 +128,17 @@ def test_bad_arguments(kwargs, message):
 def test_known_must_be_one_list_per_document():
     with pytest.raises(ValueError, match="one list of strings per document"):
         textdp.assess(["a b", "c d"], known=["Ann", "Bob"])
+
+
+@pytest.mark.parametrize("seed", [None, 2**63 - 1])
+def test_labels_without_a_seed_or_with_a_large_one(constant, word_documents, sbert, seed):
+    """The main flow of issue 37: labels and no seed (a drawn one, up to 2**63) or a seed above
+    scikit-learn's 2**32 - 1 once crashed in the task split; the split is now seeded with
+    textdp._random.library_seed."""
+    labels = ["a", "b"] * (len(word_documents) // 2)
+    a = textdp.assess(word_documents, labels, mechanisms=[constant], sample=10, seed=seed,
+                      encoder=sbert, entities="none")
+    assert a.meta["labels"]["train"] + a.meta["labels"]["test"] == 10
+    assert a.rows[0]["task_accuracy"] is not None
+    if seed is None:
+        assert not a.meta["sample"]["seed_given"]
