@@ -142,3 +142,19 @@ def test_labels_without_a_seed_or_with_a_large_one(constant, word_documents, sbe
     assert a.rows[0]["task_accuracy"] is not None
     if seed is None:
         assert not a.meta["sample"]["seed_given"]
+
+
+def test_the_releases_placeholders_are_not_counted_as_leaks(constant, sbert):
+    """End to end (issue 37): with the default entity and identifier stage, the word "IBAN" (an
+    organisation to the entity model) and the number after it are both replaced, so nothing of
+    these documents survives; the old count found "IBAN" inside "[IBAN]" in every one."""
+    from textdp.assess.leakage import find_mentions
+
+    texts = [f"Please refund order {n} to my IBAN {iban} today."
+             for n, iban in enumerate(["DE89370400440532013000", "GB82WEST12345698765432",
+                                       "FR1420041010050500013M02606", "DE44500105175407324931"])]
+    assert all(any(m.text == "IBAN" for m in doc) for doc in find_mentions(texts))
+    a = textdp.assess(texts, mechanisms=[constant], sample=len(texts), seed=1, encoder=sbert)
+    (row,) = a.rows
+    assert row["entities_found"] >= 2 * len(texts)
+    assert row["entities_survived_count"] == 0, row["entities_by_kind"]

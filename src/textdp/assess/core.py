@@ -222,7 +222,8 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    return _row(setting, spec, originals, private, mentions, dict(runner.tallies().by_policy),
+    leak = survival(mentions, private, runner.rules.placeholders())
+    return _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
                 original_embeddings, private_embeddings, split, words, seconds)
 
 
@@ -356,11 +357,10 @@ def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
 
 
 def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
-         mentions: list[Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
+         leak: Mapping[str, Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
          private_embeddings: np.ndarray, split: Any, words: int, seconds: float
          ) -> dict[str, Any]:
     n = len(originals)
-    leak = survival(mentions, private)
     link = linkage(originals, private, original_embeddings, private_embeddings)
     sims = similarity(original_embeddings, private_embeddings)
     privatized = counts.get("privatized", 0)
