@@ -56,4 +56,7 @@ def test_writes_the_reports(capsys, tmp_path, tickets):
     assert data["settings"][0]["mechanism"] == "mvc" and data["sample"]["seed"] == 1
     assert data["settings"][0]["task_accuracy"] is not None
     assert "](frontier.png)" in (out / "report.md").read_text(encoding="utf-8")
-    assert "assessed 1 settings on 12 documents" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "assessed 1 settings on 12 documents" in err
+    # stderr is not a terminal here: one progress line per setting (issue 37).
+    assert "textdp: assess: mvc ε=2: 12 of 12 documents privatised in" in err

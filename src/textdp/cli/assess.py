@@ -4,6 +4,7 @@ and a recommendation under the user's targets (:func:`textdp.assess`)."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -187,11 +188,30 @@ def _write(result: Any, targets: dict[str, Path], out: Path | None) -> None:
 
 
 def _bar(description: str, total: int) -> Any:
-    """A per-setting progress bar on stderr, shown only on a terminal."""
+    """Per-setting progress on stderr: a bar on a terminal, else one line per setting when it
+    ends (a log or a CI job sees the run advance too)."""
+    if not sys.stderr.isatty():
+        return _Line(description, total)
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="doc", desc=description, file=sys.stderr,
-                disable=not sys.stderr.isatty(), leave=False, dynamic_ncols=True)
+    return tqdm(total=total, unit="doc", desc=description, file=sys.stderr, leave=False,
+                dynamic_ncols=True)
+
+
+class _Line:
+    """The progress of one setting as one stderr line, written when the setting is done."""
+
+    def __init__(self, description: str, total: int) -> None:
+        self.description, self.total, self.done = description, total, 0
+        self.started = time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+
+    def close(self) -> None:
+        seconds = time.perf_counter() - self.started
+        say(f"assess: {self.description}: {self.done} of {self.total} documents privatised "
+            f"in {seconds:.1f} s")
 
 
 assess.__doc__ = HELP
