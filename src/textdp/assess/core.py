@@ -103,10 +103,24 @@ def _check_texts(texts: Any, labels: Any, known: Any = None
         return texts, None, known
     if isinstance(labels, str):
         raise TypeError("labels must be a sequence, one per document, not one string")
-    labels = [str(x) for x in labels]
+    labels = [_label(i, x) for i, x in enumerate(labels)]
     if len(labels) != len(texts):
         raise ValueError(f"{len(labels)} labels for {len(texts)} documents")
     return texts, labels, known
+
+
+def _label(i: int, value: Any) -> str:
+    """A class label as text: strings, integers and booleans (numpy's too), as Hugging Face
+    datasets and most labelled sets give them; an integral float (a pandas integer column with a
+    missing value becomes float) is its integer, so 3 and 3.0 are one class."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | np.bool_ | int | np.integer):
+        return str(value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    raise TypeError(f"label {i} is {value!r}: a label is a class, given as a string, an integer "
+                    "or a boolean")
 
 
 def _run(runner: Any, texts: list[str], bar: Any, batch: int = 256) -> list[str]:

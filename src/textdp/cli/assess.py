@@ -62,7 +62,9 @@ def _read(path: Path, text_field: str, label_field: str | None, format: str | No
     if label_field is not None and label_field == text_field:
         raise CLIError("--label-field must differ from --text-field")
     texts: list[str] = []
-    with open_records(path, format=format, options=ReadOptions(text_fields=fields)) as reader:
+    # Labels may be integers or booleans (as most labelled sets store them): read as text.
+    options = ReadOptions(text_fields=fields, scalar_fields=fields[1:])
+    with open_records(path, format=format, options=options) as reader:
         for batch in reader.batches(4096):
             texts += batch.texts
     if label_field is None:
@@ -79,7 +81,8 @@ def assess(
         = "text",
     label_field: Annotated[str | None, typer.Option(
         "--label-field", show_default=False,
-        help="A field or column holding a task label (strings): adds task accuracy.")] = None,
+        help="A field or column holding a task label (strings, integers or booleans): "
+             "adds task accuracy.")] = None,
     format: Annotated[str | None, typer.Option(
         "--format", show_default=False, help="The input format, when not by extension.")] = None,
     mechanisms: Annotated[str | None, typer.Option(
