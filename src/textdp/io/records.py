@@ -38,22 +38,22 @@ class ReadOptions:
     Attributes:
         text_fields: the fields (JSON: dotted paths such as ``meta.text``; CSV and Parquet: column
             names) holding documents. Each is privatised as its own document.
-        delimiter: the field separator of CSV / TSV (default ``,`` for .csv, tab for .tsv).
-        on_error: ``"fail"`` — a malformed record stops the run (no output); ``"skip"`` — it is
-            left out of the output, counted and listed by line.
-        null: ``"error"`` — a null text is an error; ``"pass"`` — it passes through as null.
         scalar_fields: those of ``text_fields`` whose integer or boolean values are read as their
             text (``"3"``, ``"true"``): class labels, as most labelled sets store them (JSON
             numbers, Parquet integer or boolean columns; CSV values are text already). For reading
             (``textdp assess``'s labels): JSON Lines writes such a value back as it was, Parquet
             as text. A float or any other value is still an error.
+        delimiter: the field separator of CSV / TSV (default ``,`` for .csv, tab for .tsv).
+        on_error: ``"fail"`` — a malformed record stops the run (no output); ``"skip"`` — it is
+            left out of the output, counted and listed by line.
+        null: ``"error"`` — a null text is an error; ``"pass"`` — it passes through as null.
     """
 
     text_fields: tuple[str, ...] = ("text",)
+    scalar_fields: tuple[str, ...] = field(default=(), kw_only=True)
     delimiter: str | None = None
     on_error: str = "fail"
     null: str = "error"
-    scalar_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.text_fields or not all(isinstance(f, str) and f for f in self.text_fields):
