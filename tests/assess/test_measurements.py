@@ -49,6 +49,9 @@ def test_placeholders_are_never_surviving_entities():
     out = survival(mentions, private, placeholders=("[MASK]", "[IBAN]", "[ORG]", "[PERSON]"))
     assert out["found"] == 5 and out["survived"] == 1  # only the bare IBAN of the third
     assert out["by_kind"]["org"] == {"found": 2, "survived": 1}
+    # A word-like mask token is a placeholder only as a whole word: "Max" still survives.
+    out = survival([[Mention("person", "Max")]], ["Max wrote x"], placeholders=("x",))
+    assert out["survived"] == 1
 
 
 def test_find_mentions_finds_the_customers_of_the_tickets(tickets):

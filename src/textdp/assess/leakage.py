@@ -55,11 +55,17 @@ def _survives(mention: Mention, private: str) -> bool:
 
 def _without(placeholders: Sequence[str]):
     """A function removing every placeholder from a text: each becomes NUL, neither a word
-    character nor part of any mention, so no mention is found in it or across it."""
-    if not placeholders:
+    character nor part of any mention, so no mention is found in it or across it. A placeholder
+    that begins or ends with a word character (a mask token such as ``x``) is removed only as a
+    whole word: inside "Max" it is the customer's name, which must still count."""
+    def whole(p: str) -> str:
+        return ((r"(?<!\w)" if re.match(r"\w", p) else "") + re.escape(p)
+                + (r"(?!\w)" if re.search(r"\w$", p) else ""))
+
+    kept = sorted({p for p in placeholders if p}, key=len, reverse=True)
+    if not kept:
         return lambda text: text
-    pattern = re.compile("|".join(re.escape(p) for p in sorted(set(placeholders), key=len,
-                                                                reverse=True) if p))
+    pattern = re.compile("|".join(whole(p) for p in kept))
     return lambda text: pattern.sub("\0", text)
 
 
