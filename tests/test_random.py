@@ -264,3 +264,20 @@ def test_a_forked_child_re_keys_its_secure_generators():
     assert child != parent
     g.bit_generator.state = saved  # the parent's own stream is untouched
     assert g.integers(2**63, size=4).tolist() == parent
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 10**40])
+def test_library_seed_is_in_the_librarys_range_and_reproducible(seed):
+    """Another library's seed (scikit-learn takes at most 2**32 - 1) comes from textdp's public
+    generator of any textdp seed, the drawn ones (< 2**63) and larger ones included (issue 37)."""
+    s = _random.library_seed(seed)
+    assert 0 <= s <= 2**32 - 1 and s == _random.library_seed(seed)
+    assert 0 <= _random.library_seed(seed, high=2**31 - 1) <= 2**31 - 1
+    # One stream per purpose, and not seed mod 2**32 (which would merge 1 and 2**32 + 1).
+    assert _random.library_seed(seed, 1) != s
+    assert _random.library_seed(seed + 2**32) != s
+
+
+def test_library_seed_refuses_a_bad_range():
+    with pytest.raises(ValueError, match="positive integer"):
+        _random.library_seed(1, high=0)

@@ -32,7 +32,7 @@ import numpy as np
 
 __all__ = ["SEEDED_NOTE", "secure_generator", "secure_bit_generator_name", "seeded_generator",
            "generator", "public_generator", "public_bit_generator", "document_generator",
-           "DocumentGenerators", "describe"]
+           "DocumentGenerators", "describe", "library_seed"]
 
 SEEDED_NOTE = "reproducible, not for production: anyone who learns the seed can undo the noise"
 
@@ -134,6 +134,27 @@ def public_generator(seed: Seed, spawn_key: Sequence[int] = ()) -> np.random.Gen
     The same PCG64 stream as :func:`seeded_generator`; the name marks that nothing secret is drawn.
     """
     return seeded_generator(seed, spawn_key)
+
+
+#: The spawn key under which :func:`library_seed` derives other libraries' seeds: two words, so
+#: it never equals a document's one-word key ``(i,)``.
+_LIBRARY_KEY = 0x6C6962  # "lib"
+
+
+def library_seed(seed: Seed, purpose: int = 0, *, high: int = 2**32 - 1) -> int:
+    """A seed for another library, in ``[0, high]``, derived from textdp's public generator.
+
+    scikit-learn's ``random_state`` (and numpy's legacy ``RandomState``) take at most
+    ``2**32 - 1``, while textdp's seeds are any non-negative integer (its own drawn ones up to
+    ``2**63``): passing one through crashes, and reducing it modulo ``2**32`` would merge seeds
+    that differ only above bit 32. So a library's seed is drawn from
+    ``public_generator(seed, spawn_key=(_LIBRARY_KEY, purpose))``: reproducible from ``seed``,
+    distinct per ``purpose`` (one number per use, so two uses do not share a stream), and in
+    range. Public, like every seed given to a library: never use it for noise.
+    """
+    if isinstance(high, bool) or not isinstance(high, int) or high < 1:
+        raise ValueError(f"high must be a positive integer, got {high!r}")
+    return int(public_generator(seed, (_LIBRARY_KEY, int(purpose))).integers(high, endpoint=True))
 
 
 def public_python_random(seed: int) -> Any:

@@ -103,6 +103,12 @@ class TokenRules:
         #: The vocabulary pools and the labels: the fixed head of every batch's code buffer.
         self.static = np.concatenate([table.pool, *codes])
 
+    def placeholders(self) -> tuple[str, ...]:
+        """Every text this policy puts in place of a token (the mask token, the identifier and
+        entity labels): what a count of surviving entities must not read as the entity."""
+        labels = [self.mask_token, *(self.spans.label(k) for k in self.kinds)]
+        return tuple(dict.fromkeys(t for t in labels if t))
+
     def policy(self) -> dict[str, Any]:
         """The report's ``policy`` section."""
         return {"oov": self.oov.value, "mask_token": self.mask_token,

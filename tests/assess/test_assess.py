@@ -128,3 +128,33 @@ def test_bad_arguments(kwargs, message):
 def test_known_must_be_one_list_per_document():
     with pytest.raises(ValueError, match="one list of strings per document"):
         textdp.assess(["a b", "c d"], known=["Ann", "Bob"])
+
+
+@pytest.mark.parametrize("seed", [None, 2**63 - 1])
+def test_labels_without_a_seed_or_with_a_large_one(constant, word_documents, sbert, seed):
+    """The main flow of issue 37: labels and no seed (a drawn one, up to 2**63) or a seed above
+    scikit-learn's 2**32 - 1 once crashed in the task split; the split is now seeded with
+    textdp._random.library_seed."""
+    labels = ["a", "b"] * (len(word_documents) // 2)
+    a = textdp.assess(word_documents, labels, mechanisms=[constant], sample=10, seed=seed,
+                      encoder=sbert, entities="none")
+    assert a.meta["labels"]["train"] + a.meta["labels"]["test"] == 10
+    assert a.rows[0]["task_accuracy"] is not None
+    if seed is None:
+        assert not a.meta["sample"]["seed_given"]
+
+
+def test_the_releases_placeholders_are_not_counted_as_leaks(constant, sbert):
+    """End to end (issue 37): with the default entity and identifier stage, the word "IBAN" (an
+    organisation to the entity model) and the number after it are both replaced, so nothing of
+    these documents survives; the old count found "IBAN" inside "[IBAN]" in every one."""
+    from textdp.assess.leakage import find_mentions
+
+    texts = [f"Please refund order {n} to my IBAN {iban} today."
+             for n, iban in enumerate(["DE89370400440532013000", "GB82WEST12345698765432",
+                                       "FR1420041010050500013M02606", "DE44500105175407324931"])]
+    assert all(any(m.text == "IBAN" for m in doc) for doc in find_mentions(texts))
+    a = textdp.assess(texts, mechanisms=[constant], sample=len(texts), seed=1, encoder=sbert)
+    (row,) = a.rows
+    assert row["entities_found"] >= 2 * len(texts)
+    assert row["entities_survived_count"] == 0, row["entities_by_kind"]

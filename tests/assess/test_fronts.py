@@ -46,3 +46,30 @@ def test_the_fronts_refuse_a_missing_or_non_text_column(tickets):
         frame.textdp.assess(text="bdy")
     with pytest.raises(TypeError, match="not text"):
         frame.textdp.assess(text="n")
+
+
+def test_integer_labels_are_classes_on_every_front(constant, word_documents, sbert):
+    """Issue 37: integer labels (a Hugging Face ClassLabel, a pandas integer column, a list of
+    ints or numpy ints) are the same classes as their text; None or 0.5 is refused."""
+    import numpy as np
+
+    pd = pytest.importorskip("pandas")
+    datasets = pytest.importorskip("datasets")
+    pytest.importorskip("textdp.pandas")
+    from textdp.integrations import datasets as tdatasets
+
+    texts = word_documents[:12]
+    ints = [i % 3 for i in range(len(texts))]
+    run = {"mechanisms": [constant], "sample": len(texts), "seed": 4, "encoder": sbert,
+           "entities": "none"}
+    expected = _figures(textdp.assess(texts, [str(i) for i in ints], **run))
+    assert expected[0][2] is not None
+    assert _figures(textdp.assess(texts, np.array(ints), **run)) == expected
+    frame = pd.DataFrame({"body": texts, "issue": ints})
+    assert _figures(frame.textdp.assess(text="body", label="issue", **run)) == expected
+    ds = datasets.Dataset.from_dict({"body": texts, "issue": ints}).cast_column(
+        "issue", datasets.ClassLabel(names=["billing", "login", "refund"]))
+    assert _figures(tdatasets.assess(ds, "body", "issue", **run)) == expected
+    for bad in (None, 0.5):
+        with pytest.raises(TypeError, match="a label is a class"):
+            textdp.assess(texts, [*ints[:-1], bad], **run)

@@ -37,6 +37,23 @@ def test_survival_is_verbatim_and_whole_words():
                               "email": {"found": 1, "survived": 0}}
 
 
+def test_placeholders_are_never_surviving_entities():
+    """Issue 37: "IBAN" tagged as an organisation in the original was counted as surviving inside
+    the release's own "[IBAN]"; the placeholders are removed before the count, and nothing is
+    found across one either ("Ann[PERSON]Lee" is not "Ann Lee")."""
+    mentions = [[Mention("org", "IBAN"), Mention("iban", "DE89370400440532013000")],
+                [Mention("person", "Ann Lee"), Mention("person", "MASK")],
+                [Mention("org", "IBAN")]]
+    private = ["Refund to my [ORG] [IBAN] please", "Ann[PERSON]Lee and [MASK]",
+               "the IBAN [IBAN]"]
+    out = survival(mentions, private, placeholders=("[MASK]", "[IBAN]", "[ORG]", "[PERSON]"))
+    assert out["found"] == 5 and out["survived"] == 1  # only the bare IBAN of the third
+    assert out["by_kind"]["org"] == {"found": 2, "survived": 1}
+    # A word-like mask token is a placeholder only as a whole word: "Max" still survives.
+    out = survival([[Mention("person", "Max")]], ["Max wrote x"], placeholders=("x",))
+    assert out["survived"] == 1
+
+
 def test_find_mentions_finds_the_customers_of_the_tickets(tickets):
     found = find_mentions([t.text for t in tickets[:10]])
     emails = {m.text for doc in found for m in doc if m.kind == "email"}

@@ -103,10 +103,24 @@ def _check_texts(texts: Any, labels: Any, known: Any = None
         return texts, None, known
     if isinstance(labels, str):
         raise TypeError("labels must be a sequence, one per document, not one string")
-    labels = [str(x) for x in labels]
+    labels = [_label(i, x) for i, x in enumerate(labels)]
     if len(labels) != len(texts):
         raise ValueError(f"{len(labels)} labels for {len(texts)} documents")
     return texts, labels, known
+
+
+def _label(i: int, value: Any) -> str:
+    """A class label as text: strings, integers and booleans (numpy's too), as Hugging Face
+    datasets and most labelled sets give them; an integral float (a pandas integer column with a
+    missing value becomes float) is its integer, so 3 and 3.0 are one class."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | np.bool_ | int | np.integer):
+        return str(value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    raise TypeError(f"label {i} is {value!r}: a label is a class, given as a string, an integer "
+                    "or a boolean")
 
 
 def _run(runner: Any, texts: list[str], bar: Any, batch: int = 256) -> list[str]:
@@ -222,7 +236,8 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    return _row(setting, spec, originals, private, mentions, dict(runner.tallies().by_policy),
+    leak = survival(mentions, private, runner.rules.placeholders())
+    return _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
                 original_embeddings, private_embeddings, split, words, seconds)
 
 
@@ -363,11 +378,10 @@ def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
 
 
 def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
-         mentions: list[Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
+         leak: Mapping[str, Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
          private_embeddings: np.ndarray, split: Any, words: int, seconds: float
          ) -> dict[str, Any]:
     n = len(originals)
-    leak = survival(mentions, private)
     link = linkage(originals, private, original_embeddings, private_embeddings)
     sims = similarity(original_embeddings, private_embeddings)
     privatized = counts.get("privatized", 0)

@@ -63,15 +63,24 @@ class TaskSplit:
     labels: np.ndarray
 
 
+#: :func:`textdp._random.library_seed`'s purpose for the split (one number per use).
+_SPLIT_PURPOSE = 1
+
+
 def task_split(labels: Sequence[str], seed: int) -> TaskSplit:
+    """The split of the assessment seeded with ``seed`` (any non-negative integer: scikit-learn
+    gets a seed in its own range from :func:`textdp._random.library_seed`)."""
     from sklearn.model_selection import train_test_split
+
+    from textdp import _random
 
     labels_array = np.asarray([str(x) for x in labels], dtype=object)
     index = np.arange(len(labels_array))
     _, counts = np.unique(labels_array, return_counts=True)
     n_test = int(np.ceil(0.4 * len(index)))
     stratify = labels_array if counts.min() >= 2 and n_test >= len(counts) else None
-    train, test = train_test_split(index, test_size=0.4, random_state=seed, stratify=stratify)
+    train, test = train_test_split(index, test_size=0.4, stratify=stratify,
+                                   random_state=_random.library_seed(seed, _SPLIT_PURPOSE))
     return TaskSplit(train=np.sort(train), test=np.sort(test), labels=labels_array)
 
 

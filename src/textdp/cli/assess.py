@@ -4,6 +4,7 @@ and a recommendation under the user's targets (:func:`textdp.assess`)."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,7 +62,9 @@ def _read(path: Path, text_field: str, label_field: str | None, format: str | No
     if label_field is not None and label_field == text_field:
         raise CLIError("--label-field must differ from --text-field")
     texts: list[str] = []
-    with open_records(path, format=format, options=ReadOptions(text_fields=fields)) as reader:
+    # Labels may be integers or booleans (as most labelled sets store them): read as text.
+    options = ReadOptions(text_fields=fields, scalar_fields=fields[1:])
+    with open_records(path, format=format, options=options) as reader:
         for batch in reader.batches(4096):
             texts += batch.texts
     if label_field is None:
@@ -78,7 +81,8 @@ def assess(
         = "text",
     label_field: Annotated[str | None, typer.Option(
         "--label-field", show_default=False,
-        help="A field or column holding a task label (strings): adds task accuracy.")] = None,
+        help="A field or column holding a task label (strings, integers or booleans): "
+             "adds task accuracy.")] = None,
     format: Annotated[str | None, typer.Option(
         "--format", show_default=False, help="The input format, when not by extension.")] = None,
     mechanisms: Annotated[str | None, typer.Option(
@@ -190,11 +194,30 @@ def _write(result: Any, targets: dict[str, Path], out: Path | None) -> None:
 
 
 def _bar(description: str, total: int) -> Any:
-    """A per-setting progress bar on stderr, shown only on a terminal."""
+    """Per-setting progress on stderr: a bar on a terminal, else one line per setting when it
+    ends (a log or a CI job sees the run advance too)."""
+    if not sys.stderr.isatty():
+        return _Line(description, total)
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="doc", desc=description, file=sys.stderr,
-                disable=not sys.stderr.isatty(), leave=False, dynamic_ncols=True)
+    return tqdm(total=total, unit="doc", desc=description, file=sys.stderr, leave=False,
+                dynamic_ncols=True)
+
+
+class _Line:
+    """The progress of one setting as one stderr line, written when the setting is done."""
+
+    def __init__(self, description: str, total: int) -> None:
+        self.description, self.total, self.done = description, total, 0
+        self.started = time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+
+    def close(self) -> None:
+        seconds = time.perf_counter() - self.started
+        say(f"assess: {self.description}: {self.done} of {self.total} documents privatised "
+            f"in {seconds:.1f} s")
 
 
 assess.__doc__ = HELP

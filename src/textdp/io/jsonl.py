@@ -79,6 +79,7 @@ def _no_constants(name: str) -> Any:
 # matters (its bytes are copied), and float() takes any number of digits (a big one is inf).
 _DECODER = json.JSONDecoder(parse_constant=_no_constants, parse_int=float)
 _scan_value = _DECODER.scan_once
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
 
 def parse_field_path(field: str) -> tuple[str, ...]:
@@ -416,6 +417,12 @@ class JsonLinesReader(LineFileReader):
             if isinstance(value, str) and start is not None:
                 spans.append((start, end, len(docs)))
                 docs.append(value)
+            elif (start is not None and name in self.options.scalar_fields
+                  and (type(value) is bool or _INTEGER.fullmatch(content, start, end))):
+                # An integer or boolean label, as written ("3", "true"): integers are decoded
+                # as floats (parse_int), so the literal tells them from 3.0. No span: the
+                # record keeps it when written back.
+                docs.append(content[start:end])
             elif value is None and self.options.null == "pass":
                 self.null_texts += 1
             elif start is None:
@@ -423,8 +430,10 @@ class JsonLinesReader(LineFileReader):
                                               f"expected an object (it holds {name!r})")
                 return None
             else:
+                expected = ("a string, an integer or a boolean"
+                            if name in self.options.scalar_fields else "a string")
                 self.reject(self._lines.line,
-                            f"field {name!r} is {json_type(value)}, expected a string")
+                            f"field {name!r} is {json_type(value)}, expected {expected}")
                 return None
         texts += docs
         spans.sort()

@@ -106,8 +106,12 @@ class ParquetReader(RecordReader):
         index = names.index(name)
         t = schema.field(index).type
         value_type = t.value_type if pa.types.is_dictionary(t) else t
-        if not _is_string(value_type):
-            raise FileError(p, None, f"column {name!r} has type {t}, expected string")
+        scalar = name in self.options.scalar_fields and (pa.types.is_integer(t)
+                                                         or pa.types.is_boolean(t))
+        if not (_is_string(value_type) or scalar):
+            expected = ("string, integer or boolean" if name in self.options.scalar_fields
+                        else "string")
+            raise FileError(p, None, f"column {name!r} has type {t}, expected {expected}")
         return index
 
     def _codec(self) -> str:
@@ -129,7 +133,10 @@ class ParquetReader(RecordReader):
                 raise FileError(self.name, rows_seen + 1, f"unreadable Parquet data ({exc})",
                                 unit="row") from None
             first_row, rows_seen = rows_seen, rows_seen + record_batch.num_rows
-            columns = [record_batch.column(i) for i in self.text_indices]
+            # An integer or boolean label column is read as text ("3", "true"); never written.
+            columns = [c if _is_string(c.type) or pa.types.is_dictionary(c.type)
+                       else c.cast(pa.string())
+                       for c in (record_batch.column(i) for i in self.text_indices)]
             nulls = any(c.null_count for c in columns)
             try:
                 values = [c.to_pylist() for c in columns]

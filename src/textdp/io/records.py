@@ -68,6 +68,11 @@ class ReadOptions:
     Attributes:
         text_fields: the fields (JSON: dotted paths such as ``meta.text``; CSV and Parquet: column
             names) holding documents. Each is privatised as its own document.
+        scalar_fields: those of ``text_fields`` whose integer or boolean values are read as their
+            text (``"3"``, ``"true"``): class labels, as most labelled sets store them (JSON
+            numbers, Parquet integer or boolean columns; CSV values are text already). For reading
+            (``textdp assess``'s labels): JSON Lines writes such a value back as it was, Parquet
+            as text. A float or any other value is still an error.
         delimiter: the field separator of CSV / TSV (default ``,`` for .csv, tab for .tsv).
         on_error: ``"fail"`` — a malformed record stops the run (no output); ``"skip"`` — it is
             left out of the output, counted and listed by line.
@@ -79,6 +84,7 @@ class ReadOptions:
     """
 
     text_fields: tuple[str, ...] = ("text",)
+    scalar_fields: tuple[str, ...] = field(default=(), kw_only=True)
     delimiter: str | None = None
     on_error: str = "fail"
     null: str = "error"
@@ -89,6 +95,9 @@ class ReadOptions:
             raise ValueError("give at least one non-empty text field")
         if len(set(self.text_fields)) != len(self.text_fields):
             raise ValueError(f"a text field is given twice: {list(self.text_fields)}")
+        if not set(self.scalar_fields) <= set(self.text_fields):
+            raise ValueError(f"scalar fields {list(self.scalar_fields)} must be among the text "
+                             f"fields {list(self.text_fields)}")
         if self.on_error not in ("fail", "skip"):
             raise ValueError(f"on_error must be 'fail' or 'skip', got {self.on_error!r}")
         if self.null not in ("error", "pass"):
