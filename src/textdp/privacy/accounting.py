@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["ACCOUNTANT", "DISCRETISATION", "SIGMA_RANGE", "AccountingError",
@@ -92,11 +93,19 @@ def epsilon_of(events: Sequence[Mapping[str, Any]], delta: float) -> float:
     bound of the exact ε: the accountant's discretisation is pessimistic). ∞ if none exists."""
     if not 0 < delta < 1:
         raise AccountingError(f"δ must be in (0, 1), got {delta!r}")
+    key = tuple((e["noise_multiplier"], e["count"]) for e in map(check_event, events))
+    return _epsilon(key, float(delta))
+
+
+@lru_cache(maxsize=1024)
+def _epsilon(events: tuple[tuple[float, int], ...], delta: float) -> float:
     accountant = _accountant()
-    accountant.compose(_dp_event(events))
+    accountant.compose(_dp_event({"kind": "gaussian", "noise_multiplier": s, "count": k}
+                                  for s, k in events))
     return float(accountant.get_epsilon(delta))
 
 
+@lru_cache(maxsize=256)  # a pure function of its arguments, seconds per call
 def calibrate_noise_multiplier(epsilon: float, delta: float, count: int) -> float:
     """The smallest noise multiplier σ (to the search's tolerance) such that ``count`` Gaussian
     mechanisms of sensitivity 1 compose to (ε', δ) with ε' ≤ ``epsilon`` by the PLD accountant.
