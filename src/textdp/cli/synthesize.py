@@ -173,29 +173,44 @@ def synthesize(
                                          help="INPUT's format when not by extension.")] = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
 ) -> None:
+    _run(dict(locals()))
+
+
+def _spec(a: dict[str, Any]) -> Any:
+    from textdp.synthesis import SynthesisSpec
+    from textdp.synthesis.prompts import Prompts
+
+    try:
+        return SynthesisSpec(
+            epsilon=a["epsilon"], n=a["n"], delta=a["delta"], rounds=a["rounds"],
+            population=a["population"], prompts=Prompts(a["document_kind"], a["prompt"]),
+            temperature=a["temperature"], top_p=a["top_p"],
+            max_new_tokens=a["max_new_tokens"], screen=a["screen"], seed=a["seed"],
+            identifiers=a["identifiers"],
+            entities="default" if a["entities"] is None else a["entities"], model=a["model"])
+    except (ValueError, TypeError) as exc:
+        raise CLIError(one_line(exc)) from None
+
+
+def _run(a: dict[str, Any]) -> None:
+    """Checks in the order a user meets them (paths, ledger options, release options, the
+    input), then the one guarded release (:func:`textdp.runner.run_release`)."""
     from textdp.io import AtomicFiles
     from textdp.ledger import LedgerError
     from textdp.runner import run_release
-    from textdp.synthesis import DataRefused, PrivateEvolutionEngine, SynthesisSpec
-    from textdp.synthesis.prompts import Prompts
+    from textdp.synthesis import DataRefused, PrivateEvolutionEngine
 
-    _check_paths(input, output, report, ledger, label_field, format)
-    book = CommandLedger(ledger, ledger_policy, budget, input, output, report)
-    try:
-        spec = SynthesisSpec(
-            epsilon=epsilon, n=n, delta=delta, rounds=rounds, population=population,
-            prompts=Prompts(document_kind, prompt), temperature=temperature, top_p=top_p,
-            max_new_tokens=max_new_tokens, screen=screen, seed=seed,
-            identifiers=identifiers, entities="default" if entities is None else entities,
-            model=model)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(one_line(exc)) from None
-    source = _read(input, text_field, label_field, unit_field, format)
+    input, output, report = a["input"], a["output"], a["report"]
+    _check_paths(input, output, report, a["ledger"], a["label_field"], a["format"])
+    book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
+    spec = _spec(a)
+    source = _read(input, a["text_field"], a["label_field"], a["unit_field"], a["format"])
 
     def commit(outcome: Any, exposed: Any) -> None:
         texts, labels = outcome.output
         with AtomicFiles() as files:
-            files.write_bytes(output, _encode(output, texts, labels, text_field, label_field))
+            files.write_bytes(output, _encode(output, texts, labels, a["text_field"],
+                                              a["label_field"]))
             if report is not None:
                 files.write_json(report, outcome.report.to_dict())
             exposed()

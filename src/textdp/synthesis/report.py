@@ -48,7 +48,7 @@ def _accounting(spec: Any, measurement: Any) -> dict[str, Any]:
 def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any, masker: Any,
                      private_found: Counter, output_found: list, texts: list[str],
                      labels: list[str] | None, model: dict[str, Any], encoder: dict[str, Any],
-                     seconds: float) -> Any:
+                     seconds: float, generated_tokens: int = 0) -> Any:
     """The report (a :class:`textdp.privacy.report.Report`) of one Private Evolution run."""
     from textdp.privacy.report import release_report
 
@@ -67,7 +67,7 @@ def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any
               "synthetic_documents": len(texts),
               "synthetic_by_label": dict(sorted(by_label.items())) if by_label else None,
               "empty_synthetic_documents": sum(1 for t in texts if not t),
-              "generations": evolution.generated,
+              "generations": evolution.generated, "generated_tokens": generated_tokens,
               "masked_in_private_input": dict(sorted(private_found.items()))}
     screening = {"action": spec.screen, "found_by_kind": dict(sorted(found.items())),
                  "documents_with_findings": with_found,
@@ -87,6 +87,7 @@ def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any
                         "guarantee")
     return release_report(
         "synthesis", mechanism, measurement.guarantee.to_dict(), inputs, counts, unprotected,
-        warnings, spec.seed, seconds, (("synthetic_documents", len(texts)),),
+        warnings, spec.seed, seconds, (("synthetic_documents", len(texts)),
+                                       ("generated_tokens", generated_tokens)),
         unit="prompt i of stage s", sections={"accounting": _accounting(spec, measurement),
                                               "screening": screening})
