@@ -153,10 +153,13 @@ class SynthesisSpec:
         per_label = source.units_per_label()
         what = "document" if source.units is None else "person"
         for label, count in per_label.items():
+            if count < 2 and source.labels is None:
+                raise DataRefused(f"the input has only one {what}: a dataset-level release "
+                                  "needs at least two units")
             if count < 2:
                 raise DataRefused(f"label {label!r} has only one {what}: a label needs at least "
-                                 "two units (its synthetic documents would follow one unit's "
-                                 "votes); merge it into another label or leave it out")
+                                  "two units (its synthetic documents would follow one unit's "
+                                  "votes); merge it into another label or leave it out")
         try:
             measurement = plan(epsilon=self.epsilon, delta=self.delta, rounds=self.rounds,
                                units=source.unit_count(), unit=what)

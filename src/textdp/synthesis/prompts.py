@@ -41,9 +41,9 @@ class Prompts:
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or not self.kind.strip():
             raise ValueError("document_kind must be a non-empty string")
-        if self.initial is not None and "{label}" not in self.initial and "{kind}" not in \
-                self.initial and not self.initial.strip():
-            raise ValueError("the initial prompt is empty")
+        if self.initial is not None and (not isinstance(self.initial, str)
+                                         or not self.initial.strip()):
+            raise ValueError("the initial prompt must be a non-empty string")
         if "{document}" not in self.variation:
             raise ValueError("the variation prompt must hold {document} (the text to rewrite)")
 
