@@ -24,7 +24,7 @@ documents only, so adding or removing one unit changes H by exactly c_u:
 The person-level bound is this normalisation: a person's documents split one vote of L2 norm 1
 (k votes for k distinct candidates weigh 1/√k each; k votes for one candidate weigh 1/k each).
 Weighting each of k documents by 1/√k regardless of where they vote — the rule
-docs/SPEC.md §10 sketches — is not enough: k documents voting for the same candidate then add
+the project SPEC (§10) sketches — is not enough: k documents voting for the same candidate then add
 √k to one count (‖c_u‖₂ = √k). The test suite shows that rule failing the brute force.
 
 **Labels.** The label histograms are blocks of the one vector H, each document voting inside its
