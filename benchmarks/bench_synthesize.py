@@ -47,18 +47,18 @@ def run() -> str:
              f"{total:.1f} s wall, {cpu:.1f} s CPU (models loaded before: {load:.1f} s); "
              f"load average {os.getloadavg()[0]:.1f}"]
     for r in report["mechanism"]["rounds"]:
-        lines.append(f"  round {r['round']}: {r['seconds']:.1f} s, {r['generated']} generations, "
+        lines.append(f"- round {r['round']}: {r['seconds']:.1f} s, {r['generated']} generations, "
                      f"{r['candidates']} candidates voted on")
     counts = report["counts"]
     first = total - sum(r["seconds"] for r in report["mechanism"]["rounds"])
     per_doc = total / max(counts["generations"], 1)
-    lines.append(f"  first population and masking/embedding: {first:.1f} s")
-    lines.append(f"  {counts['generations']} generations, {counts['generated_tokens']} tokens: "
+    lines.append(f"- first population and masking/embedding: {first:.1f} s")
+    lines.append(f"- {counts['generations']} generations, {counts['generated_tokens']} tokens: "
                  f"{per_doc:.2f} s per generated document")
     # 10,000 → 2,000 with the same settings: about n·(1 + rounds·(1 − kept share)) generations;
     # measured kept share here.
     scale = 2000 / n
-    lines.append(f"  extrapolated to 10,000 → 2,000 (same rounds): "
+    lines.append(f"- extrapolated to 10,000 → 2,000 (same rounds): "
                  f"{counts['generations'] * scale * per_doc / 60:.0f} min of generation")
     return "\n".join(lines)
 
