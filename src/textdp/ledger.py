@@ -268,6 +268,8 @@ def _check_release(entry: dict[str, Any]) -> None:
     for key in ("name", "output"):  # optional: recorded since the stable ids
         if source.get(key) is not None:
             _get(source, key, str, "input.")
+    if "accounting" in entry:  # dataset-level releases: what the accountant composes
+        _check_accounting(_get(entry, "accounting", dict))
     if "measurement" in entry:
         measured = _get(entry, "measurement", dict)
         _get(measured, "notion", str, "measurement.")
@@ -295,6 +297,22 @@ def _check_release(entry: dict[str, Any]) -> None:
             _get(entry, "budget", (int, float))
     if _digest(entry) != rid:
         raise _Invalid(f"id {rid} does not match the line's content (edited?)")
+
+
+def _check_accounting(accounting: dict[str, Any]) -> None:
+    """The ``accounting`` of a dataset-level release: the accountant's name and its events
+    (:func:`textdp.privacy.accounting.check_event`)."""
+    from textdp.privacy.accounting import AccountingError, check_event
+
+    _get(accounting, "accountant", str, "accounting.")
+    events = _get(accounting, "events", list, "accounting.")
+    if not events:
+        raise _Invalid("accounting.events is empty")
+    for event in events:
+        try:
+            check_event(event)
+        except AccountingError as exc:
+            raise _Invalid(f"accounting.events: {exc}") from None
 
 
 def _check_line(line: bytes) -> dict[str, Any]:
@@ -406,9 +424,10 @@ def _spend(entry: dict[str, Any]) -> Spend:
     space = entry.get("space", "")
     measured = entry.get("measurement")
     if measured is not None:
+        events = tuple((entry.get("accounting") or {}).get("events") or ())
         return Spend.from_guarantee(entry["guarantee"], release=entry["id"], space=space,
                                     metric_id=measured["input_metric"],
-                                    notion=measured["notion"])
+                                    notion=measured["notion"], events=events)
     mechanism, guarantee = entry["mechanism"], entry["guarantee"]
     metric_id = legacy_metric_id(mechanism["name"], mechanism["parameters"],
                                  str(guarantee.get("metric") or ""), space)
@@ -627,6 +646,9 @@ def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, inp
     measured = _measurement(mechanism, space)
     if measured is not None:
         entry["measurement"] = measured
+    accounting = getattr(mechanism, "accounting", None)
+    if accounting is not None:  # a dataset-level release: its events, for the accountant
+        entry["accounting"] = _json_value(dict(accounting))
     return {"schema": SCHEMA, "id": _digest(entry), **{k: v for k, v in entry.items()
                                                        if k != "schema"}}
 

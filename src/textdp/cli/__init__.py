@@ -83,6 +83,7 @@ from textdp.cli import ledger as _ledger  # noqa: E402
 from textdp.cli import mechanisms as _mechanisms  # noqa: E402
 from textdp.cli import privatize as _privatize  # noqa: E402
 from textdp.cli import report as _report  # noqa: E402
+from textdp.cli import synthesize as _synthesize  # noqa: E402
 from textdp.cli import vocab as _vocab  # noqa: E402
 
 app.command("privatize", cls=SectionedCommand)(_privatize.privatize)
@@ -94,6 +95,7 @@ app.command("evaluate")(_evaluate.evaluate)
 app.command("report")(_report.report)
 app.command("audit")(_audit.audit)
 app.command("assess")(_assess.assess)
+app.command("synthesize")(_synthesize.synthesize)
 _candidates_app = typer.Typer(help="DeepCandidate's candidate set F, built from public documents.",
                               no_args_is_help=True)
 _candidates_app.command("build")(_candidates.build_candidates_command)

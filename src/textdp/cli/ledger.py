@@ -23,11 +23,12 @@ One block per input (its sha256 fingerprint), in the order first seen: every rel
 time, mechanism, notion, ε, δ, records, seeded or not; the input's name, a file or a column,
 and the output's path where the release recorded them), then the total under sequential
 composition: metric DP ε's add for the same metric and vocabulary, (ε, δ) add for
-PrivEmb/LaplaceVector, SentDP ε's add; different metrics are listed side by side, with the
-budget they spend together; utility-optimised and unverified releases are stated as not
-composable (docs/accounting.md). Then the documents: how many the ledger tracks by keyed tag,
-how many were released more than once (in any input), the worst document's total (the budget
-it spent, per group and across groups, and its whole-document guarantee) and the largest
+PrivEmb/LaplaceVector, SentDP ε's add, dataset-level (ε, δ)-DP releases (textdp synthesize)
+compose by dp-accounting's accountant over their recorded events; different metrics are listed
+side by side, with the budget they spend together; utility-optimised and unverified releases are
+stated as not composable (docs/accounting.md). Then the documents: how many the ledger tracks by
+keyed tag, how many were released more than once (in any input), the worst document's total (the
+budget it spent, per group and across groups, and its whole-document guarantee) and the largest
 whole-document guarantee. Pending releases (recorded before their output, not yet completed:
 running, crashed or cut short) count like complete ones; voided releases (failed before any
 output) are listed and not counted. Lines that cannot be validated (a torn last line, an

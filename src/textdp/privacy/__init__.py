@@ -50,6 +50,9 @@ class Notion(StrEnum):
     SENTENCE_DP = "ε-SentDP (pure local DP, one sentence substituted)"
     #: Pure ε-DP between any two documents, applied by each user to their own (DP-Prompt).
     LOCAL_DP = "pure ε-DP per document (local), any two documents"
+    #: (ε, δ)-DP of a whole release for datasets that differ by adding or removing one unit (a
+    #: document, or all documents of one person): DP synthetic text (Xie et al. 2024).
+    APPROXIMATE_DP = "(ε, δ)-DP, dataset level (add or remove one unit)"
     #: No formal guarantee could be established for these parameters.
     NONE = "no formal guarantee verified"
 

@@ -16,6 +16,12 @@ the k budgets — but only when they are budgets of the same kind:
   approximate Lipschitz privacy compose together (a pure one has δ = 0).
 * **ε-SentDP** (DeepCandidate, Truncation): ε's add, for the same sentence splitter (which
   decides what "one sentence" is).
+* **(ε, δ)-DP at the dataset level** (DP synthetic text, :mod:`textdp.synthesis`): releases of
+  the same input with the same unit (document, or person) compose by the accountant that
+  accounted each of them — the PLD accountant of ``dp-accounting`` over every release's recorded
+  Gaussian events (:mod:`textdp.privacy.accounting`), ε at δ = Σ δ_i — and never above the sum
+  of their ε's (basic composition, (Σε_i, Σδ_i), which also stands in when a release recorded
+  no events or the accountant is not installed). Kept apart from the per-word families.
 * **no composable statement**: a utility-optimised guarantee (SanText+: non-sensitive words
   are released unprotected, so repeated releases reveal them without bound), a release with no
   formal guarantee (notion "none", ε = ∞) or an unknown notion.
@@ -56,6 +62,7 @@ _FAMILIES: dict[str, str] = {
     "sentence-dp": "ε-SentDP",
     "output-set-dp": "output-set DP per word",
     "local-dp": "pure ε-DP per document",
+    "approx-dp": "(ε, δ)-DP, dataset level",
 }
 _RULES = {
     "metric DP per word": "sequential composition, same metric and vocabulary: ε's add "
@@ -66,6 +73,9 @@ _RULES = {
                               "add between words of one set; no protection across sets in any "
                               "release",
     "pure ε-DP per document": "sequential composition: ε's add (any two documents)",
+    "(ε, δ)-DP, dataset level": "adaptive composition by the PLD accountant of dp-accounting over "
+                                "every release's Gaussian events, ε at δ = Σδ_i, never above "
+                                "Σε_i (same input, same unit)",
 }
 _NOT_COMPOSABLE = {
     "utility-optimised-metric-dp":
@@ -113,6 +123,9 @@ class Spend:
     space: str = ""
     verified: bool = True
     metric_id: str = ""
+    #: The release's accounting events (:mod:`textdp.privacy.accounting`), for the families an
+    #: accountant composes; () when none were recorded.
+    events: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:
@@ -121,7 +134,8 @@ class Spend:
 
     @classmethod
     def from_guarantee(cls, guarantee: Mapping[str, Any], *, release: str = "",
-                       space: str = "", metric_id: str = "", notion: str = "") -> Spend:
+                       space: str = "", metric_id: str = "", notion: str = "",
+                       events: tuple[Any, ...] = ()) -> Spend:
         """From a guarantee dict (``Guarantee.to_dict()``, or a report's ``guarantee``);
         ``notion`` (a stable id) replaces the guarantee's prose notion when given."""
         eps = guarantee.get("epsilon", math.inf)
@@ -129,7 +143,8 @@ class Spend:
                    epsilon=_epsilon(eps),
                    delta=float(guarantee.get("delta") or 0.0),
                    metric=str(guarantee.get("metric") or ""), space=space,
-                   verified=bool(guarantee.get("verified", True)), metric_id=metric_id)
+                   verified=bool(guarantee.get("verified", True)), metric_id=metric_id,
+                   events=tuple(events))
 
 
 def _epsilon(value: Any) -> float:
@@ -289,13 +304,35 @@ def compose(spends: Iterable[Spend]) -> Composition:
         keyed.setdefault((family, spend.key), []).append(spend)
     groups = tuple(Group(family, members[0].metric, members[0].space,
                          tuple(s.release for s in members),
-                         sum_up(s.epsilon for s in members),
+                         _total_epsilon(family, members),
                          min(1.0, sum_up(s.delta for s in members)),
                          tuple(s.release for s in members if not s.verified), key)
                    for (family, key), members in keyed.items())
     # Summed from the releases, not from the groups' totals: one rounding, not two.
     spent = sum_up(s.epsilon for members in keyed.values() for s in members)
     return Composition(groups, tuple(unbounded), spent)
+
+
+def _total_epsilon(family: str, members: list[Spend]) -> float:
+    """A group's cumulative ε: the exact sum, rounded up; for dataset-level (ε, δ)-DP, the
+    accountant's ε of all the releases' events at δ = Σδ_i when it is smaller (both are upper
+    bounds at that δ: the accountant's by adaptive composition, the sum by basic composition)."""
+    total = sum_up(s.epsilon for s in members)
+    if family != _FAMILIES["approx-dp"] or len(members) < 2 or not all(s.events
+                                                                       for s in members):
+        return total
+    delta = sum_up(s.delta for s in members)
+    if not 0 < delta < 1:
+        return total
+    try:
+        from textdp.privacy.accounting import epsilon_of
+
+        accounted = epsilon_of([e for s in members for e in s.events], delta)
+    except (ImportError, ValueError):  # no accountant here, or an event it cannot read
+        return total
+    from textdp.privacy import format_up
+
+    return min(total, float(format_up(accounted)))
 
 
 def compose_reports(reports: Mapping[str, Mapping[str, Any]], measurement: Any = None

@@ -12,14 +12,16 @@ Ids are plain strings, stable across processes and textdp versions (they are wri
 
 * notions (:data:`NOTION_IDS`): ``metric-dp``, ``utility-optimised-metric-dp``,
   ``output-set-dp``, ``pure-lipschitz``, ``approx-lipschitz``, ``sentence-dp``, ``local-dp``,
-  ``none``;
+  ``approx-dp`` (dataset level), ``none``;
 * input metrics: ``word-euclidean:<vocabulary fingerprint>`` (MVC, Vickrey, Gumbel, TEM,
   SanText), ``word-mahalanobis:lam=<λ>:<fingerprint>``, ``word-list-position:<lists
   fingerprint>`` (1-Diffractor), ``word-output-set:k=<K>[:excluded=…]:<fingerprint>`` (CusText:
   0 / 1 within an output set / ∞ across: a substitution metric over the candidate sets),
   ``vector-l2`` (PrivEmb, LaplaceVector; refined by the input space: ``@vectors`` or
   ``@encoder:<name>:<fingerprint>``), ``sentence-substitution`` (DeepCandidate, Truncation;
-  ``@splitter:<name>``), ``document-substitution`` (DP-Prompt: any two documents).
+  ``@splitter:<name>``), ``document-substitution`` (DP-Prompt: any two documents),
+  ``dataset-add-remove:document`` and ``dataset-add-remove:person`` (DP synthetic text: datasets
+  that differ by one document, or by all documents of one person).
 
 A word mechanism's id names its vocabulary (or lists), so it is complete; the id of a mechanism
 whose inputs reach it through a map the mechanism does not see (an encoder, a sentence
@@ -53,6 +55,7 @@ NOTION_IDS: dict[Notion, str] = {
     Notion.APPROXIMATE_LIPSCHITZ: "approx-lipschitz",
     Notion.SENTENCE_DP: "sentence-dp",
     Notion.LOCAL_DP: "local-dp",
+    Notion.APPROXIMATE_DP: "approx-dp",
     Notion.NONE: "none",
 }
 _BY_ID = {v: k for k, v in NOTION_IDS.items()}
@@ -116,7 +119,8 @@ class Measurement:
 def _complete(metric: str, space: str) -> str:
     # A word metric names its vocabulary already; a document-substitution metric covers any two
     # documents whatever their encoding: neither is refined.
-    if not space or metric.startswith(("word-", "document-substitution")) or "@" in metric:
+    if not space or metric.startswith(("word-", "document-substitution", "dataset-")) \
+            or "@" in metric:
         return metric
     return f"{metric}@{space}"
 

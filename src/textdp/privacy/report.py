@@ -37,7 +37,8 @@ from textdp.privacy.unchanged import (
 )
 
 __all__ = ["REPORT_KEYS", "SCHEMA", "Report", "ReportContext", "Section", "document_report",
-           "embedding_report", "generation_report", "json_ready", "summary_line", "word_report"]
+           "embedding_report", "generation_report", "json_ready", "release_report",
+           "summary_line", "word_report"]
 
 SCHEMA = "textdp.report/1"
 
@@ -281,6 +282,17 @@ def _report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any
                          seconds=float(seconds), context=context or ReportContext()))
 
 
+def release_report(kind: str, mechanism: Mapping[str, Any], guarantee: Mapping[str, Any],
+                   inputs: Mapping[str, Any], counts: Mapping[str, Any],
+                   unprotected: list[dict[str, Any]], warnings: list[str], seed: int | None,
+                   seconds: float, rates: Sequence[tuple[str, int]], *, unit: str = "document i",
+                   sections: Mapping[str, Any] | None = None) -> Report:
+    """The report of a release of another ``kind`` (``synthesis``: :mod:`textdp.synthesis`),
+    built by the same builder and envelope as the others."""
+    return _report(kind, mechanism, guarantee, inputs, counts, unprotected, warnings, seed,
+                   seconds, rates, unit=unit, sections=sections)
+
+
 def _details(description: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """A mechanism's ``describe()`` split into the ``mechanism`` section and its warnings."""
     mechanism = {k: v for k, v in description.items() if k not in ("guarantee", "warnings")}
@@ -489,7 +501,8 @@ def summary_line(report: Mapping[str, Any]) -> str:
     g = report["guarantee"]
     eps = format_up(g["epsilon"])  # printed ε is never below the true one
     name = report["mechanism"]["name"]
-    parts = [f"{name}: {g['notion']}, ε = {eps} per unit of {g['metric']}" if g.get("metric")
+    per_unit = g.get("metric") and report.get("kind") != "synthesis"
+    parts = [f"{name}: {g['notion']}, ε = {eps} per unit of {g['metric']}" if per_unit
              else f"{name}: {g['notion']}, ε = {eps}"]
     if g.get("delta"):
         parts[0] += f", δ = {format_up(g['delta'])}"
@@ -516,6 +529,9 @@ def _released(report: Mapping[str, Any]) -> list[str]:
                 "generated)"]
     if kind == "document":
         return [f"{counts['documents']} documents embedded"]
+    if kind == "synthesis":
+        return [f"{counts['synthetic_documents']} synthetic documents from "
+                f"{counts['units']} {report['mechanism']['parameters']['unit']}(s)"]
     tokens = counts["tokens"]
     by_policy = tokens["by_policy"]
     parts = [f"{by_policy.get('privatized', 0)} of {tokens['total']} tokens privatised"]

@@ -1,0 +1,145 @@
+"""Text generation for Private Evolution: a token sampler (temperature, top-p) drawing from
+textdp's generators, and the one adapter onto the language-model engine.
+
+Nothing the model sees here is private: the prompts are public templates around label names or
+around synthetic documents, which are post-processing of the noisy histograms
+(:mod:`textdp.synthesis.accountant`). Sampling is still drawn through :mod:`textdp._random`:
+unseeded from the secure generator; seeded, prompt i of stage s from
+``SeedSequence(seed, spawn_key=(s, i))``, so a seeded run gives the same texts whatever the batch
+size or the order in which rows finish.
+
+:func:`generate_ids` is the one place that calls the engine: today
+:func:`textdp.lm.generate_ids` (its KV-cache loop, batch by batch); when the engine of issue 38
+lands (``Engine(lm, batch_size=…).generate(prompts, max_new_tokens=…, sampler=…)``, same
+:class:`TokenSampler` protocol) the switch is that function's body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from textdp import _random
+
+__all__ = ["NucleusSampler", "TokenSampler", "Generator", "generate_ids", "row_generators"]
+
+#: Candidates kept sorted per row before falling back to a full sort (top-p rarely needs more).
+_TOP = 256
+
+
+class TokenSampler(Protocol):
+    """What the engine calls at every step: float64 logits [k, vocab] of the k active rows, their
+    prompt indices and token positions → the k next token ids."""
+
+    def sample(self, logits: np.ndarray, rows: np.ndarray, steps: np.ndarray) -> np.ndarray: ...
+
+
+def row_generators(count: int, seed: int | None, stage: int) -> list[np.random.Generator]:
+    """One generator per prompt: seeded from (seed, stage, i), else one secure generator shared
+    by every row (its stream is secret; reproducibility is not asked of it)."""
+    if seed is None:
+        shared = _random.secure_generator()
+        return [shared] * count
+    return [_random.seeded_generator(seed, (stage, i)) for i in range(count)]
+
+
+class NucleusSampler:
+    """softmax(logits / temperature) restricted to the smallest set of tokens whose probability
+    reaches ``top_p`` (Holtzman et al., ICLR 2020), sampled by inversion with one uniform per row
+    and step from that row's generator.
+
+    Args:
+        generators: one generator per prompt index.
+        temperature: > 0.
+        top_p: in (0, 1].
+    """
+
+    def __init__(self, generators: Sequence[np.random.Generator], *, temperature: float = 1.0,
+                 top_p: float = 0.95) -> None:
+        if not (isinstance(temperature, (int, float)) and temperature > 0):
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        if not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+            raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+        self.generators = list(generators)
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+
+    def probabilities(self, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(token ids, probabilities) per row, most probable first, truncated to the nucleus
+        (rows padded with probability 0)."""
+        z = np.asarray(logits, dtype=np.float64) / self.temperature
+        z = z - z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        top = min(_TOP, p.shape[1])
+        ids = np.argpartition(-p, top - 1, axis=1)[:, :top]
+        part = np.take_along_axis(p, ids, axis=1)
+        order = np.argsort(-part, axis=1, kind="stable")
+        ids, part = np.take_along_axis(ids, order, axis=1), np.take_along_axis(part, order, axis=1)
+        short = np.cumsum(part, axis=1)[:, -1] < self.top_p
+        if short.any():  # the nucleus is wider than the partial sort: sort those rows fully
+            full = np.argsort(-p[short], axis=1, kind="stable")
+            ids = np.concatenate([ids, np.zeros((ids.shape[0], p.shape[1] - top), np.int64)], 1)
+            part = np.concatenate([part, np.zeros((part.shape[0], p.shape[1] - top))], 1)
+            ids[short] = full
+            part[short] = np.take_along_axis(p[short], full, axis=1)
+        cum = np.cumsum(part, axis=1)
+        # Keep a token when the mass before it is below top_p (the first token always).
+        keep = np.concatenate([np.ones((cum.shape[0], 1), bool), cum[:, :-1] < self.top_p], 1)
+        part = np.where(keep, part, 0.0)
+        return ids, part / part.sum(axis=1, keepdims=True)
+
+    def sample(self, logits: np.ndarray, rows: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        ids, p = self.probabilities(logits)
+        u = np.array([self.generators[r].random() for r in np.asarray(rows).tolist()])
+        cum = np.cumsum(p, axis=1)
+        pick = (cum < u[:, None] * cum[:, -1:]).sum(axis=1)
+        pick = np.minimum(pick, (p > 0).sum(axis=1) - 1)
+        return ids[np.arange(len(ids)), pick]
+
+
+Generator = Callable[[list[str], int], list[str]]
+
+
+class _Steps:
+    """:func:`textdp.lm.generate_ids` calls ``mechanism.sample(logits, uniforms[:, t])`` once per
+    step for every row of the batch: this turns that call into the :class:`TokenSampler` one."""
+
+    def __init__(self, sampler: TokenSampler, rows: np.ndarray) -> None:
+        self.sampler, self.rows, self.step = sampler, rows, 0
+
+    def sample(self, logits: np.ndarray, _uniforms: np.ndarray) -> np.ndarray:
+        steps = np.full(len(self.rows), self.step, dtype=np.int64)
+        self.step += 1
+        return self.sampler.sample(logits, self.rows, steps)
+
+
+def generate_ids(lm: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: int,
+                 sampler: TokenSampler, batch_size: int = 16,
+                 progress: Any = None) -> list[list[int]]:
+    """The generated token ids of every prompt (each row's first EOS kept), in order.
+
+    The one adapter onto the engine (see the module docstring); ``progress`` gets ``update(k)``
+    after each batch of k prompts.
+    """
+    from textdp.lm import generate_ids as loop
+
+    tok, model = lm.tokenizer, lm.model
+    eos = lm.eos_ids()
+    pad = tok.pad_token_id if tok.pad_token_id is not None else min(eos)
+    # Similar lengths together: less padding. Each row keeps its own generator, so the order of
+    # the batches changes no output.
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    out: list[list[int]] = [[] for _ in prompts]
+    for s in range(0, len(order), batch_size):
+        rows = np.array(order[s:s + batch_size], dtype=np.int64)
+        batch = [prompts[i] for i in rows.tolist()]
+        dummy = np.zeros((len(batch), max_new_tokens))
+        for r, ids in zip(rows.tolist(), loop(model, batch, _Steps(sampler, rows), dummy, eos,
+                                              pad), strict=True):
+            out[r] = ids
+        if progress is not None:
+            progress.update(len(batch))
+    return out
