@@ -17,6 +17,7 @@ A cache that cannot be written is skipped (the GGUF is then de-quantized on ever
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import shutil
@@ -177,7 +178,16 @@ class LanguageModel:
         model = transformers.AutoModelForCausalLM.from_pretrained(
             str(self._path.parent), dtype=torch.float32, **kw)
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(self._path.parent), **kw)
-        model.save_pretrained(into, safe_serialization=True)
+        # transformers refuses save_pretrained on a GGUF-loaded model (it counts as quantized),
+        # though its parameters are plain float32: write them and a config without the GGUF
+        # quantization entry (tied weights once: save_model drops the duplicate).
+        from safetensors.torch import save_model
+
+        config = copy.deepcopy(model.config)
+        vars(config).pop("quantization_config", None)
+        config.save_pretrained(into)
+        model.generation_config.save_pretrained(into)
+        save_model(model, str(into / "model.safetensors"), metadata={"format": "pt"})
         tokenizer.save_pretrained(into)
         self._model, self._tokenizer = model.eval(), tokenizer  # no second load in this process
 
