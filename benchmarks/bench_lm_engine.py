@@ -52,7 +52,7 @@ def _kept(rows, eos: set[int]) -> int:
 def _hf(lm, prompts, batch: int) -> tuple[float, int]:
     import torch
 
-    tok, model, eos = lm.tokenizer, lm.model, lm.eos_ids()
+    model, eos = lm.model, lm.eos_ids()
     pad = lm.pad_id()
     t0, kept = time.perf_counter(), 0
     with torch.inference_mode():

@@ -60,11 +60,11 @@ def _peak_mib(device: str) -> float:
 
 
 def _throughput(engine, prompts, batch: int, new_tokens: int, per_row: int) -> dict[str, float]:
+    import torch
+
     from textdp import _random
     from textdp.lm import Engine, UniformSampler
     from textdp.mechanisms.prompt import DPPrompt
-
-    import torch
 
     mechanism = DPPrompt(temperature=T, max_new_tokens=new_tokens)
     sized = Engine(engine.lm, device=engine.device, batch_size=batch)
