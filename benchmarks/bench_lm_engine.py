@@ -1,18 +1,18 @@
 """textdp's generation engine vs Hugging Face ``generate(do_sample=True)``, side by side (issue 38).
 
 Same model object (the packaged SmolLM2-135M-Instruct, float32), same prompt ids (DP-Prompt's
-template around support tickets, in the model's chat template), same temperature T = 0.5 with no
+template around VADER sentences, in the model's chat template), same temperature T = 0.5 with no
 top-k / top-p on HF's side, at most ``MAX_NEW_TOKENS`` new tokens. textdp applies DP-Prompt's law
 (clip [10, 30], then T) in float64 to the logits its engine returns; HF samples softmax(ℓ/T) in
 float32 with torch's RNG. Both count the tokens each prompt keeps (up to and including its first
 EOS); HF's batch also computes padding for rows that already stopped, which is part of its cost.
-Runs alternate (HF, textdp, HF, textdp) and the faster of the two of each is kept, so load from
-other processes hits both alike. Model load is measured in fresh processes: cold (an empty cache
-directory: de-quantize the GGUF and write the safetensors copy) and warm (read the copy), each
-including ``import torch, transformers``.
+Runs alternate (HF, textdp, HF, textdp, …: ``TEXTDP_BENCH_LM_REPEATS`` pairs, default 2) and
+the fastest of each is kept, so load from other processes hits both alike. Model load is
+measured in fresh processes: cold (an empty cache directory: de-quantize the GGUF and write the
+safetensors copy) and warm (read the copy), each including ``import torch, transformers``.
 
 ``TEXTDP_BENCH_LM_BATCHES`` (default ``1,16,64``) and ``TEXTDP_BENCH_LM_TOKENS`` (default 32)
-set the sizes.
+set the sizes (batch 1 runs 4 prompts one at a time; batch b runs b prompts).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import time
 T = 0.5
 MAX_NEW_TOKENS = int(os.environ.get("TEXTDP_BENCH_LM_TOKENS", "32"))
 BATCHES = tuple(int(b) for b in os.environ.get("TEXTDP_BENCH_LM_BATCHES", "1,16,64").split(","))
+REPEATS = int(os.environ.get("TEXTDP_BENCH_LM_REPEATS", "2"))
 _LOAD = ("import time; t0 = time.perf_counter(); from textdp.lm import load_model; "
          "lm = load_model(); print(time.perf_counter() - t0, lm.describe()['format'])")
 
@@ -85,33 +86,34 @@ def run() -> str:
     import torch
     import transformers
 
-    from textdp.datasets.tickets import generate_tickets
+    from benchmarks.common import vader_texts
     from textdp.lm import load_model
     from textdp.mechanisms.prompt import DEFAULT_TEMPLATE
 
     load_before = os.getloadavg()
     cold, warm, warm2 = load_times()
     lm = load_model()
-    texts = [t.text for t in generate_tickets(max(BATCHES) * 2, seed=3)]
+    texts = vader_texts(min_words=40 * max(BATCHES))[:max(BATCHES) * 2]
     prompts = lm.prompt_ids(texts, DEFAULT_TEMPLATE)
     _textdp(lm, prompts[:2], 2), _hf(lm, prompts[:2], 2)  # warm-up both paths
     rows = []
     for batch in BATCHES:
         docs = prompts[:4] if batch == 1 else prompts[:batch]
         hf, ours = [], []
-        for _ in range(2):
+        for _ in range(REPEATS):
             hf.append(_hf(lm, docs, batch))
             ours.append(_textdp(lm, docs, batch))
         h = max(k / s for s, k in hf)
         o = max(k / s for s, k in ours)
         rows.append(f"| {batch} | {len(docs)} | {h:.1f} | {o:.1f} | **{o / h:.2f}×** | "
-                    f"{sum(k for _, k in hf) // 2} / {sum(k for _, k in ours) // 2} |")
+                    f"{sum(k for _, k in hf) // REPEATS} / {sum(k for _, k in ours) // REPEATS} |")
     load_after = os.getloadavg()
     return "\n".join([
         f"Model: {lm.name} (sha256 {lm.sha256[:12]}…), float32; torch {torch.__version__}, "
         f"transformers {transformers.__version__}, {torch.get_num_threads()} threads; "
         f"T = {T}, max_new_tokens {MAX_NEW_TOKENS}, prompts: DP-Prompt's template around "
-        f"synthetic support tickets (seed 3). Load average before / after: "
+        f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average), best of "
+        f"{REPEATS} alternating runs. Load average before / after: "
         f"{load_before[0]:.2f} / {load_after[0]:.2f} (shared machine).",
         "",
         f"Model load in a fresh process (imports included): cold {cold:.1f} s (de-quantize the "

@@ -150,10 +150,12 @@ def _two_step_law(tiny, prompt, params):
 
 
 def _two_step_counts(tiny, prompts, params, n, seed):
+    from textdp.lm import DPPromptSampler
+
     m = DPPrompt(**params)
     u = _random.seeded_generator(seed).random((len(prompts), 2))
     rows = _engine(tiny, batch_size=512, refill=64).generate(prompts, max_new_tokens=2,
-                                                             sampler=_sampler(m, u))
+                                                             sampler=DPPromptSampler(m, u))
     cats = [r[0] * 64 + r[1] if len(r) == 2 else 64 * 64 for r in rows[:n]]
     return np.bincount(cats, minlength=64 * 64 + 1)
 
@@ -161,7 +163,9 @@ def _two_step_counts(tiny, prompts, params, n, seed):
 @pytest.mark.statistical
 def test_two_token_law_through_continuous_batching_and_a_wrong_temperature_is_rejected(tiny):
     """χ² of 20,000 two-token outputs against P(a)·P(b | a), P = softmax(clip(ℓ)/T) of the model's
-    logits (Utpala et al. 2023, Thm. 1), generated at batch 512 with refills every 64 free rows
+    logits (Utpala et al. 2023, Thm. 1), drawn by the sampler Paraphraser uses (the law in torch
+    float64 on the engine's fast path; the numpy law through the engine is tested in
+    tests/mechanisms/test_dp_prompt.py), generated at batch 512 with refills every 64 free rows
     (cache merges, row drops) among prompts of another length; the same run at T × 1.1 must
     reject (measured: p ≈ 0.63 and 0.99 for two seeds of the right law at n = 40,000; p ≈ 1e-50
     at T × 1.1)."""
@@ -175,6 +179,32 @@ def test_two_token_law_through_continuous_batching_and_a_wrong_temperature_is_re
     assert _chisquare_p(_two_step_counts(tiny, prompts, params, n, 7), probs) > ALPHA
     wrong = {**params, "temperature": params["temperature"] * 1.1}
     assert _chisquare_p(_two_step_counts(tiny, prompts, wrong, n, 8), probs) < ALPHA
+
+
+def test_the_torch_law_draws_what_the_numpy_law_draws():
+    """The fast path computes the reference's steps in the same order: on 3,000 rows of random
+    logits (±inf entries, rows clipped flat, u at 0 and 1 − 2⁻⁵³, T from 0.01 to 50) every token
+    is the one :func:`sample_tokens` draws."""
+    import torch
+
+    from textdp.lm import torch_sample_tokens
+    from textdp.mechanisms.prompt import sample_tokens
+
+    rng = _random.public_generator(5)
+    for trial in range(30):
+        x = rng.normal(rng.uniform(-5, 20), rng.uniform(0.5, 10), (100, 257))
+        x[::7, rng.integers(0, 257)] = np.inf
+        x[3, :] = -np.inf
+        u = rng.random(100)
+        u[0], u[1] = 0.0, 1 - 2.0**-53
+        lo, hi = sorted(rng.uniform(-10, 30, 2))
+        t = float(np.exp(rng.uniform(np.log(0.01), np.log(50))))
+        want = sample_tokens(x, u, lo, hi, t)
+        got = torch_sample_tokens(torch.from_numpy(x), u, lo, hi, t).numpy()
+        assert np.array_equal(want, got), trial
+    with pytest.raises(ValueError, match="NaN"):
+        torch_sample_tokens(torch.tensor([[0.0, float("nan")]], dtype=torch.float64), [0.5],
+                            -1.0, 1.0, 1.0)
 
 
 # --- model loading, devices, the per-process cache -----------------------------------------------

@@ -31,13 +31,15 @@ from textdp.lm.model import (
 )
 from textdp.lm.paraphrase import (
     DEFAULT_BATCH_SIZE,
+    DPPromptSampler,
     Paraphraser,
     generate_ids,
     paraphrase,
     privatize_spec,
+    torch_sample_tokens,
 )
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_GGUF", "INSTALL_HINT", "Engine", "LanguageModel",
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_GGUF", "DPPromptSampler", "INSTALL_HINT", "Engine", "LanguageModel",
            "Paraphraser", "TokenSampler", "UniformSampler", "default_model_path", "generate_ids",
            "get_engine", "load_model", "paraphrase", "privatize_spec", "resolve_device",
-           "shared_model"]
+           "shared_model", "torch_sample_tokens"]

@@ -16,6 +16,11 @@ Interface (what a mechanism calls)::
   keyed by (row, step) — e.g. :class:`UniformSampler` over a ``[len(prompts), max_new_tokens]``
   array of uniforms from :mod:`textdp._random` — gives the same tokens whatever the batch size,
   the scheduling, or the order in which the engine visits the prompts.
+* Optional fast path: a sampler that also has ``sample_torch(logits, rows, steps)`` gets the same
+  logits as a float64 torch tensor on the model's device (no copy to numpy; its law runs on the
+  device's vectorised kernels) and returns the k token ids (tensor or array). DP-Prompt's
+  :class:`textdp.lm.paraphrase.DPPromptSampler` has one (numpy's float64 ``exp`` is scalar code
+  on CPUs without AVX-512, and the law's exp over [k, vocab] then costs as much as the model).
 * The result: for each prompt, its new tokens (without the prompt), up to and including its
   first end-of-sequence token, at most ``max_new_tokens`` of them.
 
@@ -235,18 +240,25 @@ class Engine:
         return model
 
     def _forward(self, model: Any, ids: Any, mask: Any, positions: Any,
-                 cache: Any) -> tuple[np.ndarray, Any]:
-        """float64 next-token logits [k, vocab] of the last position, and the cache."""
+                 cache: Any) -> tuple[Any, Any]:
+        """The float32 next-token logits [k, vocab] of the last position (a tensor on the
+        device), and the cache."""
         extra = {self._keep: 1} if self._keep else {}
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
                     **{self._cache_kw: cache}, **extra)
         cache = out.cache if self._cache_kw == "cache" else out.past_key_values
-        # The law needs float64 only for the softmax of the [k, vocab] slice: cast it once.
-        return out.logits[:, -1, :].float().cpu().numpy().astype(np.float64), cache
+        return out.logits[:, -1, :], cache
 
-    def _draw(self, sampler: TokenSampler, logits: np.ndarray, rows: np.ndarray,
+    def _draw(self, sampler: TokenSampler, logits: Any, rows: np.ndarray,
               steps: np.ndarray) -> np.ndarray:
-        tokens = np.asarray(sampler.sample(logits, rows, steps), dtype=np.int64)
+        # The law needs float64 only for the [k, vocab] slice it draws from: cast it once.
+        fast = getattr(sampler, "sample_torch", None)
+        if fast is not None:
+            tokens = fast(logits.double(), rows, steps)
+            tokens = tokens.cpu().numpy() if hasattr(tokens, "cpu") else tokens
+        else:
+            tokens = sampler.sample(logits.float().cpu().numpy().astype(np.float64), rows, steps)
+        tokens = np.asarray(tokens, dtype=np.int64)
         if tokens.shape != rows.shape or (tokens < 0).any() or (tokens >= logits.shape[1]).any():
             raise ValueError(f"the sampler returned {tokens!r}, not one token id per row in "
                              f"[0, {logits.shape[1]})")

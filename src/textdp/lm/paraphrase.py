@@ -24,10 +24,52 @@ from textdp.lm.engine import Engine, UniformSampler
 from textdp.lm.model import LanguageModel, shared_model
 from textdp.mechanisms.prompt import DPPrompt
 
-__all__ = ["DEFAULT_BATCH_SIZE", "Paraphraser", "generate_ids", "paraphrase", "privatize_spec"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DPPromptSampler", "Paraphraser", "generate_ids", "paraphrase",
+           "privatize_spec", "torch_sample_tokens"]
 
 #: Default documents generated together on the CPU.
 DEFAULT_BATCH_SIZE = 16
+
+
+def torch_sample_tokens(logits: Any, uniforms: Any, low: float, high: float,
+                        temperature: float) -> Any:
+    """:func:`textdp.mechanisms.prompt.sample_tokens` on a float64 torch tensor [k, vocab], on its
+    device: inverse-CDF sampling of softmax(clip(ℓ, low, high)/T) with one uniform per row
+    (Utpala et al. 2023, Thm. 1). The same steps in the same order as the numpy reference —
+    clip, subtract the row max, divide by T, exp, cumulative sum, the first index whose
+    cumulative weight exceeds u·total — so the law is the same up to the last-ulp differences
+    of two float64 ``exp`` implementations (a token can differ only when u falls within about
+    1e-15 of a boundary of the cumulative law). NaN logits are an error."""
+    import torch
+
+    if logits.dtype != torch.float64 or logits.ndim != 2:
+        raise ValueError("torch_sample_tokens needs float64 logits [k, vocab]")
+    w = logits.clamp(low, high)  # a new tensor; ±inf clip to the bounds
+    top = w.amax(-1, keepdim=True)
+    if torch.isnan(top).any():
+        raise ValueError("logits contain NaN")
+    w.sub_(top).div_(temperature).exp_()
+    cum = w.cumsum(-1)
+    target = torch.as_tensor(uniforms, dtype=torch.float64, device=w.device) * cum[:, -1]
+    index = torch.searchsorted(cum, target[:, None].contiguous(), right=True)[:, 0]
+    over = index >= w.shape[-1]  # u·total rounded up to the total: the last positive weight
+    if bool(over.any()):
+        last = w.shape[-1] - 1 - (w.flip(-1) > 0).int().argmax(-1)
+        index = torch.where(over, last, index)
+    return index
+
+
+class DPPromptSampler(UniformSampler):
+    """DP-Prompt's law for the engine: ``mechanism.sample`` on numpy logits, and
+    :func:`torch_sample_tokens` on the engine's fast path; ``uniforms[row, step]`` either way."""
+
+    def __init__(self, mechanism: DPPrompt, uniforms: np.ndarray) -> None:
+        super().__init__(mechanism.sample, uniforms)
+        self.mechanism = mechanism
+
+    def sample_torch(self, logits: Any, rows: np.ndarray, steps: np.ndarray) -> Any:
+        return torch_sample_tokens(logits, self.uniforms[rows, steps], *self.mechanism.clip,
+                                   self.mechanism.temperature)
 
 
 def generate_ids(model: Any, prompts: Sequence[Sequence[int]], mechanism: DPPrompt,
@@ -84,7 +126,7 @@ class Paraphraser:
         t0 = time.perf_counter()
         texts = list(texts)
         tok = self.lm.tokenizer
-        sampler = UniformSampler(self.mechanism.sample, self._uniforms(len(texts), start))
+        sampler = DPPromptSampler(self.mechanism, self._uniforms(len(texts), start))
         rows = self.engine.generate(self.lm.prompt_ids(texts, self.mechanism.template),
                                     max_new_tokens=self.mechanism.max_new_tokens,
                                     sampler=sampler, progress=progress) if texts else []
