@@ -12,7 +12,8 @@ measured in fresh processes: cold (an empty cache directory: de-quantize the GGU
 safetensors copy) and warm (read the copy), each including ``import torch, transformers``.
 
 ``TEXTDP_BENCH_LM_BATCHES`` (default ``1,16,64``) and ``TEXTDP_BENCH_LM_TOKENS`` (default 32)
-set the sizes (batch 1 runs 4 prompts one at a time; batch b runs b prompts).
+set the sizes (batch 1 runs 4 prompts one at a time; batch b runs b prompts);
+``TEXTDP_BENCH_LM_LOAD=0`` skips the load timings.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ T = 0.5
 MAX_NEW_TOKENS = int(os.environ.get("TEXTDP_BENCH_LM_TOKENS", "32"))
 BATCHES = tuple(int(b) for b in os.environ.get("TEXTDP_BENCH_LM_BATCHES", "1,16,64").split(","))
 REPEATS = int(os.environ.get("TEXTDP_BENCH_LM_REPEATS", "2"))
+LOAD = os.environ.get("TEXTDP_BENCH_LM_LOAD", "1") != "0"  # 0: skip the load timings
 _LOAD = ("import time; t0 = time.perf_counter(); from textdp.lm import load_model; "
          "lm = load_model(); print(time.perf_counter() - t0, lm.describe()['format'])")
 
@@ -91,7 +93,7 @@ def run() -> str:
     from textdp.mechanisms.prompt import DEFAULT_TEMPLATE
 
     load_before = os.getloadavg()
-    cold, warm, warm2 = load_times()
+    cold, warm, warm2 = load_times() if LOAD else (float("nan"),) * 3
     lm = load_model()
     texts = vader_texts(min_words=40 * max(BATCHES))[:max(BATCHES) * 2]
     prompts = lm.prompt_ids(texts, DEFAULT_TEMPLATE)
