@@ -109,6 +109,7 @@ def run() -> str:
         o = max(k / s for s, k in ours)
         rows.append(f"| {batch} | {len(docs)} | {h:.1f} | {o:.1f} | **{o / h:.2f}×** | "
                     f"{sum(k for _, k in hf) // REPEATS} / {sum(k for _, k in ours) // REPEATS} |")
+        print(rows[-1], file=sys.stderr, flush=True)  # as it goes: a loaded machine is slow
     load_after = os.getloadavg()
     return "\n".join([
         f"Model: {lm.name} (sha256 {lm.sha256[:12]}…), float32; torch {torch.__version__}, "

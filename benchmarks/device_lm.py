@@ -101,6 +101,11 @@ def _tickets(engine, n: int, new_tokens: int) -> dict[str, float]:
             "tickets_per_s": round(n / seconds, 2)}
 
 
+def _say(figures: dict) -> dict:
+    print(figures, file=sys.stderr, flush=True)  # as it goes, in case the call is cut short
+    return figures
+
+
 def _markdown(r: dict) -> str:
     lines = [f"- device: {r['device_name']} (`--device {r['device']}`); torch {r['torch']}, "
              f"transformers {r['transformers']}; {r['threads']} CPU threads; load average "
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     from textdp.lm import get_engine
     from textdp.mechanisms.prompt import DEFAULT_TEMPLATE
 
-    load = _load_times(a.device)
+    load = _say(_load_times(a.device))
     engine = get_engine(None, device=a.device)
     prompts = engine.lm.prompt_ids([t.text for t in generate_tickets(64, seed=2)], DEFAULT_TEMPLATE)
     _throughput(engine, prompts, 2, 4, 1)  # warm-up (CUDA context, kernels)
@@ -144,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         "device_name": torch.cuda.get_device_name() if engine.device == "cuda"
         else f"CPU, {os.cpu_count()} cores", "threads": torch.get_num_threads(),
         "model": engine.lm.name, "load": load, "max_new_tokens": a.max_new_tokens,
-        "throughput": [_throughput(engine, prompts, int(b), a.max_new_tokens, a.prompts_per_row)
-                       for b in a.batches.split(",")],
+        "throughput": [_say(_throughput(engine, prompts, int(b), a.max_new_tokens,
+                                        a.prompts_per_row)) for b in a.batches.split(",")],
         "dp_prompt": _tickets(engine, a.tickets, a.max_new_tokens),
         "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
