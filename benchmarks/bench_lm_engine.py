@@ -29,6 +29,8 @@ MAX_NEW_TOKENS = int(os.environ.get("TEXTDP_BENCH_LM_TOKENS", "32"))
 BATCHES = tuple(int(b) for b in os.environ.get("TEXTDP_BENCH_LM_BATCHES", "1,16,64").split(","))
 REPEATS = int(os.environ.get("TEXTDP_BENCH_LM_REPEATS", "2"))
 LOAD = os.environ.get("TEXTDP_BENCH_LM_LOAD", "1") != "0"  # 0: skip the load timings
+#: 1: the law in numpy (DPPrompt.sample) instead of the torch path Paraphraser uses.
+NUMPY_LAW = os.environ.get("TEXTDP_BENCH_LM_NUMPY_LAW", "0") == "1"
 _LOAD = ("import time; t0 = time.perf_counter(); from textdp.lm import load_model; "
          "lm = load_model(); print(time.perf_counter() - t0, lm.describe()['format'])")
 
@@ -72,15 +74,15 @@ def _hf(lm, prompts, batch: int) -> tuple[float, int]:
 
 
 def _textdp(lm, prompts, batch: int) -> tuple[float, int]:
-    from textdp.lm import Engine, UniformSampler
+    from textdp.lm import DPPromptSampler, Engine, UniformSampler
     from textdp.mechanisms.prompt import DPPrompt
 
     mechanism = DPPrompt(temperature=T, max_new_tokens=MAX_NEW_TOKENS)
     engine = Engine(lm, device="cpu", batch_size=batch)
     t0 = time.perf_counter()
     u = mechanism.draw(len(prompts) * MAX_NEW_TOKENS).reshape(len(prompts), MAX_NEW_TOKENS)
-    rows = engine.generate(prompts, max_new_tokens=MAX_NEW_TOKENS,
-                           sampler=UniformSampler(mechanism.sample, u))
+    sampler = UniformSampler(mechanism.sample, u) if NUMPY_LAW else DPPromptSampler(mechanism, u)
+    rows = engine.generate(prompts, max_new_tokens=MAX_NEW_TOKENS, sampler=sampler)
     return time.perf_counter() - t0, _kept(rows, lm.eos_ids())
 
 
@@ -116,7 +118,8 @@ def run() -> str:
         f"transformers {transformers.__version__}, {torch.get_num_threads()} threads; "
         f"T = {T}, max_new_tokens {MAX_NEW_TOKENS}, prompts: DP-Prompt's template around "
         f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average), best of "
-        f"{REPEATS} alternating runs. Load average before / after: "
+        f"{REPEATS} alternating runs; textdp's law in {'numpy' if NUMPY_LAW else 'torch'} "
+        f"float64. Load average before / after: "
         f"{load_before[0]:.2f} / {load_after[0]:.2f} (shared machine).",
         "",
         f"Model load in a fresh process (imports included): cold {cold:.1f} s (de-quantize the "
