@@ -165,6 +165,8 @@ def _build(spec: ReleaseSpec) -> Any:
         if spec.vocabulary is not None:
             raise ValueError("dp_prompt takes no vocabulary")
         params.pop("model", None)  # the language model runs the mechanism (paraphraser())
+        if params.pop("device", "auto") not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"device must be auto, cpu or cuda, got {dict(spec.params)['device']!r}")
         return DPPrompt(epsilon=spec.epsilon, **params)
     from textdp.mechanisms import create
 
@@ -192,7 +194,8 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
     """The one place keyword arguments become a release: checked here, once, for every front.
 
     ``params`` are the mechanism's own parameters (``n_lists``, ``k``, …; for ``dp_prompt``
-    also ``model``, the language model: a path or a :class:`textdp.lm.LanguageModel`); a name that is
+    also ``model``, the language model: a path or a :class:`textdp.lm.LanguageModel`, and
+    ``device``: ``auto``, ``cpu`` or ``cuda``); a name that is
     neither an option nor a parameter of the mechanism is a ValueError naming the nearest
     option. The mechanism is built here (so every error surfaces before any text is read) and
     kept in a per-process cache.

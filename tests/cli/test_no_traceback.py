@@ -93,6 +93,8 @@ def _battery() -> list[list[str]]:
         [*P, "-m", "dp_prompt", "--temperature", "1", "--model", "$D/in.txt"],
         [*P, "-m", "dp_prompt", "--temperature", "1", "--vocabulary", "glove-50d"],
         [*P, "--epsilon", "1", "-m", "mvc", "--temperature", "1"],
+        [*P, "-m", "dp_prompt", "--temperature", "1", "--device", "gpu"],  # issue 38
+        [*P, "--epsilon", "1", "-m", "mvc", "--device", "cpu"],
         ["privatize", "$D/missing.txt", "-o", "$D/out.txt", "-m", "dp_prompt", "--epsilon", "9"],
         ["privatize", "$D/bad.jsonl", "-o", "$D/out.jsonl", "--epsilon", "1"],
         ["privatize", "$D/in.jsonl", "-o", "$D/out.jsonl", "--epsilon", "1", "--text-field", "x"],

@@ -72,3 +72,7 @@ def test_the_language_model_engine_gets_a_prompt_spec(seen, files):
     spec = seen["prompt"].spec
     assert spec.kind == "prompt" and spec.seed == 1
     assert dict(spec.params) == {"temperature": 1.5, "max_new_tokens": 8}
+    assert seen.pop("prompt").device == "auto"
+    assert main(["privatize", str(src), "-o", str(out), "-m", "dp_prompt", "--temperature",
+                 "1.5", "--device", "cpu"]) == 0
+    assert seen["prompt"].device == "cpu"

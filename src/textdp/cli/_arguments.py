@@ -54,7 +54,8 @@ class PrivatizeArguments:
         files: ``--engine ray`` only: the (input, output) file pairs (one per file of a
             directory or a glob pattern); None for the local and language-model engines.
         workers, ray_address, verbose: ``--engine ray`` only.
-        model: ``--mechanism dp_prompt`` only: the language model (None: the default).
+        model, device: ``--mechanism dp_prompt`` only: the language model (None: the
+            default) and where it runs (``auto``, ``cpu``, ``cuda``).
     """
 
     spec: ReleaseSpec
@@ -72,6 +73,7 @@ class PrivatizeArguments:
     ray_address: str | None = None
     verbose: bool = False
     model: Path | None = None
+    device: str = "auto"
 
 
 def check_paths(input: Path, output: Path, report: Path | None, format: str | None) -> None:

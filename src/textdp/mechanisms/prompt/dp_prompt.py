@@ -220,14 +220,20 @@ class DPPrompt:
 
 
 def _weights(logits: Any, low: float, high: float, temperature: float) -> np.ndarray:
-    """exp((clip(ℓ) − max)/T) in float64, rows on the last axis; NaN logits are an error."""
+    """exp((clip(ℓ) − max)/T) in float64, rows on the last axis; NaN logits are an error.
+
+    In place on one new array (the sampler's hot path: a [k, vocab] slice per generated token).
+    A NaN anywhere in a row makes that row's max NaN, so checking the maxima finds every NaN."""
     x = np.asarray(logits, dtype=np.float64)
     if x.ndim == 0 or x.shape[-1] == 0:
         raise ValueError("logits need at least one token on the last axis")
-    if np.isnan(x).any():
+    c = np.clip(x, low, high)  # ±inf logits clip to the bounds too; a new array
+    top = c.max(axis=-1, keepdims=True)
+    if np.isnan(top).any():
         raise ValueError("logits contain NaN")
-    c = np.clip(x, low, high)  # ±inf logits clip to the bounds too
-    return np.exp((c - c.max(axis=-1, keepdims=True)) / temperature)
+    np.subtract(c, top, out=c)
+    np.divide(c, temperature, out=c)
+    return np.exp(c, out=c)
 
 
 def clipped_log_probabilities(logits: Any, low: float, high: float,
@@ -252,8 +258,16 @@ def sample_tokens(logits: Any, uniforms: Any, low: float, high: float,
     if u.shape != w.shape[:-1]:
         raise ValueError(f"need one uniform per row: logits {w.shape}, uniforms {u.shape}")
     cum = np.cumsum(w, axis=-1)
-    target = u[..., None] * cum[..., -1:]
-    index = (cum <= target).sum(axis=-1)
-    # u·total can round up to the total itself: fall back to the last token of positive weight.
-    last = w.shape[-1] - 1 - np.argmax(w[..., ::-1] > 0, axis=-1)
-    return np.minimum(index, last).astype(np.int64)
+    target = u * cum[..., -1]
+    # The number of cumulative weights ≤ target (cum is non-decreasing): a binary search per row.
+    flat_cum, flat_target = cum.reshape(-1, cum.shape[-1]), target.reshape(-1)
+    index = np.fromiter((np.searchsorted(flat_cum[i], flat_target[i], side="right")
+                         for i in range(flat_target.size)), dtype=np.int64,
+                        count=flat_target.size).reshape(target.shape)
+    # Below the total, the index found has positive weight (cum rises there). u·total can round
+    # up to the total itself: those rows fall back to the last token of positive weight.
+    over = index >= w.shape[-1]
+    if over.any():
+        last = w.shape[-1] - 1 - np.argmax(w[over][..., ::-1] > 0, axis=-1)
+        index[over] = last
+    return index

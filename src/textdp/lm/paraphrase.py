@@ -1,0 +1,203 @@
+"""DP-Prompt over texts on the shared engine: :class:`Paraphraser`, :func:`paraphrase`,
+:func:`privatize_spec`.
+
+The law of every token — softmax(clip(ℓ, b_lo, b_hi)/T), Utpala et al., Findings of EMNLP 2023,
+Thm. 1 — is applied by :meth:`textdp.mechanisms.prompt.DPPrompt.sample` to the float64 logits the
+engine returns, with one uniform per (document, step) drawn through :mod:`textdp._random` before
+generation (never torch's RNG): seeded, document i's uniforms come from
+``SeedSequence(seed, spawn_key=(i,))`` (i its position over the whole run); unseeded, from the
+secure generator. So a seeded run gives the same text whatever the batch size or the order in
+which the engine schedules the documents.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from textdp import _random
+from textdp._checks import check_seed
+from textdp.lm.engine import Engine, UniformSampler
+from textdp.lm.model import LanguageModel, shared_model
+from textdp.mechanisms.prompt import DPPrompt
+
+__all__ = ["DEFAULT_BATCH_SIZE", "DPPromptSampler", "Paraphraser", "generate_ids", "paraphrase",
+           "privatize_spec", "torch_sample_tokens"]
+
+#: Default documents generated together on the CPU.
+DEFAULT_BATCH_SIZE = 16
+
+
+def torch_sample_tokens(logits: Any, uniforms: Any, low: float, high: float,
+                        temperature: float) -> Any:
+    """:func:`textdp.mechanisms.prompt.sample_tokens` on a float64 torch tensor [k, vocab], on its
+    device: inverse-CDF sampling of softmax(clip(ℓ, low, high)/T) with one uniform per row
+    (Utpala et al. 2023, Thm. 1). The same steps in the same order as the numpy reference —
+    clip, subtract the row max, divide by T, exp, cumulative sum, the first index whose
+    cumulative weight exceeds u·total — so the law is the same up to the last-ulp differences
+    of two float64 ``exp`` implementations (a token can differ only when u falls within about
+    1e-15 of a boundary of the cumulative law). NaN logits are an error."""
+    import torch
+
+    if logits.dtype != torch.float64 or logits.ndim != 2:
+        raise ValueError("torch_sample_tokens needs float64 logits [k, vocab]")
+    w = logits.clamp(low, high)  # a new tensor; ±inf clip to the bounds
+    top = w.amax(-1, keepdim=True)
+    if torch.isnan(top).any():
+        raise ValueError("logits contain NaN")
+    w.sub_(top).div_(temperature).exp_()
+    cum = w.cumsum(-1)
+    target = torch.as_tensor(uniforms, dtype=torch.float64, device=w.device) * cum[:, -1]
+    index = torch.searchsorted(cum, target[:, None].contiguous(), right=True)[:, 0]
+    over = index >= w.shape[-1]  # u·total rounded up to the total: the last positive weight
+    if bool(over.any()):
+        last = w.shape[-1] - 1 - (w.flip(-1) > 0).int().argmax(-1)
+        index = torch.where(over, last, index)
+    return index
+
+
+class DPPromptSampler(UniformSampler):
+    """DP-Prompt's law for the engine: ``mechanism.sample`` on numpy logits, and
+    :func:`torch_sample_tokens` on the engine's fast path; ``uniforms[row, step]`` either way."""
+
+    def __init__(self, mechanism: DPPrompt, uniforms: np.ndarray) -> None:
+        super().__init__(mechanism.sample, uniforms)
+        self.mechanism = mechanism
+
+    def sample_torch(self, logits: Any, rows: np.ndarray, steps: np.ndarray) -> Any:
+        return torch_sample_tokens(logits, self.uniforms[rows, steps], *self.mechanism.clip,
+                                   self.mechanism.temperature)
+
+
+def generate_ids(model: Any, prompts: Sequence[Sequence[int]], mechanism: DPPrompt,
+                 uniforms: np.ndarray, eos_ids: set[int], pad_id: int, *,
+                 batch_size: int | None = None) -> list[list[int]]:
+    """Generate for ``prompts`` with a bare transformers model: token t of prompt b is
+    ``mechanism.sample(logits, uniforms[b, t])``; at most ``uniforms.shape[1]`` tokens, up to and
+    including the first EOS. All prompts in one batch unless ``batch_size`` is given."""
+    lm = LanguageModel(model=model)
+    engine = Engine(lm, device="cpu", batch_size=batch_size or max(1, len(prompts)),
+                    eos_ids=eos_ids, pad_id=pad_id)
+    return engine.generate(prompts, max_new_tokens=int(uniforms.shape[1]),
+                           sampler=UniformSampler(mechanism.sample, uniforms))
+
+
+class Paraphraser:
+    """DP-Prompt over texts: ``run(texts, start)`` returns their private paraphrases.
+
+    Args:
+        mechanism: a built :class:`DPPrompt`, or None to build one from ``params``.
+        model: a :class:`LanguageModel`, a path (directory or .gguf), or None (the default); a
+            path or None uses the process's shared model (loaded once per process).
+        seed: None (secure, the default) or an integer: document i (its position over the whole
+            run, ``start`` + index) draws from ``SeedSequence(seed, spawn_key=(i,))``.
+        batch_size: documents generated together (rows of the engine's batch; default 16 on
+            the CPU, 256 on CUDA).
+        device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"`` or ``"cuda"``.
+        single_line: replace line breaks in a paraphrase by spaces (post-processing, so the
+            guarantee is unchanged; the command line does it, so a .txt line stays one line).
+    """
+
+    def __init__(self, mechanism: DPPrompt | None = None, *, model: Any = None,
+                 seed: int | None = None, batch_size: int | None = None,
+                 device: str = "auto", single_line: bool = False, **params: Any) -> None:
+        self.single_line = bool(single_line)
+        self.mechanism = mechanism if mechanism is not None else DPPrompt(**params)
+        self.seed = check_seed(seed)
+        self.lm = model if isinstance(model, LanguageModel) else shared_model(model)
+        self.engine = Engine(self.lm, device=device, batch_size=batch_size)
+        self.batch_size = self.engine.batch_size
+        self._documents = self._generated = self._eos = 0
+        self._seconds = 0.0
+
+    def _uniforms(self, count: int, start: int) -> np.ndarray:
+        n = self.mechanism.max_new_tokens
+        if self.seed is None:
+            return self.mechanism.draw(count * n, _random.secure_generator()).reshape(count, n)
+        gens = _random.DocumentGenerators(self.seed).many(np.arange(start, start + count))
+        return np.stack([self.mechanism.draw(n, g) for g in gens]) if count else np.empty((0, n))
+
+    def run(self, texts: Sequence[str], start: int = 0, *, progress: Any = None) -> list[str]:
+        """Private paraphrases of ``texts`` (every one, empty ones included), in order;
+        ``progress`` is called with the number of documents each time some finish."""
+        t0 = time.perf_counter()
+        texts = list(texts)
+        tok = self.lm.tokenizer
+        sampler = DPPromptSampler(self.mechanism, self._uniforms(len(texts), start))
+        rows = self.engine.generate(self.lm.prompt_ids(texts, self.mechanism.template),
+                                    max_new_tokens=self.mechanism.max_new_tokens,
+                                    sampler=sampler, progress=progress) if texts else []
+        eos = self.lm.eos_ids()
+        self._generated += sum(len(r) for r in rows)
+        self._eos += sum(bool(r) and r[-1] in eos for r in rows)
+        out = [s.strip() for s in tok.batch_decode(rows, skip_special_tokens=True)] if rows else []
+        if self.single_line:
+            out = [" ".join(s.split()) for s in out]
+        self._documents += len(texts)
+        self._seconds += time.perf_counter() - t0
+        return out
+
+    def report(self, **context: Any) -> Any:
+        """The privacy report of everything :meth:`run` has released so far; ``context``: where
+        it ran (``ledger``, ``io``, …: :class:`textdp.privacy.report.ReportContext`)."""
+        from textdp.privacy.report import ReportContext, generation_report
+
+        return generation_report(self.mechanism, model=self.lm.describe(),
+                                 documents=self._documents, generated_tokens=self._generated,
+                                 stopped_at_eos=self._eos, seed=self.seed, seconds=self._seconds,
+                                 context=ReportContext(**context))
+
+
+def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = None,
+               batch_size: int | None = None, ledger: Any = None,
+               ledger_policy: str = "warn", budget: float | None = None,
+               **params: Any) -> list[str]:
+    """DP-Prompt paraphrases of ``texts`` (see :class:`Paraphraser`; ``params`` as
+    :class:`DPPrompt`: one of epsilon, epsilon_per_token, temperature, and the rest, and
+    ``device``).
+
+    ``ledger`` (a path or a :class:`textdp.ledger.Ledger`), ``ledger_policy`` and ``budget`` as in
+    :func:`textdp.privatize`: pure ε-DP per document composes by adding ε's, whatever the model.
+    The texts only: ``textdp.privatize(texts, mechanism="dp_prompt", ...)`` returns the report
+    too.
+    """
+    from textdp.ledger import as_ledger
+    from textdp.spec import release_spec
+
+    book = as_ledger(ledger, ledger_policy, budget)
+    spec = release_spec("dp_prompt", params.pop("epsilon", None), seed=seed, model=model,
+                        **params)
+    return privatize_spec(spec, texts, batch_size=batch_size, book=book)[0]
+
+
+def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = None,
+                   book: Any = None, input_name: str | None = None
+                   ) -> tuple[list[str], dict[str, Any]]:
+    """Run the prompt release ``spec`` (:func:`textdp.spec.release_spec` with ``dp_prompt``)
+    over ``texts``: (the paraphrases, the report). ``book``, a :class:`textdp.ledger.Ledger` or
+    None, guards the release (checked before the model runs, recorded after) and its section
+    is attached to the report. Pure ε-DP per document composes by adding ε's, whatever the model.
+    """
+    if spec.kind != "prompt":
+        raise ValueError(f"mechanism {spec.name!r} is a word mechanism: run it with "
+                         "spec.privatizer()")
+    params = dict(spec.params)
+    runner = Paraphraser(spec.mechanism_object(), model=params.get("model"), seed=spec.seed,
+                         batch_size=batch_size,
+                         device=params.get("device", "auto"))
+    texts = list(texts)
+    if book is None:
+        out = runner.run(texts)
+        return out, runner.report()
+    from textdp.privacy.fingerprint import fingerprint_texts
+
+    fingerprint, count = fingerprint_texts(texts)
+    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
+                      seed=spec.seed, space="any two documents",
+                      input_name=input_name) as release:
+        out = runner.run(texts)
+        report = runner.report(ledger=release)
+    return out, report
