@@ -20,9 +20,9 @@ def test_the_cached_copy_equals_the_gguf_dequantization(tmp_path, monkeypatch):
     direct = fresh.model.state_dict()
     assert fresh.cached_from is not None and fresh.cached_from.parent == tmp_path / "lm"
     assert fresh.cached_from.name.startswith(fresh.sha256)
-    cached = LanguageModel()             # reads the copy
-    assert cached.cached_from == fresh.cached_from
+    cached = LanguageModel()             # reads the copy (on first use of its model)
     again = cached.model.state_dict()
+    assert cached.cached_from == fresh.cached_from
     assert again.keys() == direct.keys()
     assert all(torch.equal(direct[k], again[k]) and again[k].dtype == torch.float32 for k in direct)
     text = "Paraphrase: The service at 1493 Victoria Rd. was slow."

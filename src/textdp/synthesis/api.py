@@ -187,9 +187,10 @@ class SynthesisResult:
 
 
 def _load_model(model: Any) -> Any:
-    from textdp.lm import LanguageModel
+    from textdp.lm import LanguageModel, shared_model
 
-    return model if isinstance(model, LanguageModel) else LanguageModel(model)
+    # A path or None: the process's one copy of the model (loaded once, then kept).
+    return model if isinstance(model, LanguageModel) else shared_model(model)
 
 
 def _load_encoder(encoder: Any) -> Any:

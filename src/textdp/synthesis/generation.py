@@ -8,10 +8,9 @@ unseeded from the secure generator; seeded, prompt i of stage s from
 ``SeedSequence(seed, spawn_key=(s, i))``, so a seeded run gives the same texts whatever the batch
 size or the order in which rows finish.
 
-:func:`generate_ids` is the one place that calls the engine: today
-:func:`textdp.lm.generate_ids` (its KV-cache loop, batch by batch); when the engine of issue 38
-lands (``Engine(lm, batch_size=…).generate(prompts, max_new_tokens=…, sampler=…)``, same
-:class:`TokenSampler` protocol) the switch is that function's body.
+:func:`generate_ids` is the one place that calls the language-model engine
+(:class:`textdp.lm.Engine`: continuous batching over a KV cache, the model loaded once per
+process), with the same :class:`TokenSampler` protocol.
 """
 
 from __future__ import annotations
@@ -103,43 +102,18 @@ class NucleusSampler:
 Generator = Callable[[list[str], int], list[str]]
 
 
-class _Steps:
-    """:func:`textdp.lm.generate_ids` calls ``mechanism.sample(logits, uniforms[:, t])`` once per
-    step for every row of the batch: this turns that call into the :class:`TokenSampler` one."""
-
-    def __init__(self, sampler: TokenSampler, rows: np.ndarray) -> None:
-        self.sampler, self.rows, self.step = sampler, rows, 0
-
-    def sample(self, logits: np.ndarray, _uniforms: np.ndarray) -> np.ndarray:
-        steps = np.full(len(self.rows), self.step, dtype=np.int64)
-        self.step += 1
-        return self.sampler.sample(logits, self.rows, steps)
-
-
 def generate_ids(lm: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: int,
                  sampler: TokenSampler, batch_size: int = 16,
                  progress: Any = None) -> list[list[int]]:
     """The generated token ids of every prompt (each row's first EOS kept), in order.
 
     The one adapter onto the engine (see the module docstring); ``progress`` gets ``update(k)``
-    after each batch of k prompts.
+    whenever k prompts have finished.
     """
-    from textdp.lm import generate_ids as loop
+    from textdp.lm import get_engine
 
-    tok, model = lm.tokenizer, lm.model
-    eos = lm.eos_ids()
-    pad = tok.pad_token_id if tok.pad_token_id is not None else min(eos)
-    # Similar lengths together: less padding. Each row keeps its own generator, so the order of
-    # the batches changes no output.
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    out: list[list[int]] = [[] for _ in prompts]
-    for s in range(0, len(order), batch_size):
-        rows = np.array(order[s:s + batch_size], dtype=np.int64)
-        batch = [prompts[i] for i in rows.tolist()]
-        dummy = np.zeros((len(batch), max_new_tokens))
-        for r, ids in zip(rows.tolist(), loop(model, batch, _Steps(sampler, rows), dummy, eos,
-                                              pad), strict=True):
-            out[r] = ids
-        if progress is not None:
-            progress.update(len(batch))
-    return out
+    # The sampler keys every draw by (row, step), so the engine's continuous batching (rows
+    # leaving and joining, prompts sorted by length) changes no output.
+    engine = get_engine(lm, device="cpu", batch_size=batch_size)
+    return engine.generate(prompts, max_new_tokens=max_new_tokens, sampler=sampler,
+                           progress=None if progress is None else progress.update)
