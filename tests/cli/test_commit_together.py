@@ -112,7 +112,7 @@ def test_a_reader_that_reads_everything_gets_everything(tmp_path, corpus):
     out = proc.stdout.read()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 0, err
-    assert out.count(b"\n") == 1000 and "wrote 1000 records" in err
+    assert out.count(b"\n") == 1000 and "wrote 1,000 records" in err
     assert _types(ledger) == ["pending", "complete"]
 
 
