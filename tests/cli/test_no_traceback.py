@@ -191,6 +191,15 @@ def _battery() -> list[list[str]]:
          "--ledger", "$D/adir"],
         ["docembed", "$D/in.txt", "-o", "$D/o.npy", "--epsilon", "1", "--candidates",
          "$D/empty.npz", "--ledger-policy", "refuse"],
+        # synthesize (refused before any model loads)
+        ["synthesize", "$D/missing.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "0",
+         "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/bad.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "-o", "$D/syn.jsonl"],
         # the rest
         ["mechanisms", "--bogus"], ["experiment", "nosuch"], ["experiment"], ["nosuch"],
     ]

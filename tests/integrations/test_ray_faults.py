@@ -50,6 +50,8 @@ _texts = _base._texts
 
 #: The parts of a report that count what was released (the engine's own parts aside).
 COUNTED = ("counts", "documents", "tokens", "entities", "identifiers", "unprotected")
+# A ledger is its file and, since per-document accounting, the key of its document tags beside it.
+BOOK = ["ledger.jsonl", "ledger.jsonl.key"]
 
 
 def _corpus(d: Path, files: int, per_file: int) -> list[bytes]:
@@ -159,7 +161,7 @@ def test_actor_killed_mid_file_redoes_it_and_counts_it_once(runtime, tmp_path, m
     assert [e["type"] for e in entries] == ["pending", "complete"]
     assert entries[1]["records"] == 1200
     assert sorted(p.name for p in tmp_path.iterdir()) == \
-        ["all.jsonl", "attempts", "in", "ledger.jsonl", "local.json", "local.jsonl", "out",
+        ["all.jsonl", "attempts", "in", *BOOK, "local.json", "local.jsonl", "out",
          "partial", "ray.json"]
     assert not _gone(_job_processes("KilledMidFile"))
 
@@ -199,7 +201,7 @@ def test_a_file_that_kills_every_actor_fails_the_job_after_the_retries(runtime, 
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
     assert err.startswith(f"textdp: error: {tmp_path / 'in' / '1.jsonl'}: the Ray worker"), err
     assert len(attempts.read_text().split()) == 1 + _ray.ACTOR_RETRIES
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["attempts", "in", "ledger.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["attempts", "in", *BOOK]
     entries = _ledger(book)
     assert [e["type"] for e in entries] == ["pending", "void"]
     assert entries[1]["release"] == entries[0]["id"]
@@ -292,7 +294,7 @@ def test_sigterm_during_the_counting_pass(tmp_path):
     code, err, children = _interrupt_on(cmd, ready, signal.SIGTERM)
     assert code == 130, err[-3000:]
     assert err.splitlines()[-1] == "textdp: interrupted" and "Traceback" not in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["counting", "in", "ledger.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["counting", "in", *BOOK]
     assert any(p.title.startswith("ray::Sub") for p in children)  # (what the check sees)
     assert not _gone(children)  # the runtime it started and its actors
     assert [e["type"] for e in _ledger(book)] == ["pending", "void"]
@@ -320,7 +322,7 @@ def test_sigint_during_the_moves_out_of_staging(tmp_path):
                   "1", "--engine", "ray", "--workers", "2", "--ledger", book)
     code, err, children = _interrupt_on(cmd, ready, signal.SIGINT)
     assert code == 130, err[-3000:]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "ledger.jsonl", "moving"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", *BOOK, "moving"]
     assert not _gone(children)
     assert [e["type"] for e in _ledger(book)] == ["pending", "void"]
 
@@ -350,7 +352,7 @@ def test_sigterm_during_the_commit_is_all_or_nothing(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert sent.exists() and proc.returncode == 130, proc.stderr[-3000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == \
-        ["in", "ledger.jsonl", "out", "r.json", "sent"]
+        ["in", *BOOK, "out", "r.json", "sent"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{k}.jsonl" for k in range(3)]
     assert [e["type"] for e in _ledger(book)] == ["pending"]
     assert "pending" in proc.stderr and "Traceback" not in proc.stderr
@@ -368,7 +370,7 @@ def test_sigterm_while_writing_with_a_ledger_voids_the_release(runtime, tmp_path
            "--ray-address", ray.get_runtime_context().gcs_address]
     code, err, _ = interrupt(cmd, tmp_path, signal.SIGTERM)
     assert code == 130, err[-2000:]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "ledger.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", *BOOK]
     assert [e["type"] for e in _ledger(book)] == ["pending", "void"]
     assert not _gone(_job_processes("FileWorker"))
 
@@ -395,7 +397,7 @@ def test_killed_driver_with_its_own_runtime_and_a_ledger(tmp_path):
     code, err, children = _interrupt_on(cmd, ready, signal.SIGKILL)
     assert code == -signal.SIGKILL
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left[0].startswith(".textdp-ray-") and left[1:] == ["in", "ledger.jsonl", "writing"]
+    assert left[0].startswith(".textdp-ray-") and left[1:] == ["in", *BOOK, "writing"]
     assert any(p.title.startswith("ray::Sub") for p in children)
     # Its node's agents notice the dead raylet later (about a minute): waited for at the end.
     agents = [p for p in children if p.title.startswith(("ray::DashboardAgent",
@@ -404,6 +406,6 @@ def test_killed_driver_with_its_own_runtime_and_a_ledger(tmp_path):
     assert [e["type"] for e in _ledger(book)] == ["pending"]
     assert _cli(tmp_path / "in", "-o", tmp_path / "out", "--engine", "ray", "--workers",
                 "2") == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "ledger.jsonl", "out", "writing"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", *BOOK, "out", "writing"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{k}.jsonl" for k in range(4)]
     assert not _gone(agents, 180)
