@@ -36,3 +36,28 @@ def tiny_lm():
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]",
                                                      eos_token="[EOS]", unk_token="[UNK]")
     return LanguageModel(model=model, tokenizer=tokenizer)
+
+
+def _chisquare_merged(counts, probs):
+    """χ² p-value, categories merged (in order of probability) until expected counts ≥ 5."""
+    import numpy as np
+    from scipy import stats
+
+    n = counts.sum()
+    exp, obs, acc_e, acc_o = [], [], 0.0, 0
+    for i in np.argsort(probs):
+        acc_e += n * probs[i]
+        acc_o += counts[i]
+        if acc_e >= 5:
+            exp.append(acc_e)
+            obs.append(acc_o)
+            acc_e, acc_o = 0.0, 0
+    exp[-1] += acc_e
+    obs[-1] += acc_o
+    return stats.chisquare(obs, exp).pvalue
+
+
+@pytest.fixture(scope="session")
+def chisquare_merged():
+    """The χ² goodness-of-fit p-value of the token-law tests (DP-Prompt and the LM engine)."""
+    return _chisquare_merged

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from textdp import _random
 from textdp.mechanisms.prompt import DPPrompt
@@ -45,23 +44,6 @@ def _logits(tiny, prompts):
     with torch.no_grad():
         return np.stack([tiny.model(input_ids=torch.tensor([p])).logits[0, -1].double().numpy()
                          for p in prompts])
-
-
-def _chisquare_p(counts, probs):
-    """χ² p-value, categories merged (in order of probability) until expected counts ≥ 5."""
-    n = counts.sum()
-    order = np.argsort(probs)
-    exp, obs, acc_e, acc_o = [], [], 0.0, 0
-    for i in order:
-        acc_e += n * probs[i]
-        acc_o += counts[i]
-        if acc_e >= 5:
-            exp.append(acc_e)
-            obs.append(acc_o)
-            acc_e, acc_o = 0.0, 0
-    exp[-1] += acc_e
-    obs[-1] += acc_o
-    return stats.chisquare(obs, exp).pvalue
 
 
 # --- the same tokens whatever the batching ------------------------------------------------------
@@ -161,7 +143,8 @@ def _two_step_counts(tiny, prompts, params, n, seed):
 
 
 @pytest.mark.statistical
-def test_two_token_law_through_continuous_batching_and_a_wrong_temperature_is_rejected(tiny):
+def test_two_token_law_through_continuous_batching_and_a_wrong_temperature_is_rejected(
+        tiny, chisquare_merged):
     """χ² of 20,000 two-token outputs against P(a)·P(b | a), P = softmax(clip(ℓ)/T) of the model's
     logits (Utpala et al. 2023, Thm. 1), drawn by the sampler Paraphraser uses (the law in torch
     float64 on the engine's fast path; the numpy law through the engine is tested in
@@ -176,9 +159,9 @@ def test_two_token_law_through_continuous_batching_and_a_wrong_temperature_is_re
     probs = _two_step_law(tiny, prompt, params)
     n = 20_000
     prompts = [prompt] * n + [[8, 2]] * 300 + [[5, 9, 17, 3, 22, 40]] * 300  # mixed lengths
-    assert _chisquare_p(_two_step_counts(tiny, prompts, params, n, 7), probs) > ALPHA
+    assert chisquare_merged(_two_step_counts(tiny, prompts, params, n, 7), probs) > ALPHA
     wrong = {**params, "temperature": params["temperature"] * 1.1}
-    assert _chisquare_p(_two_step_counts(tiny, prompts, wrong, n, 8), probs) < ALPHA
+    assert chisquare_merged(_two_step_counts(tiny, prompts, wrong, n, 8), probs) < ALPHA
 
 
 def test_the_torch_law_draws_what_the_numpy_law_draws():

@@ -11,7 +11,6 @@ import os
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from textdp import _random
 from textdp.mechanisms.prompt import DPPrompt, clipped_log_probabilities, sample_tokens
@@ -96,23 +95,6 @@ def _first_step_logits(tiny, prompt):
         return tiny.model(input_ids=torch.tensor([prompt])).logits[0, -1].double().numpy()
 
 
-def _chisquare_p(counts, probs):
-    """χ² p-value, categories merged (in order of probability) until expected counts ≥ 5."""
-    n = counts.sum()
-    order = np.argsort(probs)
-    exp, obs, acc_e, acc_o = [], [], 0.0, 0
-    for i in order:
-        acc_e += n * probs[i]
-        acc_o += counts[i]
-        if acc_e >= 5:
-            exp.append(acc_e)
-            obs.append(acc_o)
-            acc_e, acc_o = 0.0, 0
-    exp[-1] += acc_e
-    obs[-1] += acc_o
-    return stats.chisquare(obs, exp).pvalue
-
-
 def _step_params(logits):
     lo, hi = np.quantile(logits, [0.2, 0.9])
     return {"clip_low": float(lo), "clip_high": float(hi), "max_new_tokens": 1,
@@ -120,7 +102,8 @@ def _step_params(logits):
 
 
 @pytest.mark.statistical
-def test_one_step_law_is_softmax_of_clipped_logits_and_a_wrong_temperature_is_rejected(tiny):
+def test_one_step_law_is_softmax_of_clipped_logits_and_a_wrong_temperature_is_rejected(
+        tiny, chisquare_merged):
     """χ² of 100,000 tokens drawn through the generation loop (a batch of 100,000 copies of one
     prompt, left-padded with a shorter one) against softmax(clip(ℓ)/T); the same test on a
     mechanism with T × 1.25 must reject."""
@@ -136,11 +119,11 @@ def test_one_step_law_is_softmax_of_clipped_logits_and_a_wrong_temperature_is_re
     prompts = [prompt] * n + [[8]]  # one short prompt forces left padding of all the others
     rows = generate_ids(tiny.model, prompts, right, np.vstack([u, [[0.5]]]), {1}, 0)
     counts = np.bincount([r[0] for r in rows[:n]], minlength=64)
-    assert _chisquare_p(counts, probs) > ALPHA
+    assert chisquare_merged(counts, probs) > ALPHA
     wrong = DPPrompt(**{**params, "temperature": params["temperature"] * 1.25})
     wrong_counts = np.bincount(wrong.sample(np.broadcast_to(logits, (n, 64)), u[:, 0]),
                                minlength=64)
-    assert _chisquare_p(wrong_counts, probs) < ALPHA
+    assert chisquare_merged(wrong_counts, probs) < ALPHA
 
 
 def test_padding_and_cache_do_not_change_the_tokens(tiny):
