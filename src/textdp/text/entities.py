@@ -387,6 +387,9 @@ class Entities:
                             "wheel_sha256": MODEL_WHEEL_SHA256,
                             "components": list(_COMPONENTS),
                             "license": "MIT", "screen_margin_chars": self.margin}
+            from textdp.text.gazetteers import describe
+
+            out["gazetteers"] = {k: v for k, v in describe().items() if k in self.kinds}
         if "address" in self.kinds:
             out["addresses"] = "patterns (textdp.text.entities)"
         return out
@@ -429,6 +432,10 @@ class Entities:
                     found[d] += [(m.start(), m.end(), "address") for m in pattern.finditer(text)]
         if self.uses_model:
             self._model_spans(docs, found)
+            from textdp.text.gazetteers import gazetteer_spans  # names, places, companies
+
+            for d, text in enumerate(docs):
+                found[d] += gazetteer_spans(text, self.kinds)
         for d, spans in enumerate(found):
             if spans:
                 out[d] += _back(view, d, spans, base[d])

@@ -1,0 +1,218 @@
+"""People's names from a maintained name list, in every form users write them, decided by context.
+
+The NER model (:mod:`textdp.text.entities`) misses names it has little context for: in lower
+case (``thx, zanele kim``), names that are also words (Rose, Will, Mark, Hope, Baker), names
+after ``my colleague``, in sign-offs, in user names. This recogniser adds what a name list and
+the words around a name tell:
+
+* **the list**: the first names and surnames of ``names-dataset`` 3.3.1 (105 countries) ranked
+  among the 2,000 most common of at least one country (:mod:`textdp.text._lexicon`), matched by
+  Aho–Corasick over the folded text's words (case, accents, look-alike letters ignored).
+* **a word of the list is a name** when:
+
+  - it is capitalised and *rare as an English word* (Zipf frequency < 3.3 in ``wordfreq``, not
+    a function word): ``Zanele``, ``Okafor``, ``Wiśniewska``;
+  - it follows a **cue** — a greeting or sign-off (``hi``, ``dear``, ``thanks``, ``thx``,
+    ``cheers``, ``regards``, ``best``), an introduction (``my name is``, ``this is``,
+    ``spoke to``, ``ask for``), a title (``Mr``, ``Dr``), or a relation after a possessive
+    (``my colleague``, ``our manager``, ``his son``) — capitalised, or in lower case when it is
+    not a function word and either rare or among the 200 most common names of a country;
+  - it stands next to another name, one space or a hyphen apart, as a given name then a surname
+    (``Will Smith``, ``Rose Baker``: both capitalised, the second no function word; in lower
+    case, neither a function word and one rare: ``zanele kim``);
+  - it follows an initial (``J. Smith``, ``j. okafor`` for a rare surname: the initial joins
+    the span);
+  - it ends a line or the document after a line break, a dash or a comma, as a sign-off or a
+    vocative does (``-- ana``, ``call me back, ana``), when it is no function word, rare or
+    among the 200 most common names of a country, and not a common English word (Zipf ≥ 5);
+  - it is joined to another name by ``.`` or ``_`` with no space (``zanele.kim``,
+    ``rose_baker``: a user name or an e-mail's local part);
+  - it has a possessive and is rare, or capitalised and among the 200 most common names
+    (``Mark's``, ``emeka's``);
+  - it recurs in the document, with the same case, after being found once.
+
+A capitalised function word (``Will``, ``May``) is a name only after a cue or title or before a
+surname; in lower case never. Everything else of the list is left to the NER model.
+
+What it cannot see: a name not in the list (a rare spelling, a transliteration); a name that is a
+common word written in lower case with no cue (``ask mark about it``); a name that is a function
+word written in lower case (``will``). False positives: a capitalised rare word that some
+country uses as a name. Measured on held-out text and on the VADER sentences in docs/entities.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from textdp.text._lexicon import Lexicon, name_lines, words_view
+from textdp.text.stopwords import ENGLISH_STOPWORDS
+
+__all__ = ["find_names", "RARE_ZIPF"]
+
+#: A word of the list whose English Zipf frequency is below this is *rare* as a word.
+RARE_ZIPF = 3.3
+#: Two words in lower case are read as a name together only if neither is more common than this.
+_COMMON_ZIPF = 5.0
+_FIRST, _LAST, _TOP_FIRST, _TOP_LAST = 1, 2, 4, 8
+
+_GREETINGS = frozenset(
+    "hi hello hey hiya dear thanks thank thx ty tnx cheers regards best sincerely yours "
+    "greetings bye morning afternoon evening attn cc love xoxo welcome congrats "
+    "congratulations sorry".split())
+_INTRODUCTIONS = frozenset({
+    "name is", "names is", "i am", "i'm", "im", "this is", "ask for", "asked for", "speak to",
+    "spoke to", "spoke with", "speaking to", "speaking with", "talk to", "talked to",
+    "talked with", "named", "called", "contact", "per", "with", "from", "by", "to", "and",
+    "for", "signed", "sent by", "cc", "ask", "tell", "told", "met", "call", "email", "emailed",
+    "meet", "asked", "thank you"})
+_TITLES = frozenset("mr mrs ms miss mx dr prof sir madam mister dame lord lady".split())
+_POSSESSIVES = frozenset("my our your his her their".split())
+_RELATIONS = frozenset(
+    "colleague colleagues coworker co-worker workmate manager boss supervisor assistant "
+    "teammate partner husband wife son daughter child kid brother sister mother father mom "
+    "mum mommy dad daddy uncle aunt auntie cousin nephew niece grandson granddaughter grandma "
+    "grandpa grandmother grandfather friend buddy neighbour neighbor landlord landlady tenant "
+    "roommate flatmate fiance fiancee girlfriend boyfriend doctor dentist lawyer accountant "
+    "advisor adviser agent rep representative contact engineer technician teacher tutor "
+    "coach nanny client customer stepson stepdaughter baby".split())
+# Introductions that name a person in lower case too (the short prepositions do not).
+_STRONG_INTRODUCTIONS = frozenset(_INTRODUCTIONS - {"with", "from", "by", "to", "and", "for",
+                                                     "ask", "tell", "told", "call", "meet",
+                                                     "asked", "met", "email", "emailed"})
+_NOT_NAMES = (_GREETINGS | _TITLES | _POSSESSIVES | _RELATIONS
+              | {w for cue in _INTRODUCTIONS for w in cue.split()})
+_WORD = re.compile(r"[^ ]+")
+_SENTENCE_END = re.compile(r"[.!?;:]\s")
+_CLOSING = re.compile(r"[\n,—–]|--|(?:^|\s)-\s")
+
+
+@functools.cache
+def _lexicon() -> Lexicon:
+    return Lexicon(name_lines())
+
+
+@functools.cache
+def _zipf(key: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(key, "en")
+
+
+def _case(word: str) -> str:
+    if word[:1].isupper():
+        return "upper" if len(word) > 1 and word.isupper() else "title"
+    return "lower"
+
+
+def _initial(text: str, a: int, b: int, next_start: int) -> bool:
+    """Whether ``text[a:b]`` is an initial before the word at ``next_start`` (``J. Smith``,
+    ``J Smith``; not the words ``A`` and ``I``)."""
+    if b - a != 1 or not text[a].isalpha():
+        return False
+    between = text[b:next_start]
+    return between in (". ", ".") or between == " " and text[a].isupper() and text[a] not in "AI"
+
+
+def find_names(text: str) -> list[tuple[int, int, str]]:
+    """Spans ``(start, end, "person")`` of the names in ``text`` (the folded, cased form of one
+    document), adjacent name words merged into one span. A pure function of ``text``."""
+    lexicon = _lexicon()
+    view = words_view(text)
+    flags_at = {a - 1: (b - 1, f) for a, b, f in lexicon.find(view)}
+    if not flags_at:
+        return []
+    tokens = [(m.start() - 1, m.end() - 1) for m in _WORD.finditer(view)]
+    keys = [view[a + 1:b + 1] for a, b in tokens]
+    masked = [False] * len(tokens)
+    # A cue word is never a name itself ("Hi Rose": "Hi" is a name in some country).
+    info = [flags_at.get(a, (0, 0))[1] if flags_at.get(a, (0, 0))[0] == b
+            and keys[i] not in _NOT_NAMES else 0 for i, (a, b) in enumerate(tokens)]
+
+    def gap(i: int) -> str:  # the characters between token i − 1 and token i
+        return text[tokens[i - 1][1]:tokens[i][0]] if i > 0 else text[:tokens[0][0]]
+
+    def cue(i: int) -> tuple[bool, bool]:
+        """(a cue before token i, a cue strong enough for lower case)."""
+        if i == 0 or _SENTENCE_END.search(gap(i) + " ") and keys[i - 1] not in _TITLES:
+            return False, False
+        one = keys[i - 1]
+        two = f"{keys[i - 2]} {one}" if i > 1 else ""
+        if one in _TITLES:
+            return True, True
+        if one in _GREETINGS or two in _STRONG_INTRODUCTIONS or one in _STRONG_INTRODUCTIONS:
+            return True, True
+        if one in _RELATIONS and i > 1 and keys[i - 2] in _POSSESSIVES:
+            return True, True
+        return two in _INTRODUCTIONS or one in _INTRODUCTIONS, False
+
+    def closes(i: int) -> bool:
+        """Token i, alone or with the name word after it, ends a line or the document after a
+        line break, a dash or a comma: a sign-off or a vocative (``-- Ana``, ``call me, ana``)."""
+        j = i + 1 if i + 1 < len(tokens) and info[i + 1] and gap(i + 1) == " " else i
+        rest = text[tokens[j][1]:].split("\n", 1)[0]
+        return not rest.strip(" .!\t\r") and (i == 0 or bool(_CLOSING.search(gap(i))))
+
+    for i, (a, b) in enumerate(tokens):
+        f = info[i]
+        if not f:
+            continue
+        word, key = text[a:b], keys[i]
+        case = _case(word)
+        stop = key in ENGLISH_STOPWORDS
+        rare = not stop and _zipf(key) < RARE_ZIPF
+        top = bool(f & (_TOP_FIRST | _TOP_LAST))
+        before, strong = cue(i)
+        if case == "title" and (rare or before and (not stop or keys[i - 1] in _TITLES
+                                                    or strong)):
+            masked[i] = True
+        elif case == "upper" and before and not stop:
+            masked[i] = True
+        elif case == "lower" and strong and not stop and (rare or top):
+            masked[i] = True
+        elif not stop and (top and case == "title" or rare) and text[b:b + 2] in ("'s", "’s"):
+            masked[i] = True  # a possessive: Mark's, emeka's
+        elif not stop and (rare or top) and _zipf(key) < _COMMON_ZIPF and closes(i):
+            masked[i] = True
+    # Pairs: a given name then a surname, one space or a hyphen apart; or joined by "." / "_".
+    for i in range(len(tokens) - 1):
+        j = i + 1
+        if not (info[i] & (_FIRST | _TOP_FIRST) and info[j] & (_LAST | _TOP_LAST)):
+            continue
+        between = text[tokens[i][1]:tokens[j][0]]
+        wi, wj = text[slice(*tokens[i])], text[slice(*tokens[j])]
+        si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
+        if between in (" ", "-") and _case(wi) == "title" and _case(wj) == "title" and not sj:
+            masked[i] = masked[j] = True
+        elif between in (" ", "-") and not si and not sj and max(
+                _zipf(keys[i]), _zipf(keys[j])) < _COMMON_ZIPF and (
+                masked[i] or masked[j] or min(_zipf(keys[i]), _zipf(keys[j])) < RARE_ZIPF):
+            masked[i] = masked[j] = True
+        elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
+            masked[i] = masked[j] = True
+    # Initials: "J. Smith", "J Smith".
+    for i in range(1, len(tokens)):
+        a, _ = tokens[i]
+        pa, pb = tokens[i - 1]
+        word = text[a:tokens[i][1]]
+        if (info[i] & (_LAST | _TOP_LAST)
+                and (_case(word) == "title" or _zipf(keys[i]) < RARE_ZIPF)
+                and _initial(text, pa, pb, a) and keys[i] not in ENGLISH_STOPWORDS):
+            masked[i] = True
+    # Recurrences with the same case.
+    found = {(keys[i], _case(text[slice(*tokens[i])])) for i in range(len(tokens)) if masked[i]}
+    if found:
+        for i, (a, b) in enumerate(tokens):
+            if not masked[i] and info[i] and (keys[i], _case(text[a:b])) in found:
+                masked[i] = True
+    spans: list[tuple[int, int, str]] = []
+    for i, (a, b) in enumerate(tokens):
+        if not masked[i]:
+            continue
+        if i > 0 and _initial(text, *tokens[i - 1], a):
+            a = tokens[i - 1][0]  # the initial
+        if spans and text[spans[-1][1]:a] in (" ", "-", ". "):
+            spans[-1] = (spans[-1][0], b, "person")
+        else:
+            spans.append((a, b, "person"))
+    return spans
