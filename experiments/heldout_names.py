@@ -1,6 +1,7 @@
 """How many names, places and companies survive, on messages no recogniser was tuned to (issue 35).
 
-    python -m experiments.heldout_names [--customers 140] [--seed 35] [--epsilon 8] [--out FILE]
+    python -m experiments.heldout_names [--set a|b] [--customers 140] [--seed 35] [--epsilon 8]
+    python -m experiments.heldout_names --vader
 
 A generator of its own, kept apart from :mod:`textdp.datasets.tickets` and from the tests'
 sentences: other templates (chat messages, forwarded notes, sign-offs on their own line), lower
@@ -90,6 +91,68 @@ TEMPLATES = (
     "dear support, {initial}. {last} here, my card was declined",
     "{first} {last}\nsent from my phone",
 )
+# Set B: written after the rules were revised on set A's misses, and scored once, untouched.
+FIRST_B = (
+    "Nomvula", "Lwazi", "Folake", "Tunde", "Efua", "Kwabena", "Yasmin", "Hamza", "Rania",
+    "Bilal", "Parisa", "Kian", "Ishaan", "Nandini", "Harpreet", "Sanjay", "Divya", "Meng",
+    "Jing", "Ying", "Takumi", "Aoi", "Ren", "Soo-ah", "Jae-won", "Quynh", "Phuong", "Tamar",
+    "Eitan", "Oksana", "Yuri", "Dorota", "Krzysztof", "Jiri", "Sanna", "Eero", "Freja",
+    "Bjorn", "Soraya", "Gonzalo", "Ximena", "Rodrigo", "Graziella", "Matthias", "Annika",
+    "Colm", "Niamh", "Gareth", "Bethany", "Dwayne", "Latoya", "Jasmine", "Shane",
+    "Amber", "Crystal", "Holly", "Heather", "Pearl", "Violet", "Penny", "Sandy", "Autumn",
+    "Rocky", "Sonny", "Dusty", "Robin", "Carol", "Art", "Drew", "Cliff", "Miles", "Sterling",
+)
+LAST_B = (
+    "Mokoena", "Ndlovu", "Adeyemi", "Okoro", "Asante", "Owusu", "Siddiqui", "Qureshi", "Khalil",
+    "Sadeghi", "Rostami", "Banerjee", "Desai", "Kapoor", "Pillai", "Wu", "Xu", "Guo", "Nakamura",
+    "Inoue", "Yoon", "Kang", "Le", "Vu", "Friedman", "Mizrahi", "Shevchenko", "Bondarenko",
+    "Kaminski", "Wojcik", "Prochazka", "Korhonen", "Lindberg", "Halvorsen", "Alvarez", "Moreno",
+    "Castillo", "Ferrari", "Colombo", "Fontaine", "Mercier", "Janssens", "De Jong", "Brennan",
+    "Gallagher", "Hughes", "Price", "Coleman", "Brooks", "Sanders",
+    "Young", "King", "Wright", "Green", "Hall", "Ward", "Brown", "White", "Rivers", "Lane",
+    "Street", "Gates", "Banks", "Mills", "Sharp", "Strong", "Moody",
+)
+CITIES_B = (
+    "Pretoria", "Ibadan", "Tamale", "Dodoma", "Kampala", "Marrakesh", "Sfax", "Irbid", "Tabriz",
+    "Peshawar", "Nagpur", "Kochi", "Mysore", "Guangzhou", "Nanjing", "Kyoto", "Fukuoka",
+    "Incheon", "Hue", "Eilat", "Odesa", "Lviv", "Poznan", "Ostrava", "Linz", "Uppsala",
+    "Bergen", "Oulu", "Coimbra", "Bilbao", "Zaragoza", "Genoa", "Verona", "Toulouse",
+    "Rennes", "Ghent", "Galway", "Sheffield", "Swansea", "Omaha", "Boise", "Spokane",
+    "Winnipeg", "Regina", "Manaus", "Cali", "Cordoba", "Arequipa", "Hamilton", "Darwin",
+)
+COMPANIES_B = (
+    ("Ferncliff", "Ltd"), ("Adlerhorst Technik", "GmbH"), ("Fjordkraft Data", "AS"),
+    ("Solaria Iberica", "S.L."), ("Bluebell Dairy", "LLC"), ("Cobalt Ridge", "Inc"),
+    ("Wattle Creek", "Pty Ltd"), ("Dijkstra Bouw", "B.V."), ("Maison Verlaine", "SAS"),
+    ("Ortofrutta", "S.p.A."), ("Rheinwerk", "KG"), ("Nimbus Systems", "Corp"),
+    ("Thistle Insurance", "plc"), ("Harbourside Legal", "LLP"), ("Sakura Denki", "K.K."),
+    ("Pratham Exports", "Pvt. Ltd."), ("Jadran Tours", "d.o.o."), ("Karpaty Trans", "Sp. z o.o."),
+)
+TEMPLATES_B = (
+    "{first} {last} again - still no refund for the {city} booking",
+    "to whom it may concern, my neighbour {tfirst} {tlast} recommended you. {first}",
+    "ok so {tfirst} from accounts says the {company} invoice was paid??",
+    "morning! it's {first}. can i change the delivery to {city}",
+    "cc {tfirst} {tlast}\nplease update the billing contact to {email}",
+    "account holder: {first} {last}, {city}",
+    "my daughter {tfirst} set this up for me, i dont know the password",
+    "this is the third time i write. {company} will hear about this. - {first} {last}",
+    "login {username} is locked, please help",
+    "ta, {first}",
+    "talked with {tfirst} yesterday, {tfirst} promised a callback that never came",
+    "{last}, {first} ({city})",
+    "our supplier {company} in {city} confirmed the shipment",
+    "best wishes from {city}!\n{first}",
+    "Mr {last} wants a copy of the contract. {first} {last}",
+)
+
+
+def _sets(name: str) -> tuple[tuple[str, ...], ...]:
+    if name == "b":
+        return FIRST_B, LAST_B, CITIES_B, COMPANIES_B, TEMPLATES_B
+    return FIRST, LAST, CITIES, COMPANIES, TEMPLATES
+
+
 GREETS = ("hello", "hi", "dear", "good morning")
 SIGNOFFS = ("best", "kind regards", "thanks", "cheers", "many thanks")
 
@@ -103,8 +166,9 @@ def _style(text: str, rng: np.random.Generator) -> str:
     return text
 
 
-def generate(customers: int, seed: int) -> list[dict[str, Any]]:
-    """Messages with the values inserted in each (by kind)."""
+def generate(customers: int, seed: int, which: str = "a") -> list[dict[str, Any]]:
+    """Messages with the values inserted in each (by kind), from set ``a`` or ``b``."""
+    FIRST, LAST, CITIES, COMPANIES, TEMPLATES = _sets(which)  # noqa: N806
     rng = harness.rng(seed, 0)
     pick = lambda pool: pool[int(rng.integers(len(pool)))]  # noqa: E731
     out = []
@@ -124,7 +188,7 @@ def generate(customers: int, seed: int) -> list[dict[str, Any]]:
             }
             text = _style(t.format(**fields), rng)
             values: dict[str, list[str]] = {"first": [], "last": [], "city": [], "company": []}
-            if "{first}" in t or "{first}'s" in t:
+            if "{first}" in t:
                 values["first"].append(first)
             if "{last}" in t:
                 values["last"].append(last)
@@ -169,15 +233,15 @@ def score(messages: list[dict[str, Any]], outputs: list[str]) -> dict[str, Any]:
             "customers": len({m["customer"] for m in messages})}
 
 
-def run(customers: int, seed: int, epsilon: float) -> dict[str, Any]:
+def run(customers: int, seed: int, epsilon: float, which: str = "a") -> dict[str, Any]:
     import textdp
     from textdp.release import privatize
 
-    messages = generate(customers, seed)
+    messages = generate(customers, seed, which)
     texts = [m["text"] for m in messages]
     default = privatize(texts, "mvc", epsilon=epsilon, seed=seed)
     alone = privatize(texts, "mvc", epsilon=1e6, seed=seed, oov="keep")
-    return {"textdp": textdp.__file__, "messages": len(texts), "epsilon": epsilon,
+    return {"textdp": textdp.__file__, "set": which, "messages": len(texts), "epsilon": epsilon,
             "mvc_defaults": score(messages, list(default.texts)),
             "stage_alone": score(messages, list(alone.texts)),
             "examples": [[t, o] for t, o in zip(texts[:12], list(alone.texts)[:12], strict=True)]}
@@ -222,10 +286,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=35)
     p.add_argument("--epsilon", type=float, default=8.0)
     p.add_argument("--out", default=None)
+    p.add_argument("--set", choices=("a", "b"), default="a", dest="which")
     p.add_argument("--vader", action="store_true",
                    help="instead: the gazetteers' extra masks on the VADER sentences")
     a = p.parse_args(argv)
-    results = vader_false_masking() if a.vader else run(a.customers, a.seed, a.epsilon)
+    results = (vader_false_masking() if a.vader
+               else run(a.customers, a.seed, a.epsilon, a.which))
     text = json.dumps(results, indent=1, ensure_ascii=False)
     if a.out:
         harness.write_text(harness.Path(a.out), text)

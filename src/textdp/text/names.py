@@ -61,7 +61,7 @@ _GREETINGS = frozenset(
     "greetings bye morning afternoon evening attn cc love xoxo welcome congrats "
     "congratulations sorry".split())
 _INTRODUCTIONS = frozenset({
-    "name is", "names is", "i am", "i'm", "im", "this is", "ask for", "asked for", "speak to",
+    "name is", "names is", "this is", "ask for", "asked for", "speak to",
     "spoke to", "spoke with", "speaking to", "speaking with", "talk to", "talked to",
     "talked with", "named", "called", "contact", "per", "with", "from", "by", "to", "and",
     "for", "signed", "sent by", "cc", "ask", "tell", "told", "met", "call", "email", "emailed",
@@ -77,9 +77,14 @@ _RELATIONS = frozenset(
     "advisor adviser agent rep representative contact engineer technician teacher tutor "
     "coach nanny client customer stepson stepdaughter baby".split())
 # Introductions that name a person in lower case too (the short prepositions do not).
-_STRONG_INTRODUCTIONS = frozenset(_INTRODUCTIONS - {"with", "from", "by", "to", "and", "for",
-                                                     "ask", "tell", "told", "call", "meet",
-                                                     "asked", "met", "email", "emailed"})
+_STRONG_INTRODUCTIONS = frozenset({
+    "name is", "names is", "ask for", "asked for", "speak to", "spoke to", "spoke with",
+    "speaking to", "speaking with", "talk to", "talked to", "talked with", "named", "sent by",
+    "thank you"})
+#: Words ordinary in English (Zipf ≥ 4.5) are names in lower case, or after a short preposition,
+#: only if among the 200 most common names of a country and below this (``thanks mark``).
+_ORDINARY_ZIPF = 4.5
+_TOP_ZIPF = 5.2
 _NOT_NAMES = (_GREETINGS | _TITLES | _POSSESSIVES | _RELATIONS
               | {w for cue in _INTRODUCTIONS for w in cue.split()})
 _WORD = re.compile(r"[^ ]+")
@@ -163,12 +168,15 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
         rare = not stop and _zipf(key) < RARE_ZIPF
         top = bool(f & (_TOP_FIRST | _TOP_LAST))
         before, strong = cue(i)
-        if case == "title" and (rare or before and (not stop or keys[i - 1] in _TITLES
-                                                    or strong)):
+        z = _zipf(key)
+        # Not an ordinary English word, or a very common name (Mark, Rose) that is not too
+        # common a word (happy, pretty, power).
+        namelike = not stop and (z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
+        if case == "title" and (rare or strong or before and (namelike or keys[i - 1] in _TITLES)):
             masked[i] = True
-        elif case == "upper" and before and not stop:
+        elif case == "upper" and strong and rare:
             masked[i] = True
-        elif case == "lower" and strong and not stop and (rare or top):
+        elif case == "lower" and strong and namelike:
             masked[i] = True
         elif not stop and (top and case == "title" or rare) and text[b:b + 2] in ("'s", "’s"):
             masked[i] = True  # a possessive: Mark's, emeka's
@@ -182,7 +190,13 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
         between = text[tokens[i][1]:tokens[j][0]]
         wi, wj = text[slice(*tokens[i])], text[slice(*tokens[j])]
         si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
-        if between in (" ", "-") and _case(wi) == "title" and _case(wj) == "title" and not sj:
+        if (between in (" ", "-") and _case(wi) == "title" and _case(wj) == "title" and not sj
+                and (not si or info[i] & _TOP_FIRST)
+                and (min(_zipf(keys[i]), _zipf(keys[j])) < 4.0
+                     or info[i] & _TOP_FIRST and info[j] & _TOP_LAST)):
+            # Two capitalised words of the list: one of them no common word (Rose Adeyemi), or
+            # a very common given name then a very common surname (Will Smith, Rose Baker) —
+            # not "The Sum", "Long Time", "Red Bridge".
             masked[i] = masked[j] = True
         elif between in (" ", "-") and not si and not sj and max(
                 _zipf(keys[i]), _zipf(keys[j])) < _COMMON_ZIPF and (
@@ -200,7 +214,8 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
                 and _initial(text, pa, pb, a) and keys[i] not in ENGLISH_STOPWORDS):
             masked[i] = True
     # Recurrences with the same case.
-    found = {(keys[i], _case(text[slice(*tokens[i])])) for i in range(len(tokens)) if masked[i]}
+    found = {(keys[i], _case(text[slice(*tokens[i])])) for i in range(len(tokens))
+             if masked[i] and keys[i] not in ENGLISH_STOPWORDS}
     if found:
         for i, (a, b) in enumerate(tokens):
             if not masked[i] and info[i] and (keys[i], _case(text[a:b])) in found:

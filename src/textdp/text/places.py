@@ -99,7 +99,9 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         capitalised = words[0][:1].isupper() and words[-1][:1].isupper()
         common = _zipf(key) >= _COMMON_ZIPF
         before = _WORD.findall(view[max(0, a - 40):a + 1])[-2:]
-        cue = bool(before) and (before[-1] in _CUES or " ".join(before) in _TWO_WORD_CUES)
+        two = " ".join(before) in _TWO_WORD_CUES
+        # "to" is mostly an infinitive's: only a capitalised place follows it alone.
+        cue = bool(before) and (before[-1] in _CUES and (capitalised or before[-1] != "to") or two)
         between = text[max(0, a - 2):a]
         cue = cue and not re.search(r"[.!?;:]", between)
         ordinary = _zipf(key) >= _ORDINARY_ZIPF
