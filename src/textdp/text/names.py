@@ -178,9 +178,10 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
             masked[i] = True
         elif case == "lower" and strong and namelike:
             masked[i] = True
-        elif not stop and (top and case == "title" or rare) and text[b:b + 2] in ("'s", "’s"):
-            masked[i] = True  # a possessive: Mark's, emeka's
-        elif not stop and (rare or top) and _zipf(key) < _COMMON_ZIPF and closes(i):
+        elif text[b:b + 2] in ("'s", "’s") and (
+                namelike or case == "title" and (f & _TOP_FIRST or not stop and z < _TOP_ZIPF)):
+            masked[i] = True  # a possessive: Mark's, Will's, emeka's, april's
+        elif (namelike or case == "title" and not stop and z < _TOP_ZIPF) and closes(i):
             masked[i] = True
     # Pairs: a given name then a surname, one space or a hyphen apart; or joined by "." / "_".
     for i in range(len(tokens) - 1):
@@ -200,7 +201,10 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
             masked[i] = masked[j] = True
         elif between in (" ", "-") and not si and not sj and max(
                 _zipf(keys[i]), _zipf(keys[j])) < _COMMON_ZIPF and (
-                masked[i] or masked[j] or min(_zipf(keys[i]), _zipf(keys[j])) < RARE_ZIPF):
+                masked[i] or masked[j] or min(_zipf(keys[i]), _zipf(keys[j])) < 4.0
+                or info[i] & _TOP_FIRST and info[j] & _TOP_LAST):
+            # In lower case: neither a common word (Zipf ≥ 5), and one of them not an ordinary
+            # one or both very common names (dawn chen, mark nilsson, zanele kim).
             masked[i] = masked[j] = True
         elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
             masked[i] = masked[j] = True
@@ -210,7 +214,8 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
         pa, pb = tokens[i - 1]
         word = text[a:tokens[i][1]]
         if (info[i] & (_LAST | _TOP_LAST)
-                and (_case(word) == "title" or _zipf(keys[i]) < RARE_ZIPF)
+                and (_case(word) == "title" or _zipf(keys[i]) < _ORDINARY_ZIPF
+                     and text[pb:a] in (". ", "."))
                 and _initial(text, pa, pb, a) and keys[i] not in ENGLISH_STOPWORDS):
             masked[i] = True
     # Recurrences with the same case.

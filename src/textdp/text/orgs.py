@@ -9,8 +9,9 @@ folded text's words (:mod:`textdp.text._lexicon`). A suffix closes a company nam
   or ``corp`` — in any case; the name is the
   one to three words before it that are capitalised (``Acme Widgets Ltd``) or, in lower case,
   the one or two words before it that are no function words (``acme ltd``);
-* otherwise (``AG``, ``SA``, ``S.A.``, ``Co.``, ``Limited``) it must be written with capitals
-  or dots and follow a capitalised word (``Siemens AG``, ``Banco Santander S.A.``).
+* or it is written with two dots or more (``s.a.``, ``d.o.o.``, ``sp. z o.o.``), in any case;
+* otherwise (``AG``, ``SA``, ``Co.``, ``Limited``) it must be written with capitals and follow a
+  capitalised word (``Siemens AG``, ``Banco Santander S.A.``).
 
 What it cannot see: a company named without its legal form (left to the NER model).
 """
@@ -71,7 +72,8 @@ def find_orgs(text: str) -> list[tuple[int, int, str]]:
     for a, b, flags in matches:
         a, b = a - 1, b - 1
         written = text[a:min(len(text), b + 1)]
-        if not flags & _DISTINCTIVE and not (any(c.isupper() for c in written) or "." in written):
+        dotted = written.count(".") >= 2  # s.a., d.o.o., sp. z o.o.
+        if not flags & _DISTINCTIVE and not (any(c.isupper() for c in written) or dotted):
             continue
         before = [(m.start() - 1, m.end() - 1) for m in _WORD.finditer(view, max(0, a - 80), a + 1)]
         if before and view[max(0, a - 80)] != " ":
@@ -85,7 +87,7 @@ def find_orgs(text: str) -> list[tuple[int, int, str]]:
                 break
             if word[:1].isupper() and taken < 3 and word.lower() not in ("i",):
                 start, taken = s, taken + 1
-            elif (lower and flags & _DISTINCTIVE and taken < 2
+            elif (lower and (flags & _DISTINCTIVE or dotted) and taken < 2
                   and word.lower() not in ENGLISH_STOPWORDS):
                 start, taken = s, taken + 1
             elif word.lower() in _JOINERS and taken and taken < 3:

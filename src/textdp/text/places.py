@@ -15,6 +15,10 @@ A match is a place when:
   is a country, a US state or a city of ≥ 1,000,000 inhabitants (``in london``; ``in reading``,
   ``to split`` are left alone).
 
+* it is rarer than Zipf 3 and five letters or more (``tucson``, ``valparaiso``), or a country, a
+  US state or a city of ≥ 1,000,000 inhabitants that is not an ordinary word (``karachi``), in
+  any case, with no cue.
+
 The rest is left to the NER model. A capitalised common word that is also a town
 (``Reading is fun``) is left to the model, and a place in lower case with no cue
 (``london was great``) is not found here.
@@ -38,6 +42,7 @@ GAZETTEER_VERSION = "3.0.2"
 _CITY, _BIG = 1, 2
 _COMMON_ZIPF = 4.0  # capitalised with no cue: a place only if rarer than this as a word
 _ORDINARY_ZIPF = 4.5  # in lower case after a cue: a place only if rarer than this (or large)
+_RARE_ZIPF = 3.0  # in any case, with no cue: a place if rarer than this (five letters or more)
 _CUES = frozenset("in from near at to visit visiting visited around outside".split())
 _TWO_WORD_CUES = frozenset({"based in", "live in", "living in", "lives in", "moved to",
                             "moving to", "ship to", "shipped to", "deliver to", "delivered to",
@@ -105,7 +110,9 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         between = text[max(0, a - 2):a]
         cue = cue and not re.search(r"[.!?;:]", between)
         ordinary = _zipf(key) >= _ORDINARY_ZIPF
-        if capitalised and (not common or cue) or cue and (not ordinary or flags & _BIG):
+        rare = _zipf(key) < _RARE_ZIPF and len(key) >= 5
+        if (capitalised and (not common or cue) or cue and (not ordinary or flags & _BIG)
+                or rare or flags & _BIG and not ordinary):
             if spans and a < spans[-1][1]:  # overlapping keys: keep the longer
                 if b - a > spans[-1][1] - spans[-1][0]:
                     spans[-1] = (a, b, "location")
