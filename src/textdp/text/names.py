@@ -122,117 +122,146 @@ def _initial(text: str, a: int, b: int, next_start: int) -> bool:
 def find_names(text: str) -> list[tuple[int, int, str]]:
     """Spans ``(start, end, "person")`` of the names in ``text`` (the folded, cased form of one
     document), adjacent name words merged into one span. A pure function of ``text``."""
-    lexicon = _lexicon()
     view = words_view(text)
-    flags_at = {a - 1: (b - 1, f) for a, b, f in lexicon.find(view)}
+    flags_at = {a - 1: (b - 1, f) for a, b, f in _lexicon().find(view)}
     if not flags_at:
         return []
-    tokens = [(m.start() - 1, m.end() - 1) for m in _WORD.finditer(view)]
-    keys = [view[a + 1:b + 1] for a, b in tokens]
-    masked = [False] * len(tokens)
-    # A cue word is never a name itself ("Hi Rose": "Hi" is a name in some country).
-    info = [flags_at.get(a, (0, 0))[1] if flags_at.get(a, (0, 0))[0] == b
-            and keys[i] not in _NOT_NAMES else 0 for i, (a, b) in enumerate(tokens)]
+    doc = _Document(text, view, flags_at)
+    doc.singles()
+    doc.pairs()
+    doc.initials()
+    doc.recurrences()
+    return doc.spans()
 
-    def gap(i: int) -> str:  # the characters between token i − 1 and token i
-        return text[tokens[i - 1][1]:tokens[i][0]] if i > 0 else text[:tokens[0][0]]
 
-    def cue(i: int) -> tuple[bool, bool]:
+class _Document:
+    """One document's words, their flags in the name list, and which of them are names."""
+
+    def __init__(self, text: str, view: str, flags_at: dict[int, tuple[int, int]]) -> None:
+        self.text = text
+        self.tokens = [(m.start() - 1, m.end() - 1) for m in _WORD.finditer(view)]
+        self.keys = [view[a + 1:b + 1] for a, b in self.tokens]
+        self.masked = [False] * len(self.tokens)
+        # A cue word is never a name itself ("Hi Rose": "Hi" is a name in some country).
+        self.info = [flags_at.get(a, (0, 0))[1] if flags_at.get(a, (0, 0))[0] == b
+                     and self.keys[i] not in _NOT_NAMES else 0
+                     for i, (a, b) in enumerate(self.tokens)]
+
+    def word(self, i: int) -> str:
+        return self.text[slice(*self.tokens[i])]
+
+    def gap(self, i: int) -> str:
+        """The characters between token i − 1 and token i."""
+        return self.text[self.tokens[i - 1][1] if i > 0 else 0:self.tokens[i][0]]
+
+    def cue(self, i: int) -> tuple[bool, bool]:
         """(a cue before token i, a cue strong enough for lower case)."""
-        if i == 0 or _SENTENCE_END.search(gap(i) + " ") and keys[i - 1] not in _TITLES:
+        keys = self.keys
+        if i == 0 or _SENTENCE_END.search(self.gap(i) + " ") and keys[i - 1] not in _TITLES:
             return False, False
         one = keys[i - 1]
         two = f"{keys[i - 2]} {one}" if i > 1 else ""
-        if one in _TITLES:
+        if one in _TITLES or one in _GREETINGS or two in _STRONG_INTRODUCTIONS:
             return True, True
-        if one in _GREETINGS or two in _STRONG_INTRODUCTIONS or one in _STRONG_INTRODUCTIONS:
+        if one in _STRONG_INTRODUCTIONS:
             return True, True
         if one in _RELATIONS and i > 1 and keys[i - 2] in _POSSESSIVES:
             return True, True
         return two in _INTRODUCTIONS or one in _INTRODUCTIONS, False
 
-    def closes(i: int) -> bool:
+    def closes(self, i: int) -> bool:
         """Token i, alone or with the name word after it, ends a line or the document after a
         line break, a dash or a comma: a sign-off or a vocative (``-- Ana``, ``call me, ana``)."""
-        j = i + 1 if i + 1 < len(tokens) and info[i + 1] and gap(i + 1) == " " else i
-        rest = text[tokens[j][1]:].split("\n", 1)[0]
-        return not rest.strip(" .!\t\r") and (i == 0 or bool(_CLOSING.search(gap(i))))
+        j = i + 1 if i + 1 < len(self.tokens) and self.info[i + 1] and self.gap(i + 1) == " " else i
+        rest = self.text[self.tokens[j][1]:].split("\n", 1)[0]
+        return not rest.strip(" .!\t\r") and (i == 0 or bool(_CLOSING.search(self.gap(i))))
 
-    for i, (a, b) in enumerate(tokens):
-        f = info[i]
-        if not f:
-            continue
-        word, key = text[a:b], keys[i]
-        case = _case(word)
-        stop = key in ENGLISH_STOPWORDS
-        rare = not stop and _zipf(key) < RARE_ZIPF
-        top = bool(f & (_TOP_FIRST | _TOP_LAST))
-        before, strong = cue(i)
-        z = _zipf(key)
-        # Not an ordinary English word, or a very common name (Mark, Rose) that is not too
-        # common a word (happy, pretty, power).
-        namelike = not stop and (z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
-        if case == "title" and (rare or strong or before and (namelike or keys[i - 1] in _TITLES)):
-            masked[i] = True
-        elif case == "upper" and strong and rare:
-            masked[i] = True
-        elif case == "lower" and strong and namelike:
-            masked[i] = True
-        elif text[b:b + 2] in ("'s", "’s") and (
-                namelike or case == "title" and (f & _TOP_FIRST or not stop and z < _TOP_ZIPF)):
-            masked[i] = True  # a possessive: Mark's, Will's, emeka's, april's
-        elif (namelike or case == "title" and not stop and z < _TOP_ZIPF) and closes(i):
-            masked[i] = True
-    # Pairs: a given name then a surname, one space or a hyphen apart; or joined by "." / "_".
-    for i in range(len(tokens) - 1):
-        j = i + 1
-        if not (info[i] & (_FIRST | _TOP_FIRST) and info[j] & (_LAST | _TOP_LAST)):
-            continue
-        between = text[tokens[i][1]:tokens[j][0]]
-        wi, wj = text[slice(*tokens[i])], text[slice(*tokens[j])]
-        si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
-        if (between in (" ", "-") and _case(wi) == "title" and _case(wj) == "title" and not sj
-                and (not si or info[i] & _TOP_FIRST)
-                and (min(_zipf(keys[i]), _zipf(keys[j])) < 4.0
-                     or info[i] & _TOP_FIRST and info[j] & _TOP_LAST)):
-            # Two capitalised words of the list: one of them no common word (Rose Adeyemi), or
-            # a very common given name then a very common surname (Will Smith, Rose Baker) —
-            # not "The Sum", "Long Time", "Red Bridge".
-            masked[i] = masked[j] = True
-        elif between in (" ", "-") and not si and not sj and max(
-                _zipf(keys[i]), _zipf(keys[j])) < _COMMON_ZIPF and (
-                masked[i] or masked[j] or min(_zipf(keys[i]), _zipf(keys[j])) < 4.0
-                or info[i] & _TOP_FIRST and info[j] & _TOP_LAST):
-            # In lower case: neither a common word (Zipf ≥ 5), and one of them not an ordinary
-            # one or both very common names (dawn chen, mark nilsson, zanele kim).
-            masked[i] = masked[j] = True
-        elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
-            masked[i] = masked[j] = True
-    # Initials: "J. Smith", "J Smith".
-    for i in range(1, len(tokens)):
-        a, _ = tokens[i]
-        pa, pb = tokens[i - 1]
-        word = text[a:tokens[i][1]]
-        if (info[i] & (_LAST | _TOP_LAST)
-                and (_case(word) == "title" or _zipf(keys[i]) < _ORDINARY_ZIPF
-                     and text[pb:a] in (". ", "."))
-                and _initial(text, pa, pb, a) and keys[i] not in ENGLISH_STOPWORDS):
-            masked[i] = True
-    # Recurrences with the same case.
-    found = {(keys[i], _case(text[slice(*tokens[i])])) for i in range(len(tokens))
-             if masked[i] and keys[i] not in ENGLISH_STOPWORDS}
-    if found:
+    def singles(self) -> None:
+        """Words that are names by their own rarity or by the words just around them."""
+        for i, (a, b) in enumerate(self.tokens):
+            f = self.info[i]
+            if not f:
+                continue
+            key = self.keys[i]
+            case = _case(self.text[a:b])
+            stop = key in ENGLISH_STOPWORDS
+            z = _zipf(key)
+            rare = not stop and z < RARE_ZIPF
+            top = bool(f & (_TOP_FIRST | _TOP_LAST))
+            before, strong = self.cue(i)
+            # Not an ordinary English word, or a very common name (Mark, Rose) that is not too
+            # common a word (happy, pretty, power).
+            namelike = not stop and (z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
+            titled = case == "title" and (f & _TOP_FIRST or not stop and z < _TOP_ZIPF)
+            self.masked[i] = bool(
+                case == "title" and (rare or strong or before and (
+                    namelike or self.keys[i - 1] in _TITLES))
+                or case == "upper" and strong and rare
+                or case == "lower" and strong and namelike
+                # a possessive: Mark's, Will's, emeka's, april's
+                or self.text[b:b + 2] in ("'s", "’s") and (namelike or titled)
+                or (namelike or case == "title" and not stop and z < _TOP_ZIPF)
+                and self.closes(i))
+
+    def pairs(self) -> None:
+        """A given name then a surname, one space or a hyphen apart; or joined by "." / "_"."""
+        keys, info, masked = self.keys, self.info, self.masked
+        for i in range(len(self.tokens) - 1):
+            j = i + 1
+            if not (info[i] & (_FIRST | _TOP_FIRST) and info[j] & (_LAST | _TOP_LAST)):
+                continue
+            between = self.text[self.tokens[i][1]:self.tokens[j][0]]
+            si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
+            zs = (_zipf(keys[i]), _zipf(keys[j]))
+            both_top = info[i] & _TOP_FIRST and info[j] & _TOP_LAST
+            if (between in (" ", "-") and _case(self.word(i)) == "title"
+                    and _case(self.word(j)) == "title" and not sj
+                    and (not si or info[i] & _TOP_FIRST) and (min(zs) < 4.0 or both_top)):
+                # Two capitalised words of the list: one of them no common word (Rose
+                # Adeyemi), or a very common given name then a very common surname (Will
+                # Smith, Rose Baker) — not "The Sum", "Long Time", "Red Bridge".
+                masked[i] = masked[j] = True
+            elif between in (" ", "-") and not si and not sj and max(zs) < _COMMON_ZIPF and (
+                    masked[i] or masked[j] or min(zs) < 4.0 or both_top):
+                # In lower case: neither a common word (Zipf ≥ 5), and one of them not an
+                # ordinary one or both very common names (dawn chen, zanele kim).
+                masked[i] = masked[j] = True
+            elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
+                masked[i] = masked[j] = True
+
+    def initials(self) -> None:
+        """A surname after an initial: "J. Smith", "J Smith", "k. ramirez"."""
+        text = self.text
+        for i in range(1, len(self.tokens)):
+            a = self.tokens[i][0]
+            pa, pb = self.tokens[i - 1]
+            if (self.info[i] & (_LAST | _TOP_LAST)
+                    and (_case(self.word(i)) == "title" or _zipf(self.keys[i]) < _ORDINARY_ZIPF
+                         and text[pb:a] in (". ", "."))
+                    and _initial(text, pa, pb, a) and self.keys[i] not in ENGLISH_STOPWORDS):
+                self.masked[i] = True
+
+    def recurrences(self) -> None:
+        """Every other occurrence, with the same case, of a word found a name."""
+        found = {(self.keys[i], _case(self.word(i))) for i in range(len(self.tokens))
+                 if self.masked[i] and self.keys[i] not in ENGLISH_STOPWORDS}
+        if found:
+            for i in range(len(self.tokens)):
+                if not self.masked[i] and self.info[i] and (
+                        self.keys[i], _case(self.word(i))) in found:
+                    self.masked[i] = True
+
+    def spans(self) -> list[tuple[int, int, str]]:
+        """The names found, an initial joined to its name and adjacent names merged."""
+        text, tokens = self.text, self.tokens
+        spans: list[tuple[int, int, str]] = []
         for i, (a, b) in enumerate(tokens):
-            if not masked[i] and info[i] and (keys[i], _case(text[a:b])) in found:
-                masked[i] = True
-    spans: list[tuple[int, int, str]] = []
-    for i, (a, b) in enumerate(tokens):
-        if not masked[i]:
-            continue
-        if i > 0 and _initial(text, *tokens[i - 1], a):
-            a = tokens[i - 1][0]  # the initial
-        if spans and text[spans[-1][1]:a] in (" ", "-", ". "):
-            spans[-1] = (spans[-1][0], b, "person")
-        else:
-            spans.append((a, b, "person"))
-    return spans
+            if not self.masked[i]:
+                continue
+            if i > 0 and _initial(text, *tokens[i - 1], a):
+                a = tokens[i - 1][0]  # the initial
+            if spans and text[spans[-1][1]:a] in (" ", "-", ". "):
+                spans[-1] = (spans[-1][0], b, "person")
+            else:
+                spans.append((a, b, "person"))
+        return spans
