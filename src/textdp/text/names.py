@@ -13,24 +13,26 @@ the words around a name tell:
   - it is capitalised and *rare as an English word* (Zipf frequency < 3.3 in ``wordfreq``, not
     a function word): ``Zanele``, ``Okafor``, ``Wiśniewska``;
   - it follows a **cue** — a greeting or sign-off (``hi``, ``dear``, ``thanks``, ``thx``,
-    ``cheers``, ``regards``, ``best``), an introduction (``my name is``, ``this is``,
-    ``spoke to``, ``ask for``), a title (``Mr``, ``Dr``), or a relation after a possessive
-    (``my colleague``, ``our manager``, ``his son``) — capitalised, or in lower case when it is
-    not a function word and either rare or among the 200 most common names of a country;
-  - it stands next to another name, one space or a hyphen apart, as a given name then a surname
-    (``Will Smith``, ``Rose Baker``: both capitalised, the second no function word; in lower
-    case, neither a function word and one rare: ``zanele kim``);
-  - it follows an initial (``J. Smith``, ``j. okafor`` for a rare surname: the initial joins
-    the span);
+    ``cheers``, ``regards``, ``best``), an introduction (``my name is``, ``spoke to``,
+    ``ask for``), a title (``Mr``, ``Dr``), or a relation after a possessive (``my colleague``,
+    ``our manager``, ``his son``) — capitalised; in lower case when it is no function word and
+    rare as a word or among the 200 most common names of a country (``thanks mark``); after a
+    weaker cue (``with``, ``from``, ``this is``) capitalised and not an ordinary English word
+    (Zipf < 4.5) or a very common name that is not a very common word (Zipf < 5.2);
+  - it stands next to another name, one space or a hyphen apart, as a given name then a surname:
+    both capitalised, the second no function word, and one of them not a common word (Zipf < 4)
+    or both among the 200 most common names (``Will Smith``, ``Rose Baker``); in lower case,
+    neither a common word (Zipf ≥ 5) and one found a name already or rare (``zanele kim``);
+  - it follows an initial (``J. Smith``; ``k. ramirez`` for a surname that is no ordinary word:
+    the initial joins the span);
   - it ends a line or the document after a line break, a dash or a comma, as a sign-off or a
-    vocative does (``-- ana``, ``call me back, ana``), when it is no function word, rare or
-    among the 200 most common names of a country, and not a common English word (Zipf ≥ 5);
+    vocative does (``-- ana``, ``call me back, ana``);
   - it is joined to another name by ``.`` or ``_`` with no space (``zanele.kim``,
     ``rose_baker``: a user name or an e-mail's local part);
-  - it has a possessive and is rare, or capitalised and among the 200 most common names
-    (``Mark's``, ``emeka's``);
+  - it has a possessive and is no function word (``Mark's``, ``emeka's``; not ``He's``);
   - it recurs in the document, with the same case, after being found once.
 
+Calendar words (``Tue``, ``Feb``, ``Monday``) and the cue words themselves are never names.
 A capitalised function word (``Will``, ``May``) is a name only after a cue or title or before a
 surname; in lower case never. Everything else of the list is left to the NER model.
 
@@ -85,7 +87,11 @@ _STRONG_INTRODUCTIONS = frozenset({
 #: only if among the 200 most common names of a country and below this (``thanks mark``).
 _ORDINARY_ZIPF = 4.5
 _TOP_ZIPF = 5.2
-_NOT_NAMES = (_GREETINGS | _TITLES | _POSSESSIVES | _RELATIONS
+# Calendar words are no names (May, April, June are, and stay in the list).
+_CALENDAR = frozenset("jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur "
+                      "thurs fri sat sun monday tuesday wednesday thursday friday saturday "
+                      "sunday".split())
+_NOT_NAMES = (_GREETINGS | _TITLES | _POSSESSIVES | _RELATIONS | _CALENDAR
               | {w for cue in _INTRODUCTIONS for w in cue.split()})
 _WORD = re.compile(r"[^ ]+")
 _SENTENCE_END = re.compile(r"[.!?;:]\s")
@@ -192,13 +198,13 @@ class _Document:
             # Not an ordinary English word, or a very common name (Mark, Rose) that is not too
             # common a word (happy, pretty, power).
             namelike = not stop and (z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
-            titled = case == "title" and (f & _TOP_FIRST or not stop and z < _TOP_ZIPF)
+            titled = case == "title" and not stop and z < _TOP_ZIPF
             self.masked[i] = bool(
                 case == "title" and (rare or strong or before and (
                     namelike or self.keys[i - 1] in _TITLES))
                 or case == "upper" and strong and rare
-                or case == "lower" and strong and namelike
-                # a possessive: Mark's, Will's, emeka's, april's
+                or case == "lower" and strong and not stop and (rare or top and z < _TOP_ZIPF)
+                # a possessive (no function word: He's, It's): Mark's, emeka's, april's
                 or self.text[b:b + 2] in ("'s", "’s") and (namelike or titled)
                 or (namelike or case == "title" and not stop and z < _TOP_ZIPF)
                 and self.closes(i))
@@ -222,9 +228,10 @@ class _Document:
                 # Smith, Rose Baker) — not "The Sum", "Long Time", "Red Bridge".
                 masked[i] = masked[j] = True
             elif between in (" ", "-") and not si and not sj and max(zs) < _COMMON_ZIPF and (
-                    masked[i] or masked[j] or min(zs) < 4.0 or both_top):
-                # In lower case: neither a common word (Zipf ≥ 5), and one of them not an
-                # ordinary one or both very common names (dawn chen, zanele kim).
+                    masked[i] or masked[j] or min(zs) < RARE_ZIPF and min(
+                        len(keys[i]), len(keys[j])) > 2):
+                # In lower case: neither a common word (Zipf ≥ 5), and one of them found a
+                # name already or rare as a word (zanele kim; not "candy bar", "ho hum").
                 masked[i] = masked[j] = True
             elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
                 masked[i] = masked[j] = True

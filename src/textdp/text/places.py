@@ -15,7 +15,7 @@ A match is a place when:
   is a country, a US state or a city of ≥ 1,000,000 inhabitants (``in london``; ``in reading``,
   ``to split`` are left alone).
 
-* it is rarer than Zipf 3 and five letters or more (``tucson``, ``valparaiso``), or a country, a
+* it is rarer than Zipf 2.5 and five letters or more (``tucson``, ``valparaiso``), or a country, a
   US state or a city of ≥ 1,000,000 inhabitants that is not an ordinary word (``karachi``), in
   any case, with no cue.
 
@@ -42,7 +42,7 @@ GAZETTEER_VERSION = "3.0.2"
 _CITY, _BIG = 1, 2
 _COMMON_ZIPF = 4.0  # capitalised with no cue: a place only if rarer than this as a word
 _ORDINARY_ZIPF = 4.5  # in lower case after a cue: a place only if rarer than this (or large)
-_RARE_ZIPF = 3.0  # in any case, with no cue: a place if rarer than this (five letters or more)
+_RARE_ZIPF = 2.5  # in any case, with no cue: a place if rarer than this (five letters or more)
 _CUES = frozenset("in from near at to visit visiting visited around outside".split())
 _TWO_WORD_CUES = frozenset({"based in", "live in", "living in", "lives in", "moved to",
                             "moving to", "ship to", "shipped to", "deliver to", "delivered to",
