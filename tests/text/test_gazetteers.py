@@ -92,3 +92,34 @@ def test_the_entity_stage_masks_them_and_honours_kinds():
     # Spans are found on the folding and mapped back: decomposed accents, a zero-width space.
     text = "thx, ame\u0301lie\u200b osei"
     assert [text[a:b] for a, b, _ in Entities().find([text])[0]] == ["ame\u0301lie\u200b osei"]
+
+
+def test_names_are_extracted_from_the_package_pickles_with_their_ranks(tmp_path):
+    import gzip
+    import pickle
+
+    from textdp.text._lexicon import _extract
+
+    first = {"Zanele": {"rank": {"ZA": 6}}, "Rarely": {"rank": {"US": 5000}},
+             "A B": {"rank": {"US": 1}}, "Noor": {"rank": {}}, "Mark": {"rank": {"US": 5}}}
+    last = {"Kim": {"rank": {"KR": 1}}, "Mark": {"rank": {"DE": 900}}, "Ng'ang'a": {"rank": {"KE": 3}}}
+    for name, table in (("first", first), ("last", last)):
+        with gzip.open(tmp_path / f"{name}_names.pkl.gz", "wb") as f:
+            pickle.dump(table, f)
+    out = tmp_path / "names.txt"
+    _extract(tmp_path, out)
+    # 1/2: first name/surname ranked ≤ 2,000 somewhere; 4/8: the same ranked ≤ 200. Names ranked
+    # lower, unranked, or of several words are not kept.
+    assert out.read_text(encoding="utf-8").splitlines() == [
+        "kim\t10", "mark\t7", "ng'ang'a\t10", "zanele\t5"]
+
+
+def test_the_automaton_matches_whole_words_on_the_folded_view():
+    from textdp.text._lexicon import Lexicon, words_view
+
+    lexicon = Lexicon([("maria", 1), ("rio de janeiro", 2), ("ji", 4)])
+    text = "Maria's flat in Rio-de-Janeiro; Marian, jim and Ji-woo"
+    view = words_view(text)
+    assert len(view) == len(text) + 2
+    assert [(text[a - 1:b - 1], f) for a, b, f in lexicon.find(view)] == [
+        ("Maria", 1), ("Rio-de-Janeiro", 2), ("Ji", 4)]

@@ -163,7 +163,15 @@ def name_lines() -> tuple[tuple[str, int], ...]:
     """``(key, flags)`` of every name kept from names-dataset (see the module docstring)."""
     path = _cache_file()
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            writable = os.access(path.parent, os.W_OK)
+        except OSError:
+            writable = False
+        if not writable:  # a read-only cache: the system's temporary folder instead
+            path = Path(tempfile.gettempdir()) / "textdp-lexicons" / path.name
+            path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
         # A child process: the pickles' 2 GB never enter this one.
         done = subprocess.run([sys.executable, "-m", "textdp.text._lexicon", str(_names_folder()),
                                str(path)], capture_output=True, text=True, check=False)
