@@ -200,12 +200,13 @@ class _Document:
             namelike = not stop and (z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
             titled = case == "title" and not stop and z < _TOP_ZIPF
             self.masked[i] = bool(
-                case == "title" and (rare or strong or before and (
+                case == "title" and (rare or strong and (not stop or f & _TOP_FIRST) or before and (
                     namelike or self.keys[i - 1] in _TITLES))
                 or case == "upper" and strong and rare
                 or case == "lower" and strong and not stop and (rare or top and z < _TOP_ZIPF)
                 # a possessive (no function word: He's, It's): Mark's, emeka's, april's
-                or self.text[b:b + 2] in ("'s", "’s") and (namelike or titled)
+                or self.text[b:b + 2] in ("'s", "’s") and (
+                    titled or rare or f & _TOP_FIRST and z < _ORDINARY_ZIPF)
                 or (namelike or case == "title" and not stop and z < _TOP_ZIPF)
                 and self.closes(i))
 

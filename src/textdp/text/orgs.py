@@ -73,6 +73,9 @@ def find_orgs(text: str) -> list[tuple[int, int, str]]:
         a, b = a - 1, b - 1
         written = text[a:min(len(text), b + 1)]
         dotted = written.count(".") >= 2  # s.a., d.o.o., sp. z o.o.
+        word_before = text[:a].rstrip().rsplit(None, 1)[-1:] or [""]
+        if text[a:b].lower() in ENGLISH_STOPWORDS and not word_before[0].istitle():
+            continue  # "AS", "AT" after a shouted word: "SICK OF LOOKING AT"
         if not flags & _DISTINCTIVE and not (any(c.isupper() for c in written) or dotted):
             continue
         before = [(m.start() - 1, m.end() - 1) for m in _WORD.finditer(view, max(0, a - 80), a + 1)]

@@ -16,8 +16,8 @@ A match is a place when:
   ``to split`` are left alone).
 
 * it is rarer than Zipf 2.5 and five letters or more (``tucson``, ``valparaiso``), or a country, a
-  US state or a city of ≥ 1,000,000 inhabitants that is not an ordinary word (``karachi``), in
-  any case, with no cue.
+  US state or a city of ≥ 1,000,000 inhabitants rarer than Zipf 3.5 (``karachi``; not
+  ``reunion``), in any case, with no cue.
 
 The rest is left to the NER model. A capitalised common word that is also a town
 (``Reading is fun``) is left to the model, and a place in lower case with no cue
@@ -112,7 +112,7 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         ordinary = _zipf(key) >= _ORDINARY_ZIPF
         rare = _zipf(key) < _RARE_ZIPF and len(key) >= 5
         if (capitalised and (not common or cue) or cue and (not ordinary or flags & _BIG)
-                or rare or flags & _BIG and not ordinary):
+                or rare or flags & _BIG and _zipf(key) < 3.5):
             if spans and a < spans[-1][1]:  # overlapping keys: keep the longer
                 if b - a > spans[-1][1] - spans[-1][0]:
                     spans[-1] = (a, b, "location")
