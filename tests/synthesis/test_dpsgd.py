@@ -155,7 +155,7 @@ def adapted(tiny_lm):
         r=2, lora_alpha=4, lora_dropout=0.0, target_modules=["q_proj", "v_proj"]))
     rng = _random.public_generator(11)
     with torch.no_grad():
-        for name, p in model.named_parameters():
+        for p in model.parameters():
             if p.requires_grad:
                 p.copy_(torch.from_numpy(rng.normal(0, 0.5, p.shape)).to(p))
     return model

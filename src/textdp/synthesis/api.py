@@ -328,22 +328,12 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
     """
     from textdp.ledger import as_ledger
 
-    if method not in ("evolution", "finetune"):
-        raise ValueError(f"method must be evolution or finetune, got {method!r}")
-    if finetune and method != "finetune":
-        raise ValueError("finetune options are for method='finetune'")
     book = as_ledger(ledger, ledger_policy, budget)
     source = TextSource.build(texts, labels, units, input_name)
-    if method == "finetune":
-        from textdp.synthesis.finetune import FinetuneEngine, FinetuneSpec
+    if method != "evolution" or finetune:
+        from textdp.synthesis.finetune import release_from_options
 
-        tuned = FinetuneSpec(
-            epsilon=epsilon, n=n, delta=delta, seed=seed, prompts=Prompts(document_kind, prompt),
-            temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-            batch_size=batch_size, identifiers=identifiers, entities=entities,
-            allow_list=tuple(allow_list or ()), screen=screen, model=model, **(finetune or {}))
-        outcome = run_release(tuned, source, FinetuneEngine(progress), ledger=book)
-        return SynthesisResult(*outcome.output, outcome.report)
+        return SynthesisResult(*release_from_options(dict(locals())))
     spec = SynthesisSpec(
         epsilon=epsilon, n=n, delta=delta, rounds=rounds, population=population,
         threshold=threshold, label_mix=label_mix, min_signal=min_signal, seed=seed,

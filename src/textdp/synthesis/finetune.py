@@ -29,7 +29,8 @@ from textdp.runner import Outcome
 from textdp.synthesis.prompts import Prompts, clean
 from textdp.synthesis.screen import SCREEN_ACTIONS
 
-__all__ = ["FINETUNE_DEFAULTS", "FinetuneEngine", "FinetuneSpec", "label_quotas"]
+__all__ = ["FINETUNE_DEFAULTS", "FinetuneEngine", "FinetuneSpec", "label_quotas",
+           "release_from_options"]
 
 #: Defaults that run on 2 CPU cores at small scale (docs/synthesize.md).
 FINETUNE_DEFAULTS = {"epochs": 3.0, "train_batch": 64, "learning_rate": 2e-3, "clip": 1.0,
@@ -125,6 +126,7 @@ class FinetuneSpec:
         from textdp.synthesis.dpsgd import plan_dpsgd
 
         what = _check_units(source)
+        _require_training()  # before the ledger is touched
         units = source.unit_count()
         try:
             delta = resolve_delta(self.delta, units, what)
@@ -144,6 +146,17 @@ class FinetuneSpec:
                  ("lora_rank", self.lora_rank), ("lora_alpha", self.lora_alpha),
                  ("max_length", self.max_length), ("label_mix", "equal"))
         return replace(m, extra=extra)
+
+
+def _require_training() -> None:
+    """opacus and peft (the ``synth`` extra), or ImportError with the one-line install hint."""
+    try:
+        import opacus  # noqa: F401
+        import peft  # noqa: F401
+    except ImportError:
+        from textdp._guide import MissingExtra, install_hint
+
+        raise MissingExtra(install_hint("synth", "DP fine-tuning (opacus and peft)")) from None
 
 
 def _check_units(source: Any) -> str:
@@ -350,3 +363,25 @@ def _report(spec: FinetuneSpec, source: Any, m: Any, *, masker: Any, private_fou
         spec.seed, seconds, (("synthetic_documents", len(texts)),
                              ("generated_tokens", generated_tokens)),
         unit="prompt i", sections={"accounting": accounting, "screening": screening})
+
+
+def release_from_options(a: dict[str, Any]) -> tuple[list[str], list[str] | None, Any]:
+    """:func:`textdp.synthesize`'s arguments (``a``, with its ``source`` and ledger ``book``)
+    with ``method="finetune"`` → (texts, labels, report), through
+    :func:`textdp.runner.run_release`."""
+    from textdp.runner import run_release
+
+    if a["method"] not in ("evolution", "finetune"):
+        raise ValueError(f"method must be evolution or finetune, got {a['method']!r}")
+    if a["method"] != "finetune":
+        raise ValueError("finetune options are for method='finetune'")
+    spec = FinetuneSpec(
+        epsilon=a["epsilon"], n=a["n"], delta=a["delta"], seed=a["seed"],
+        prompts=Prompts(a["document_kind"], a["prompt"]), temperature=a["temperature"],
+        top_p=a["top_p"], max_new_tokens=a["max_new_tokens"], batch_size=a["batch_size"],
+        identifiers=a["identifiers"], entities=a["entities"],
+        allow_list=tuple(a["allow_list"] or ()), screen=a["screen"], model=a["model"],
+        **(a["finetune"] or {}))
+    outcome = run_release(spec, a["source"], FinetuneEngine(a["progress"]), ledger=a["book"])
+    texts, labels = outcome.output
+    return texts, labels, outcome.report
