@@ -97,7 +97,7 @@ def test_private_text_is_masked_before_training(tiny_lm, monkeypatch):
     ({"texts": [], "labels": None, "units": None}, "no documents"),
     ({"labels": LABELS[:-1] + ["refund"], "units": None}, "label 'refund' has only one"),
     ({"delta": 0.2}, "1/n"),
-    ({"epsilon": 0.05, "finetune": {"epochs": 1.0, "train_batch": 5}}, "too few"),
+    ({"epsilon": 0.05, "finetune": {"epochs": 1.0, "train_batch": 10}}, "too few"),
 ])
 def test_data_that_cannot_be_released_is_refused_before_training(tiny_lm, kw, match,
                                                                   monkeypatch):
