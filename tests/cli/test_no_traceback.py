@@ -200,6 +200,10 @@ def _battery() -> list[list[str]]:
          "-o", "$D/syn.jsonl"],
         ["synthesize", "$D/bad.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
          "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "--method", "finetune", "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "--method", "gan", "-o", "$D/syn.jsonl"],
         # the rest
         ["mechanisms", "--bogus"], ["experiment", "nosuch"], ["experiment"], ["nosuch"],
     ]
