@@ -18,6 +18,7 @@ owner. Nothing is written or released by it, and no ledger is touched.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,11 +28,18 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
+from textdp.assess.attacks import (
+    attribute_baseline,
+    attribute_inference,
+    attribute_split,
+    author_linkage,
+)
 from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
 from textdp.assess.leakage import find_mentions, survival
-from textdp.assess.linkage import linkage
+from textdp.assess.linkage import linkage, similarity_matrices
 from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
 from textdp.assess.render import HONESTY
+from textdp.assess.scale import document_scale, document_sizes
 from textdp.assess.utility import accuracy, chance, mean_interval, similarity, task_split, wilson
 
 __all__ = ["Assessment", "assess", "HONESTY"]
@@ -85,6 +93,18 @@ class Assessment:
         return to_html(self)
 
 
+def _check_field(values: Any, n: int, what: str) -> list[str] | None:
+    """A per-document field (a person, a sensitive attribute) as text, one per document."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        raise TypeError(f"{what} must be a sequence, one per document, not one string")
+    out = [_label(i, v, what) for i, v in enumerate(values)]
+    if len(out) != n:
+        raise ValueError(f"{len(out)} {what}s for {n} documents")
+    return out
+
+
 def _check_texts(texts: Any, labels: Any, known: Any = None
                  ) -> tuple[list[str], list[str] | None, list[Any] | None]:
     if isinstance(texts, str):
@@ -109,7 +129,7 @@ def _check_texts(texts: Any, labels: Any, known: Any = None
     return texts, labels, known
 
 
-def _label(i: int, value: Any) -> str:
+def _label(i: int, value: Any, what: str = "label") -> str:
     """A class label as text: strings, integers and booleans (numpy's too), as Hugging Face
     datasets and most labelled sets give them; an integral float (a pandas integer column with a
     missing value becomes float) is its integer, so 3 and 3.0 are one class."""
@@ -119,8 +139,8 @@ def _label(i: int, value: Any) -> str:
         return str(value.item() if isinstance(value, np.generic) else value)
     if isinstance(value, float | np.floating) and float(value).is_integer():
         return str(int(value))
-    raise TypeError(f"label {i} is {value!r}: a label is a class, given as a string, an integer "
-                    "or a boolean")
+    raise TypeError(f"{what} {i} is {value!r}: a {what} is a class, given as a string, an "
+                    "integer or a boolean")
 
 
 def _run(runner: Any, texts: list[str], bar: Any, batch: int = 256) -> list[str]:
@@ -144,6 +164,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
            max_linkage: str | float | None = "5x", max_entities: int | None = 0,
            min_utility: float | None = None, encoder: Any = "sbert",
            known: Sequence[Sequence[str]] | None = None,
+           units: Sequence[Any] | None = None, sensitive: Sequence[Any] | None = None,
+           max_author_linkage: str | float | None = "5x", max_attribute: str | float | None = None,
            progress: ProgressFactory | None = None, **release_options: Any) -> Assessment:
     """Measure privacy risk and utility of each mechanism × ε on a sample of ``texts``.
 
@@ -166,6 +188,15 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             (:func:`textdp.encoders.get_encoder`; default the bundled MiniLM).
         known: optional, per document, strings known to be sensitive (customers' names):
             counted as entities of kind ``known``, so the recognisers' misses are measured too.
+        units: optional, per document, the person it is about or by (a customer id): adds
+            author linkage and the guarantee per person (:mod:`textdp.assess.attacks`,
+            :mod:`textdp.assess.scale`).
+        sensitive: optional, per document, an attribute to protect (strings, integers or
+            booleans): adds the attribute-inference attack.
+        max_author_linkage: target on top-1 author linkage, as ``max_linkage`` (checked with
+            ``units``).
+        max_attribute: target on the attribute attack's accuracy (``"1.2x"`` the majority
+            guess, or a fraction; checked with ``sensitive``).
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
@@ -180,7 +211,11 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         measured rate.
     """
     texts, labels, known = _check_texts(texts, labels, known)
-    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility)
+    units = _check_field(units, len(texts), "unit")
+    sensitive = _check_field(sensitive, len(texts), "sensitive value")
+    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility,
+                       max_author_linkage if units is not None else None,
+                       max_attribute if sensitive is not None else None)
     seed_given = seed is not None
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
     started = time.perf_counter()
@@ -198,9 +233,14 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     mentions = _with_known(find_mentions(originals), known, index, len(texts))
     split, baseline_info = _baseline(originals, labels, index, seed)
     words = sum(len(_WORD.findall(t)) for t in originals)
+    shared = _Shared(sizes=document_sizes(texts), units=units,
+                     authors=None if units is None else [units[i] for i in index])
+    if sensitive is not None:
+        shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
+    originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
-                     embed, progress) for setting, spec in zip(grid, specs, strict=True)]
+                     embed, progress, shared) for setting, spec in zip(grid, specs, strict=True)]
     _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
     _explain(rows, specs, recommendation, originals, seed)
@@ -215,14 +255,40 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
                                 else repr(v)) for k, v in release_options.items()},
         "labels": baseline_info, "seconds": time.perf_counter() - started,
+        "originals": originals_attacked,
         "entities_found": sum(len(m) for m in mentions),
     }
     return Assessment(rows=rows, recommendation=recommendation, meta=meta)
 
 
+@dataclass
+class _Shared:
+    """What every setting's measurement shares, computed once: the data's document sizes (as
+    the ledger counts them), the persons of all documents and of the sample, the attribute
+    split."""
+
+    sizes: np.ndarray
+    units: list[str] | None = None
+    authors: list[str] | None = None
+    attribute_split: Any = None
+
+
+def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: _Shared
+                          ) -> dict[str, Any]:
+    """The author and attribute attacks on the originals themselves: what the data gives away
+    before any release (the ceiling each setting is read against)."""
+    out: dict[str, Any] = {}
+    if shared.authors is not None:
+        out["author_linkage"] = author_linkage(
+            similarity_matrices(originals, originals, embeddings, embeddings), shared.authors)
+    if shared.attribute_split is not None:
+        out["attribute"] = attribute_baseline(originals, shared.attribute_split)
+    return out
+
+
 def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[Any],
              original_embeddings: np.ndarray, split: Any, words: int, embed: Any,
-             progress: ProgressFactory | None) -> dict[str, Any]:
+             progress: ProgressFactory | None, shared: _Shared) -> dict[str, Any]:
     """Privatise the sample with one setting and measure it (the private texts are dropped)."""
     label = (f"{setting.label} ε={setting.epsilon:g}" if setting.epsilon is not None
              else setting.label)
@@ -237,8 +303,26 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
     leak = survival(mentions, private, runner.rules.placeholders())
-    return _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
-                original_embeddings, private_embeddings, split, words, seconds)
+    row = _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
+               original_embeddings, private_embeddings, split, words, seconds, shared)
+    _add_scale(row, spec.mechanism_object(), shared)
+    return row
+
+
+def _add_scale(row: dict[str, Any], mechanism: Any, shared: _Shared) -> None:
+    """The document-level (and per-person) guarantee of the row's setting."""
+    scale = document_scale(mechanism, shared.sizes, shared.units)
+    row["document_guarantee"] = scale
+    for name in ("median", "p90"):
+        row[f"document_epsilon_{name}"] = scale[name]["epsilon"]
+        row[f"document_delta_{name}"] = scale[name]["delta"]
+        persons = scale["persons"]
+        row[f"person_epsilon_{name}"] = None if persons is None else persons[name]["epsilon"]
+    row["whole_document"] = {"unit": scale["unit"], "epsilon_per_unit": (
+        math.inf if scale["epsilon_per_unit"] is None else scale["epsilon_per_unit"]),
+        "median_units": scale["median"]["units"],
+        "epsilon_median_document": (math.inf if scale["median"]["epsilon"] is None
+                                    else scale["median"]["epsilon"]), "why": scale["why"]}
 
 
 def _with_known(mentions: list[list[Any]], known: Sequence[Sequence[str]] | None,
@@ -267,7 +351,8 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
 
 
 def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
-             max_entities: Any, min_utility: Any) -> Targets:
+             max_entities: Any, min_utility: Any, max_author_linkage: Any = None,
+             max_attribute: Any = None) -> Targets:
     for name in _FORBIDDEN:
         if name in release_options:
             raise TypeError(f"assess() takes no {name!r}: "
@@ -287,9 +372,14 @@ def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: 
         if not 0 <= min_utility <= 1:  # NaN fails too: a target no setting can meet is a slip
             raise ValueError(f"min_utility must lie in [0, 1] (a mean similarity or a task "
                              f"accuracy), got {min_utility!r}")
+    author_fraction, author_times = parse_linkage(max_author_linkage, "max author linkage")
+    attribute_fraction, attribute_times = parse_linkage(max_attribute, "max attribute")
     return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
                    max_entities=max_entities,
-                   min_utility=None if min_utility is None else float(min_utility))
+                   min_utility=None if min_utility is None else float(min_utility),
+                   max_author_linkage=author_fraction,
+                   max_author_linkage_times_chance=author_times,
+                   max_attribute=attribute_fraction, max_attribute_times_chance=attribute_times)
 
 
 def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: int) -> list[Any]:
@@ -353,22 +443,7 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
                                 _random.public_generator(seed))
         rows[i]["guarantee"] = _guarantee(mechanism)
         rows[i]["typical_loss"] = losses
-        rows[i]["whole_document"] = _whole_document(mechanism, originals)
         rows[i]["guarantee_in_words"] = guarantee_in_words(rows[i], losses, rows[i]["guarantee"])
-
-
-def _whole_document(mechanism: Any, texts: Sequence[str]) -> dict[str, Any]:
-    """What a whole document gets (the ledger's whole-document guarantee,
-    :func:`textdp.privacy.documents.unit_guarantee`): ε per word replaced by any other, and ε for
-    the median document of ``texts`` (its alphanumeric runs: an upper bound on its words)."""
-    from textdp.privacy.documents import normal_forms, unit_guarantee, whole_document
-
-    unit = unit_guarantee(mechanism)
-    sizes = sorted(f[1] for f in normal_forms(list(texts)) if f is not None) or [0]
-    median = sizes[(len(sizes) - 1) // 2]
-    eps, _, why = whole_document(unit, median)
-    return {"unit": unit.unit, "epsilon_per_unit": unit.epsilon, "median_units": median,
-            "epsilon_median_document": eps, "why": why}
 
 
 def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
@@ -379,10 +454,11 @@ def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
 
 def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
          leak: Mapping[str, Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
-         private_embeddings: np.ndarray, split: Any, words: int, seconds: float
-         ) -> dict[str, Any]:
+         private_embeddings: np.ndarray, split: Any, words: int, seconds: float,
+         shared: _Shared) -> dict[str, Any]:
     n = len(originals)
-    link = linkage(originals, private, original_embeddings, private_embeddings)
+    matrices = similarity_matrices(originals, private, original_embeddings, private_embeddings)
+    link = linkage(originals, private, matrices=matrices)
     sims = similarity(original_embeddings, private_embeddings)
     privatized = counts.get("privatized", 0)
     unchanged = counts.get("privatized_unchanged", 0)
@@ -411,7 +487,22 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         "task_accuracy": None, "task_accuracy_interval": None,
         "task_accuracy_clean_train": None, "task_accuracy_clean_train_interval": None,
         "seconds": seconds, "words_per_second": words / seconds if seconds > 0 else None,
+        "author_linkage": None, "author_linkage_top1": None,
+        "author_linkage_top1_interval": None, "author_linkage_chance": None,
+        "attribute": None, "attribute_accuracy": None, "attribute_accuracy_interval": None,
+        "attribute_chance": None,
     }
+    if shared.authors is not None:
+        authors = author_linkage(matrices, shared.authors)
+        row.update(author_linkage=authors, author_linkage_top1=authors["top1"],
+                   author_linkage_top1_interval=authors["top1_interval"],
+                   author_linkage_chance=authors["chance_top1"])
+    if shared.attribute_split is not None:
+        attribute = attribute_inference(originals, private, shared.attribute_split)
+        chance_rate = chance(shared.attribute_split) / len(shared.attribute_split.test)
+        row.update(attribute=attribute, attribute_accuracy=attribute["accuracy"],
+                   attribute_accuracy_interval=attribute["accuracy_interval"],
+                   attribute_chance=chance_rate)
     if split is not None:
         y_train, y_test = split.labels[split.train], split.labels[split.test]
         test_private = [private[i] for i in split.test]
