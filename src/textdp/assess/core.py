@@ -159,7 +159,8 @@ def _guarantee(mechanism: Any) -> dict[str, Any]:
 
 
 def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
-           mechanisms: Sequence[Any] | None = None, epsilons: Sequence[float] | None = None,
+           mechanisms: Sequence[Any] | None = None,
+           epsilons: Sequence[float] | Mapping[str, Sequence[float]] | None = None,
            sample: int | None = None, seed: int | None = None, time_budget: float = 300.0,
            max_linkage: str | float | None = "5x", max_entities: int | None = 0,
            min_utility: float | None = None, encoder: Any = "sbert",
@@ -175,7 +176,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             accuracy in the MVC paper's two protocols.
         mechanisms: mechanism names (default :data:`textdp.assess.grid.DEFAULT_MECHANISMS`
             plus two MVC variants), or built word mechanisms.
-        epsilons: ε for every named mechanism (default: each mechanism's own grid).
+        epsilons: ε for every named mechanism, or per mechanism (``{"mvc": [2, 4], "tem":
+            [1, 3]}``; default: each mechanism's own grid).
         sample: documents to assess (default: as many as fit ``time_budget``, measured on a
             pilot run; stated in the report).
         seed: the sample, the split and every setting's noise (default: a fresh random seed,
@@ -248,9 +250,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
                    "seed_given": seed_given, "indices": index.tolist(),
                    "pilot_documents": pilot_n, "words": words},
-        "targets": {"max_linkage": targets.max_linkage,
-                    "max_linkage_times_chance": targets.max_linkage_times_chance,
-                    "max_entities": targets.max_entities, "min_utility": targets.min_utility},
+        "targets": {name: getattr(targets, name) for name in Targets.__dataclass_fields__},
         "encoder": embed.describe(),
         "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
                                 else repr(v)) for k, v in release_options.items()},
@@ -339,6 +339,10 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
     """The release of a row is its setting with the caller's (plain-valued) options."""
     simple = {k: v for k, v in release_options.items()
               if isinstance(v, str | int | float | bool)}
+    # Lists and mappings (an allow-list, identifier patterns) are keywords of the release too,
+    # but not single flags: the command line spells only the plain ones (the CLI adds the rest).
+    plain = {k: (dict(v) if isinstance(v, Mapping) else list(v))
+             for k, v in release_options.items() if _strings(v)}
     for row in rows:
         if row["release"]:
             release = {**simple, **row["release"]}
@@ -346,8 +350,15 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
                 # The caller's allocation makes the setting's ε a document budget.
                 release["epsilon_document"] = release.pop("epsilon")
                 row["epsilon_is_document_budget"] = True
-            row["release"] = release
             row["privatize_options"] = command_line(release)
+            row["release"] = {**release, **plain}
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a list of strings or a mapping of strings to strings."""
+    if isinstance(value, Mapping):
+        return all(isinstance(x, str) for pair in value.items() for x in pair)
+    return isinstance(value, list | tuple) and all(isinstance(x, str) for x in value)
 
 
 def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
