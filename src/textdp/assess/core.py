@@ -8,6 +8,10 @@ caller sets it), on a seeded sample of the documents:
   (:mod:`textdp.assess.leakage`), and words returned unchanged (N_w on this data);
 * linkage — an attacker holding the originals links private documents back
   (:mod:`textdp.assess.linkage`), top-1 and top-5 against chance;
+* with persons (``units``): author linkage from each person's other documents, and with a
+  sensitive field, attribute inference (:mod:`textdp.assess.attacks`);
+* the document-level guarantee: the ε (δ) of a whole document of the data's median and
+  90th-percentile length, and of a person, by the ledger's code (:mod:`textdp.assess.scale`);
 * utility — MiniLM cosine with the original and, with labels, task accuracy in the MVC paper's
   two protocols (:mod:`textdp.assess.utility`);
 * cost — words per second.
@@ -210,54 +214,29 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         ``linkage_top1``, ``linkage_top5``, ``linkage_chance``, ``linkage_attack``,
         ``similarity``, ``task_accuracy`` (train private / test private; None without labels),
         ``task_accuracy_clean_train``, ``words_per_second``, and ``*_interval`` (95%) for each
-        measured rate.
+        measured rate; ``document_guarantee`` with ``document_epsilon_median``/``_p90`` (and
+        ``person_epsilon_*`` with ``units``: :mod:`textdp.assess.scale`); with ``units``,
+        ``author_linkage`` and ``author_linkage_top1``; with ``sensitive``, ``attribute`` and
+        ``attribute_accuracy`` (:mod:`textdp.assess.attacks`). ``meta["originals"]`` holds the
+        same attacks on the originals.
     """
     texts, labels, known = _check_texts(texts, labels, known)
     units = _check_field(units, len(texts), "unit")
     sensitive = _check_field(sensitive, len(texts), "sensitive value")
+    # Checked even when not applied (no persons, no sensitive field): a slip is still a slip.
+    parse_linkage(max_author_linkage, "max author linkage")
+    parse_linkage(max_attribute, "max attribute")
     targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility,
                        max_author_linkage if units is not None else None,
                        max_attribute if sensitive is not None else None)
     seed_given = seed is not None
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
-    started = time.perf_counter()
-
-    from textdp.encoders import get_encoder
-
     grid = default_grid(mechanisms, epsilons)
     specs = _specs(grid, release_options, seed)
-    embed = get_encoder(encoder)
-    order = _random.public_generator(seed).permutation(len(texts))
-    n, why, pilot_n = _sample_size(texts, order, sample, specs, embed, float(time_budget))
-    index = np.sort(order[:n])
-    originals = [texts[i] for i in index]
-    original_embeddings = np.asarray(embed(originals), dtype=np.float64)
-    mentions = _with_known(find_mentions(originals), known, index, len(texts))
-    split, baseline_info = _baseline(originals, labels, index, seed)
-    words = sum(len(_WORD.findall(t)) for t in originals)
-    shared = _Shared(sizes=document_sizes(texts), units=units,
-                     authors=None if units is None else [units[i] for i in index])
-    if sensitive is not None:
-        shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
-    originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
-
-    rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
-                     embed, progress, shared) for setting, spec in zip(grid, specs, strict=True)]
-    _add_options(rows, release_options)
-    recommendation = recommend(rows, targets)
-    _explain(rows, specs, recommendation, originals, seed)
-    meta: dict[str, Any] = {
-        "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
-                   "seed_given": seed_given, "indices": index.tolist(),
-                   "pilot_documents": pilot_n, "words": words},
-        "targets": {name: getattr(targets, name) for name in Targets.__dataclass_fields__},
-        "encoder": embed.describe(),
-        "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
-                                else repr(v)) for k, v in release_options.items()},
-        "labels": baseline_info, "seconds": time.perf_counter() - started,
-        "originals": originals_attacked,
-        "entities_found": sum(len(m) for m in mentions),
-    }
+    rows, recommendation, meta = _assess(
+        texts, labels, known, units, sensitive, grid, specs, targets, seed, sample, time_budget,
+        encoder, progress, release_options)
+    meta["sample"]["seed_given"] = seed_given
     return Assessment(rows=rows, recommendation=recommendation, meta=meta)
 
 
@@ -284,6 +263,50 @@ def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: 
     if shared.attribute_split is not None:
         out["attribute"] = attribute_baseline(originals, shared.attribute_split)
     return out
+
+
+def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[str] | None,
+            sensitive: list[str] | None, grid: list[Setting], specs: list[Any],
+            targets: Targets, seed: int, sample: int | None, time_budget: float, encoder: Any,
+            progress: ProgressFactory | None, release_options: Mapping[str, Any]
+            ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """The measurements of :func:`assess` once its arguments are checked: (rows,
+    recommendation, meta)."""
+    from textdp.encoders import get_encoder
+
+    started = time.perf_counter()
+    embed = get_encoder(encoder)
+    order = _random.public_generator(seed).permutation(len(texts))
+    n, why, pilot_n = _sample_size(texts, order, sample, specs, embed, float(time_budget))
+    index = np.sort(order[:n])
+    originals = [texts[i] for i in index]
+    original_embeddings = np.asarray(embed(originals), dtype=np.float64)
+    mentions = _with_known(find_mentions(originals), known, index, len(texts))
+    split, baseline_info = _baseline(originals, labels, index, seed)
+    words = sum(len(_WORD.findall(t)) for t in originals)
+    shared = _Shared(sizes=document_sizes(texts), units=units,
+                     authors=None if units is None else [units[i] for i in index])
+    if sensitive is not None:
+        shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
+    originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
+
+    rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
+                     embed, progress, shared) for setting, spec in zip(grid, specs, strict=True)]
+    _add_options(rows, release_options)
+    recommendation = recommend(rows, targets)
+    _explain(rows, specs, recommendation, originals, seed)
+    meta: dict[str, Any] = {
+        "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
+                   "indices": index.tolist(), "pilot_documents": pilot_n, "words": words},
+        "targets": {name: getattr(targets, name) for name in Targets.__dataclass_fields__},
+        "encoder": embed.describe(),
+        "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
+                                else repr(v)) for k, v in release_options.items()},
+        "labels": baseline_info, "seconds": time.perf_counter() - started,
+        "originals": originals_attacked,
+        "entities_found": sum(len(m) for m in mentions),
+    }
+    return rows, recommendation, meta
 
 
 def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[Any],

@@ -116,88 +116,126 @@ def _read(path: Path, text_field: str, fields: dict[str, str | None], format: st
                          for option, field in fields.items()}
 
 
+TextFieldOpt = Annotated[str, typer.Option(
+    "--text-field", help="The field or column holding the text (ignored for .txt).")]
+
+LabelFieldOpt = Annotated[str | None, typer.Option(
+    "--label-field", show_default=False,
+    help="A field or column holding a task label (strings, integers or booleans): "
+         "adds task accuracy.")]
+
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", show_default=False, help="The input format, when not by extension.")]
+
+MechanismsOpt = Annotated[str | None, typer.Option(
+    "--mechanisms", "-m", metavar="NAMES", show_default=False,
+    help="Comma-separated mechanisms (default: mvc,diffractor,custext,tem + MVC variants).")]
+
+EpsilonsOpt = Annotated[list[str] | None, typer.Option(
+    "--epsilons", metavar="[NAME=]E1,E2,…", show_default=False,
+    help="Comma-separated ε for every mechanism, or NAME=E1,E2 for one (repeatable; "
+         "default: each mechanism's own six).")]
+
+UnitFieldOpt = Annotated[str | None, typer.Option(
+    "--unit-field", show_default=False,
+    help="A field naming the person each document is by or about (a customer id): adds "
+         "author linkage and the guarantee per person.")]
+
+SensitiveFieldOpt = Annotated[str | None, typer.Option(
+    "--sensitive-field", show_default=False,
+    help="A field holding an attribute to protect: adds attribute inference.")]
+
+MaxAuthorLinkageOpt = Annotated[str, typer.Option(
+    "--max-author-linkage", metavar="X",
+    help="Target with --unit-field: top-1 author linkage at most X (0.05, 5%, 5x chance).")]
+
+MaxAttributeOpt = Annotated[str | None, typer.Option(
+    "--max-attribute", metavar="X", show_default=False,
+    help="Target with --sensitive-field: attribute-inference accuracy at most X (a "
+         "fraction, or 1.2x the majority guess).")]
+
+PlotPrivacyOpt = Annotated[str, typer.Option(
+    "--plot-privacy", metavar="AXIS",
+    help="The frontier plot's privacy axis: linkage, author-linkage, document (the ε of a "
+         "median whole document) or person.")]
+
+OovOpt = Annotated[str | None, typer.Option(
+    "--oov", metavar="mask|keep|drop|random", show_default=False,
+    help="Out-of-vocabulary policy of every setting (as textdp privatize; default mask).")]
+
+KeepStopwordsOpt = Annotated[bool, typer.Option(
+    "--keep-stopwords", help="Keep English function words in every setting.")]
+
+MaxLinkageOpt = Annotated[str, typer.Option(
+    "--max-linkage", metavar="X",
+    help="Target: top-1 linkage at most X (0.05, 5%, or 5x chance).")]
+
+MaxEntitiesOpt = Annotated[int, typer.Option(
+    "--max-entities", metavar="N", min=0,
+    help="Target: at most N entities/identifiers of the sample surviving.")]
+
+MinUtilityOpt = Annotated[float | None, typer.Option(
+    "--min-utility", metavar="U", min=0.0, max=1.0, show_default=False,
+    help="Target: mean MiniLM similarity (or task accuracy) at least U, in [0, 1].")]
+
+SampleOpt = Annotated[int | None, typer.Option(
+    "--sample", metavar="N", min=2, show_default=False,
+    help="Documents to assess (default: what fits --time-budget).")]
+
+TimeBudgetOpt = Annotated[float, typer.Option(
+    "--time-budget", metavar="SECONDS", min=1.0,
+    help="Time the measurements should take when --sample is not given.")]
+
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", min=0, show_default=False,
+    help="Seed of the sample, the split and the noise (default: random, recorded).")]
+
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", metavar="DIR", show_default=False,
+    help="Write report.json, report.md, report.html and frontier.png into DIR.")]
+
+JsonPathOpt = Annotated[Path | None, typer.Option(
+    "--json", metavar="FILE", show_default=False, help="Write the JSON report here.")]
+
+MarkdownPathOpt = Annotated[Path | None, typer.Option(
+    "--markdown", metavar="FILE", show_default=False,
+    help="Write the Markdown report here.")]
+
+HtmlPathOpt = Annotated[Path | None, typer.Option(
+    "--html", metavar="FILE", show_default=False, help="Write the HTML report here.")]
+
+
 def assess(
     input: Annotated[Path, typer.Argument(
         metavar="INPUT", show_default=False,
         help="Documents: .txt (one per line), .jsonl, .csv, .tsv or .parquet (.gz/.zst too).")],
-    text_field: Annotated[str, typer.Option(
-        "--text-field", help="The field or column holding the text (ignored for .txt).")]
-        = "text",
-    label_field: Annotated[str | None, typer.Option(
-        "--label-field", show_default=False,
-        help="A field or column holding a task label (strings, integers or booleans): "
-             "adds task accuracy.")] = None,
-    format: Annotated[str | None, typer.Option(
-        "--format", show_default=False, help="The input format, when not by extension.")] = None,
-    mechanisms: Annotated[str | None, typer.Option(
-        "--mechanisms", "-m", metavar="NAMES", show_default=False,
-        help="Comma-separated mechanisms (default: mvc,diffractor,custext,tem + MVC variants).")]
-        = None,
-    epsilons: Annotated[list[str] | None, typer.Option(
-        "--epsilons", metavar="[NAME=]E1,E2,…", show_default=False,
-        help="Comma-separated ε for every mechanism, or NAME=E1,E2 for one (repeatable; "
-             "default: each mechanism's own six).")] = None,
-    unit_field: Annotated[str | None, typer.Option(
-        "--unit-field", show_default=False,
-        help="A field naming the person each document is by or about (a customer id): adds "
-             "author linkage and the guarantee per person.")] = None,
-    sensitive_field: Annotated[str | None, typer.Option(
-        "--sensitive-field", show_default=False,
-        help="A field holding an attribute to protect: adds attribute inference.")] = None,
-    max_author_linkage: Annotated[str, typer.Option(
-        "--max-author-linkage", metavar="X",
-        help="Target with --unit-field: top-1 author linkage at most X (0.05, 5%, 5x chance).")]
-        = "5x",
-    max_attribute: Annotated[str | None, typer.Option(
-        "--max-attribute", metavar="X", show_default=False,
-        help="Target with --sensitive-field: attribute-inference accuracy at most X (a "
-             "fraction, or 1.2x the majority guess).")] = None,
-    plot_privacy: Annotated[str, typer.Option(
-        "--plot-privacy", metavar="AXIS",
-        help="The frontier plot's privacy axis: linkage, author-linkage, document (the ε of a "
-             "median whole document) or person.")] = "linkage",
-    oov: Annotated[str | None, typer.Option(
-        "--oov", metavar="mask|keep|drop|random", show_default=False,
-        help="Out-of-vocabulary policy of every setting (as textdp privatize; default mask).")]
-        = None,
-    keep_stopwords: Annotated[bool, typer.Option(
-        "--keep-stopwords", help="Keep English function words in every setting.")] = False,
+    text_field: TextFieldOpt = "text",
+    label_field: LabelFieldOpt = None,
+    format: FormatOpt = None,
+    mechanisms: MechanismsOpt = None,
+    epsilons: EpsilonsOpt = None,
+    unit_field: UnitFieldOpt = None,
+    sensitive_field: SensitiveFieldOpt = None,
+    max_author_linkage: MaxAuthorLinkageOpt = "5x",
+    max_attribute: MaxAttributeOpt = None,
+    plot_privacy: PlotPrivacyOpt = "linkage",
+    oov: OovOpt = None,
+    keep_stopwords: KeepStopwordsOpt = False,
     entities: EntitiesOption = None, allow_list: AllowListOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
     identifier_label: IdentifierLabelOption = None,
     identifier_pattern: IdentifierPatternOption = None,
     phone_regions: PhoneRegionsOption = None,
-    max_linkage: Annotated[str, typer.Option(
-        "--max-linkage", metavar="X",
-        help="Target: top-1 linkage at most X (0.05, 5%, or 5x chance).")] = "5x",
-    max_entities: Annotated[int, typer.Option(
-        "--max-entities", metavar="N", min=0,
-        help="Target: at most N entities/identifiers of the sample surviving.")] = 0,
-    min_utility: Annotated[float | None, typer.Option(
-        "--min-utility", metavar="U", min=0.0, max=1.0, show_default=False,
-        help="Target: mean MiniLM similarity (or task accuracy) at least U, in [0, 1].")]
-        = None,
-    sample: Annotated[int | None, typer.Option(
-        "--sample", metavar="N", min=2, show_default=False,
-        help="Documents to assess (default: what fits --time-budget).")] = None,
-    time_budget: Annotated[float, typer.Option(
-        "--time-budget", metavar="SECONDS", min=1.0,
-        help="Time the measurements should take when --sample is not given.")] = 300.0,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", min=0, show_default=False,
-        help="Seed of the sample, the split and the noise (default: random, recorded).")]
-        = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", metavar="DIR", show_default=False,
-        help="Write report.json, report.md, report.html and frontier.png into DIR.")] = None,
-    json_path: Annotated[Path | None, typer.Option(
-        "--json", metavar="FILE", show_default=False, help="Write the JSON report here.")] = None,
-    markdown_path: Annotated[Path | None, typer.Option(
-        "--markdown", metavar="FILE", show_default=False,
-        help="Write the Markdown report here.")] = None,
-    html_path: Annotated[Path | None, typer.Option(
-        "--html", metavar="FILE", show_default=False, help="Write the HTML report here.")]
-        = None,
+    max_linkage: MaxLinkageOpt = "5x",
+    max_entities: MaxEntitiesOpt = 0,
+    min_utility: MinUtilityOpt = None,
+    sample: SampleOpt = None,
+    time_budget: TimeBudgetOpt = 300.0,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    json_path: JsonPathOpt = None,
+    markdown_path: MarkdownPathOpt = None,
+    html_path: HtmlPathOpt = None,
 ) -> None:
     from textdp.assess import assess as run_assessment
     from textdp.assess.render import PRIVACY_AXES
