@@ -39,6 +39,7 @@ from textdp.assess.attacks import (
     author_linkage,
 )
 from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
+from textdp.assess.independent import independent_mentions, independent_survival
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage, similarity_matrices
 from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
@@ -250,6 +251,19 @@ class _Shared:
     units: list[str] | None = None
     authors: list[str] | None = None
     attribute_split: Any = None
+    independent: list[Any] = field(default_factory=list)
+    entities: Any = None
+
+
+def _private_reader() -> Any:
+    """The entity model that reads the private text for :mod:`textdp.assess.independent`
+    (None when it is not installed: the patterns still count)."""
+    from textdp.text.entities import Entities, EntityModelError
+
+    try:
+        return Entities(kinds=("person", "location", "org"))
+    except EntityModelError:
+        return None
 
 
 def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: _Shared
@@ -288,6 +302,8 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
                      authors=None if units is None else [units[i] for i in index])
     if sensitive is not None:
         shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
+    shared.independent = independent_mentions(originals)
+    shared.entities = _private_reader()
     originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
@@ -325,7 +341,10 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    leak = survival(mentions, private, runner.rules.placeholders())
+    placeholders = runner.rules.placeholders()
+    leak = survival(mentions, private, placeholders)
+    leak["independent"] = independent_survival(originals, private, shared.independent,
+                                               placeholders, shared.entities)
     row = _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
                original_embeddings, private_embeddings, split, words, seconds, shared)
     _add_scale(row, spec.mechanism_object(), shared)
@@ -480,6 +499,15 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
         rows[i]["guarantee_in_words"] = guarantee_in_words(rows[i], losses, rows[i]["guarantee"])
 
 
+def _independent(count: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's fields of the independent leakage count (:mod:`textdp.assess.independent`)."""
+    n = count["documents"]
+    return {"independent_leakage": dict(count),
+            "independent_survived_count": count["survived"] + count["model_survivors"],
+            "documents_leaking": count["documents_leaking"] / n if n else None,
+            "documents_leaking_interval": wilson(count["documents_leaking"], n) if n else None}
+
+
 def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
     lookup = mechanism.vocabulary.lookup
     ids = [lookup[w] for t in texts for w in _WORD.findall(t.casefold()) if w in lookup]
@@ -510,6 +538,7 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         "entities_survived_interval": (wilson(leak["survived"], leak["found"])
                                        if leak["found"] else None),
         "entities_by_kind": leak["by_kind"],
+        **_independent(leak["independent"]),
         "words_privatized": privatized,
         "words_unchanged": unchanged / privatized if privatized else None,
         "words_unchanged_interval": wilson(unchanged, privatized) if privatized else None,

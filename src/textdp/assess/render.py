@@ -146,6 +146,19 @@ def meanings(row: dict[str, Any], labels: dict[str, Any] | None,
     else:
         out.append("**Entities**: textdp's recognisers found no names, places, organisations, "
                    "addresses or identifiers in the sample, so none could survive.")
+    ind = row.get("independent_leakage")
+    if ind:
+        from textdp.assess.independent import CANNOT_SEE
+
+        kinds = ", ".join(f"{k} {v['survived']}/{v['found']}" for k, v in sorted(
+            ind["by_kind"].items()))
+        out.append(f"**Leakage, counted independently** (recognisers the release did not use): "
+                   f"{ind['survived']} of {ind['found']} proper-noun-like words and long "
+                   f"numbers of the originals survive ({kinds or 'none found'}), and the entity "
+                   f"model reading the private text finds {ind['model_survivors']} name(s) of "
+                   f"the original in it; {_pct(row['documents_leaking'])} of the documents "
+                   f"leak at least one (95% interval {_interval(row['documents_leaking_interval'])}"
+                   f"). This count cannot see {CANNOT_SEE}.")
     if row["words_unchanged"] is not None:
         out.append(f"**Words unchanged**: {_pct(row['words_unchanged'])} of the words the "
                    "mechanism privatised came back as themselves (N_w on your data): each such "
@@ -173,7 +186,8 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     head = ["setting", "ε", "ε whole document (median / p90)"]
     if persons:
         head.append("ε person (median / p90)")
-    head += ["entities survived", "words unchanged", "linkage top-1 (× chance)",
+    head += ["entities survived", "survivors (independent count)", "words unchanged",
+             "linkage top-1 (× chance)",
              "linkage top-5"]
     if any(r.get("author_linkage") for r in a.rows):
         head.append("author linkage top-1 (× chance)")
@@ -197,7 +211,9 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
         if persons:
             line.append(f"{_eps(r.get('person_epsilon_median'))} / "
                         f"{_eps(r.get('person_epsilon_p90'))}")
-        line += [ent, _pct(r["words_unchanged"]),
+        line += [ent, "–" if r.get("independent_survived_count") is None else
+                 f"{r['independent_survived_count']} ({_pct(r['documents_leaking'])} of docs)",
+                 _pct(r["words_unchanged"]),
                  f"{_pct(r['linkage_top1'])} ({_times(r['linkage_top1'], r['linkage_chance'])})",
                  _pct(r["linkage_top5"])]
         if "author linkage top-1 (× chance)" in head:
