@@ -174,6 +174,7 @@ def _battery() -> list[list[str]]:
         ["assess", "$D/in.txt", "--allow-list", "$D/missing.txt"],
         ["assess", "$D/in.txt", "--identifier-pattern", "x"],
         ["assess", "$D/in.txt", "--max-author-linkage", "x"],
+        ["assess", "$D/in.txt", "--unit-field", "person"],
         # vocab
         ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],
         ["vocab", "stats", "glove-6b-50d", "--sample", "5", "--plot", "$D/adir"],

@@ -22,7 +22,14 @@ from textdp.cli.privatize import (
     entity_options,
     identifier_options,
 )
-from textdp.io import AtomicFiles, FileError, ReadOptions, check_distinct, open_records
+from textdp.io import (
+    AtomicFiles,
+    FileError,
+    ReadOptions,
+    check_distinct,
+    format_of,
+    open_records,
+)
 
 __all__ = ["assess"]
 
@@ -102,6 +109,9 @@ def _read(path: Path, text_field: str, fields: dict[str, str | None], format: st
     """The texts and, per named option, its field's values (labels, persons, sensitive
     values: strings, integers or booleans, read as text)."""
     named = {k: v for k, v in fields.items() if v is not None}
+    if named and format_of(path, format) == "txt":
+        raise CLIError(f"{', '.join(named)}: a .txt line is one document with no fields; use "
+                       ".jsonl, .csv, .tsv or .parquet")
     for option, field in named.items():
         if field == text_field:
             raise CLIError(f"{option} must differ from --text-field")
