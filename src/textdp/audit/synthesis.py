@@ -45,7 +45,8 @@ from textdp import _random
 from textdp.audit._stats import cp_lower, cp_upper
 
 __all__ = ["Canary", "CanaryResult", "MembershipResult", "SynthesisAudit", "audit_synthesis",
-           "canary_exposure", "make_canaries", "membership_test"]
+           "audit_release", "canary_exposure", "make_canaries", "membership_test",
+           "plant"]
 
 _CONSONANTS = "bdfgklmnprstvz"
 _VOWELS = "aeiou"
@@ -339,7 +340,7 @@ def _split(count: int, units: Sequence[str] | None, holdout: float,
     return np.array([k in held for k in keys], dtype=bool)
 
 
-def _plant(texts: list[str], labels: list[str] | None, units: list[str] | None,
+def plant(texts: list[str], labels: list[str] | None, units: list[str] | None,
            canaries: Sequence[Canary]) -> tuple[list[str], list[str] | None, list[str] | None]:
     texts, labels, units = list(texts), None if labels is None else list(labels), \
         None if units is None else list(units)
@@ -352,6 +353,40 @@ def _plant(texts: list[str], labels: list[str] | None, units: list[str] | None,
     return texts, labels, units
 
 
+def audit_release(release: Any, *, members: Sequence[str], non_members: Sequence[str],
+                  canaries: Sequence[Canary] = (), encoder: Any = None,
+                  identifiers: Sequence[str] | None = None, candidates: int = 10_000,
+                  alpha: float = 0.05, rng: np.random.Generator | None = None,
+                  details: dict[str, Any] | None = None) -> SynthesisAudit:
+    """Audit a finished release (``.texts`` and ``.report`` of :func:`textdp.synthesize`) made
+    from ``members`` (the originals, canaries aside) and the planted ``canaries``, against the
+    held-out ``non_members``: the canaries' exposure, the membership test and the privacy-in-
+    practice checks on the members. ``rng`` draws the sampled secrets (public randomness)."""
+    from textdp.audit.practice import practice_checks
+    from textdp.encoders import SBERT, get_encoder
+
+    t0 = time.perf_counter()
+    embed = SBERT() if encoder is None else get_encoder(encoder)
+    out = list(release.texts)
+    claimed = release.report["guarantee"]
+    found = canary_exposure(canaries, out, rng=rng if rng is not None
+                            else _random.secure_generator(), candidates=candidates)
+    member_vectors = np.asarray(embed(list(members)))
+    synthetic_vectors = np.asarray(embed(out))
+    scores_in = nearest_similarity(member_vectors, synthetic_vectors)
+    scores_out = nearest_similarity(np.asarray(embed(list(non_members))), synthetic_vectors)
+    membership = membership_test(scores_in, scores_out, delta=float(claimed["delta"]),
+                                 alpha=alpha)
+    practice = practice_checks(members, out, identifiers=identifiers, encoder=None,
+                               original_embeddings=member_vectors,
+                               synthetic_embeddings=synthetic_vectors)
+    return SynthesisAudit(float(claimed["epsilon"]), float(claimed["delta"]), found, membership,
+                          practice, time.perf_counter() - t0,
+                          {"synthetic": len(out),
+                           "canary_documents": sum(c.copies for c in canaries),
+                           "held_out_documents": len(non_members), **(details or {})}, release)
+
+
 def audit_synthesis(texts: Sequence[str], *, epsilon: float, n: int,
                     labels: Sequence[Any] | None = None, units: Sequence[Any] | None = None,
                     holdout: float = 0.5, canaries: Sequence[int] = DEFAULT_COUNTS,
@@ -362,15 +397,12 @@ def audit_synthesis(texts: Sequence[str], *, epsilon: float, n: int,
     """Audit ``textdp.synthesize`` on ``texts``: a random ``holdout`` share of the units is
     held out; canaries (one per entry of ``canaries``, inserted that many times) are added to
     the rest; one release is made with ``epsilon``, ``n`` and ``options`` (those of
-    :func:`textdp.synthesize`); the canaries' exposure, the membership test and the privacy-
-    in-practice checks (:func:`textdp.audit.practice.practice_checks`, on the members) are
-    computed from its output.
+    :func:`textdp.synthesize`), and audited by :func:`audit_release`.
 
     ``encoder``: the one encoder of the release and of the membership scores (default
     all-MiniLM-L6-v2). ``seed`` makes the split, the canaries, the sampled secrets and the
     release reproducible. ``synthesize`` replaces :func:`textdp.synthesize` (for a test).
     """
-    from textdp.audit.practice import practice_checks
     from textdp.encoders import SBERT, get_encoder
     from textdp.synthesis.api import TextSource
 
@@ -385,27 +417,17 @@ def audit_synthesis(texts: Sequence[str], *, epsilon: float, n: int,
     members = [source.texts[i] for i in keep]
     label_names = sorted(set(source.labels)) if source.labels is not None else None
     planted = make_canaries(tuple(canaries), rng=pick, labels=label_names)
-    private = _plant(members, None if source.labels is None else [source.labels[i] for i in keep],
-                     None if source.units is None else [source.units[i] for i in keep], planted)
+    private = plant(members, None if source.labels is None else [source.labels[i] for i in keep],
+                    None if source.units is None else [source.units[i] for i in keep], planted)
     embed = SBERT() if encoder is None else get_encoder(encoder)
     if synthesize is None:
         from textdp.synthesis.api import synthesize
     result = synthesize(private[0], labels=private[1], units=private[2], epsilon=epsilon, n=n,
                         seed=seed, encoder=embed, **options)
-    out = list(result.texts)
-    claimed = result.report["guarantee"]
-    found = canary_exposure(planted, out, rng=pick, candidates=candidates)
-    member_vectors = np.asarray(embed(members))
-    other = [source.texts[i] for i in np.flatnonzero(held).tolist()]
-    synthetic_vectors = np.asarray(embed(out))
-    scores_in = nearest_similarity(member_vectors, synthetic_vectors)
-    scores_out = nearest_similarity(np.asarray(embed(other)), synthetic_vectors)
-    membership = membership_test(scores_in, scores_out, delta=float(claimed["delta"]),
-                                 alpha=alpha)
-    practice = practice_checks(members, out, identifiers=identifiers, encoder=None,
-                               original_embeddings=member_vectors,
-                               synthetic_embeddings=synthetic_vectors)
-    return SynthesisAudit(float(claimed["epsilon"]), float(claimed["delta"]), found, membership,
-                          practice, time.perf_counter() - t0,
-                          {"synthetic": len(out), "canary_documents": sum(canaries),
-                           "held_out_documents": len(other)}, result)
+    audited = audit_release(result, members=members,
+                            non_members=[source.texts[i] for i in np.flatnonzero(held).tolist()],
+                            canaries=planted, encoder=embed, identifiers=identifiers,
+                            candidates=candidates, alpha=alpha, rng=pick)
+    from dataclasses import replace
+
+    return replace(audited, seconds=time.perf_counter() - t0)
