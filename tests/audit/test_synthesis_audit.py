@@ -65,7 +65,9 @@ def test_exposure_is_maximal_for_a_copied_secret_and_near_zero_otherwise():
     assert leaked.verbatim == 1 and leaked.rank == 1
     assert leaked.exposure == pytest.approx(math.log2(2001))
     a, b = canary.secret.split()
-    edited = sa.canary_exposure([canary], clean + [f"{a[:-1]} and {b}"], rng=_rng(2),
+    # One word with a letter dropped, the other with a letter changed: near-verbatim.
+    changed = b[:-1] + ("x" if b[-1] != "x" else "y")
+    edited = sa.canary_exposure([canary], clean + [f"{a[:-1]} and {changed}"], rng=_rng(2),
                                 candidates=2000)[0]
     assert edited.verbatim == 0 and edited.near_verbatim == 1
 

@@ -105,3 +105,22 @@ def test_cli_refuses_an_unknown_device(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "device must be auto, cpu or cuda" in err[0]
     assert not out.exists()
+
+
+def test_audit_synthesize_end_to_end(tmp_path, capsys, tiny_model_dir):
+    pytest.importorskip("sentence_transformers")
+    texts, labels, _ = _rows(80)
+    data, out = tmp_path / "in.jsonl", tmp_path / "audit"
+    data.write_text("".join(json.dumps({"text": t, "issue": y}) + "\n"
+                            for t, y in zip(texts, labels, strict=True)))
+    assert main([str(a) for a in [
+        "audit-synthesize", data, "--label-field", "issue", "--epsilon", "8", "-n", "6",
+        "--rounds", "1", "--max-new-tokens", "4", "--candidates", "200", "--seed", "2",
+        "--entities", "none", "--device", "cpu", "--model", tiny_model_dir, "--out", out]]) == 0
+    captured = capsys.readouterr()
+    assert "| canary copies |" in captured.out and "empirical ε lower bound" in captured.out
+    assert "against claimed ε" in captured.err
+    saved = json.loads((out / "audit.json").read_text())
+    assert [c["copies"] for c in saved["canaries"]] == [1, 10, 100]
+    assert saved["membership"]["members"] + saved["membership"]["non_members"] == 80
+    assert saved["epsilon_claimed"] <= 8.0 and (out / "audit.md").is_file()

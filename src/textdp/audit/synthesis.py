@@ -415,6 +415,10 @@ def audit_synthesis(texts: Sequence[str], *, epsilon: float, n: int,
     held = _split(len(source.texts), source.units, holdout, pick)
     keep = np.flatnonzero(~held).tolist()
     members = [source.texts[i] for i in keep]
+    if len(keep) < 4 or len(keep) == len(source.texts) or len(source.texts) - len(keep) < 4:
+        raise ValueError(f"the audit needs at least 4 member and 4 held-out documents; "
+                         f"{len(source.texts)} document(s) split {len(keep)} / "
+                         f"{len(source.texts) - len(keep)} (holdout {holdout:g})")
     label_names = sorted(set(source.labels)) if source.labels is not None else None
     planted = make_canaries(tuple(canaries), rng=pick, labels=label_names)
     private = plant(members, None if source.labels is None else [source.labels[i] for i in keep],
