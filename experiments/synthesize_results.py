@@ -245,11 +245,54 @@ def _time_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _reading(r: dict[str, Any]) -> list[str]:
+    """What the accuracy table says, and issue 32's goals against it (at this scale)."""
+    s, runs = r["settings"], r.get("runs", [])
+    if not runs:
+        return []
+    above = [x for x in runs if x["vs_baseline"]["p_one_sided"] < 0.05]
+    labels = 8
+    out = [f"**Reading.** {len(above)} of {len(runs)} synthetic releases beat the zero-private-"
+           "data baseline at p < 0.05" + (
+               "." if above else
+               ": at this scale the private data's votes did not make up for what selection and "
+               "rewriting lost. A likely cause, not measured separately here: the variation "
+               "prompt's rewrites of a 135M-parameter model drift from the label's topic (see "
+               f"the examples below), and with {math.ceil(s['n_synthetic'] / labels)} candidates "
+               f"per label and {s['rounds']} rounds the noisy votes have little to choose from. "
+               "Private Evolution papers run thousands of candidates and larger models."), ""]
+    goal = next((x for x in runs if x["epsilon"] == 4.0), None)
+    rows = ["| issue 32's goal (at 10,000 → 2,000) | measured here (at this scale) | met? |",
+            "|---|---|---|"]
+    if goal is not None:
+        ok = goal["ratio_to_ceiling"] >= GOAL_RATIO and goal["vs_baseline"]["p_one_sided"] < 0.05
+        rows.append(f"| ε = 4: accuracy ≥ 85% of the same classifier on as many originals, and "
+                    f"above the zero-private baseline | {goal['ratio_to_ceiling']:.2f} of the "
+                    f"ceiling; p = {goal['vs_baseline']['p_one_sided']:.3g} against the baseline "
+                    f"| {'yes' if ok else 'no'} (not at the goal's scale) |")
+    seen = sum(c["verbatim"] + c["near_verbatim"] > 0 for x in runs
+               for c in x["audit"]["canaries"] if c["copies"] <= 10)
+    found = sum(x["audit"]["practice"]["identifiers_found"] for x in runs)
+    grams = sum(x["audit"]["practice"]["unique_ngrams_found"] for x in runs)
+    closer = max(x["audit"]["practice"]["closer_fraction"] or 0.0 for x in runs)
+    rows += [f"| 0 canaries inserted ≤ 10 times found | {seen} found, over {len(runs)} releases "
+             f"| {'yes' if seen == 0 else 'no'} |",
+             f"| 0 names or identifiers of the originals | {found} | "
+             f"{'yes' if found == 0 else 'no'} |",
+             f"| no 8-word sequence of exactly one original in the output | {grams} | "
+             f"{'yes' if grams == 0 else 'no'} |",
+             f"| ≤ 1% of originals with a synthetic document closer than their nearest other "
+             f"original | at most {100 * closer:.2f}% | {'yes' if closer <= 0.01 else 'no'} |",
+             "| 10,000 → 2,000 in ≤ 60 min on 2 cores | not run; see *Time* | – |"]
+    return out + rows + [""]
+
+
 def render(r: dict[str, Any], out: Path) -> None:
     s = r["settings"]
     runs = r.get("runs", [])
     lines = ["# DP synthetic text on generated support tickets", "",
-             f"Command: `{r['command']}` (seed {s['seed']}); started {r['started']}"
+             f"Command: `{r['command']}` (seed {s['seed']})"
+             + (f"; {r['note']}" if r.get("note") else "") + f"; started {r['started']}"
              + (f", finished {r['finished']}" if r.get("finished") else "") + f"; "
              f"{r['machine']}; load average at the start {r['load_before']}"
              + (f", at the end {r['load_after']}" if r.get("load_after") else "")
@@ -283,7 +326,8 @@ def render(r: dict[str, Any], out: Path) -> None:
         lines.append(f"| {s['n_synthetic']} synthetic | {x['epsilon_reported']:g} | "
                      f"{x['delta']:g} | {_acc(x['accuracy'])} | {x['ratio_to_ceiling']:.2f} | "
                      f"{x['vs_baseline']['z']:.2f}, {x['vs_baseline']['p_one_sided']:.3g} |")
-    lines += ["", f"The private input of every synthetic row also held the audit's canaries "
+    lines += ["", *_reading(r)]
+    lines += [f"The private input of every synthetic row also held the audit's canaries "
               f"({' + '.join(map(str, s['canaries']))} = {sum(s['canaries'])} copies of three "
               "documents, each with a random label): the accuracy is that of a release with "
               "them.", ""]
