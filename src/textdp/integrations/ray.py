@@ -53,6 +53,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -440,28 +441,18 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
         counts summed over the workers, with ``engine: "ray"`` and ``workers``).
     """
     from textdp.ledger import as_ledger
+    from textdp.runner import run_release
 
     book = as_ledger(ledger, ledger_policy, budget)
     spec = release_spec(mechanism, epsilon, seed=seed, **options)
     if spec.kind != "word":
         raise ValueError(f"{spec.name} is not run on Ray (every actor would load a language "
                          "model): run textdp.privatize or `textdp privatize` (local engine)")
-    args = (dataset, column, spec, workers, batch_size, threads)
-    if book is None:
-        return _privatize(*args)
-    from textdp.privacy.fingerprint import fingerprint_texts
-
-    require_ray()
-    if column not in dataset.columns():
-        raise ValueError(f"the dataset has no column {column!r} "
-                         f"({names_listing(column, dataset.columns())})")
-    fingerprint, count = fingerprint_texts(texts_of(dataset, column))
-    with book.release(mechanism=spec.mechanism_object(), input_fingerprint=fingerprint,
-                      records=count, seed=spec.seed,
-                      input_name=f"Ray Data column {column!r}") as release:
-        out, report = _privatize(*args)
-        report = release.attach(report)
-    return out, report
+    source = Column(dataset, column, "texts")
+    engine = _Engine(lambda: _privatize(dataset, column, spec, workers, batch_size, threads))
+    outcome = run_release(_Measured(spec.mechanism_object, spec.seed), source, engine,
+                          ledger=book)
+    return outcome.output, outcome.report
 
 
 def _privatize(dataset: Any, column: str, spec: ReleaseSpec, workers: int | None,
@@ -490,21 +481,41 @@ def _privatize(dataset: Any, column: str, spec: ReleaseSpec, workers: int | None
 
 def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
                     seed: int | None = None, workers: int | None = None,
-                    batch_size: int = 4096, threads: int = 1) -> tuple[Any, dict[str, Any]]:
+                    batch_size: int = 4096, threads: int = 1, ledger: Any = None,
+                    ledger_policy: str = "warn", budget: float | None = None
+                    ) -> tuple[Any, dict[str, Any]]:
     """Release a column of vectors with an embedding mechanism (PrivEmb, LaplaceVector).
 
     Seeded, the output equals :func:`textdp.mechanisms.embedding.release.release_vectors` over
     the rows in order (the same chunk streams); unseeded, each actor draws from its own secure
-    generator. Returns (the dataset with ``column`` replaced by the private vectors, the
-    embedding report with ``engine`` and ``workers``).
+    generator. ``ledger``, ``ledger_policy``, ``budget``: a privacy ledger, as in
+    :func:`release_vectors` of one process: the column's vectors in row order are fingerprinted
+    on the driver (as that function fingerprints its array) before any actor starts. Returns
+    (the dataset with ``column`` replaced by the private vectors, the embedding report with
+    ``engine`` and ``workers``).
     """
+    from textdp.ledger import as_ledger
+    from textdp.runner import run_release
+
+    book = as_ledger(ledger, ledger_policy, budget)
+    seed = _random_check_seed(seed)
+    source = Column(dataset, column, "vectors")
+    engine = _Engine(lambda: _release_vectors(source.dataset, mechanism, column, seed=seed,
+                                              workers=workers, batch_size=batch_size,
+                                              threads=threads))
+    outcome = run_release(_Measured(lambda: mechanism, seed), source, engine, ledger=book)
+    return outcome.output, outcome.report
+
+
+def _release_vectors(dataset: Any, mechanism: Any, column: str, **pool: Any
+                     ) -> tuple[Any, dict[str, Any]]:
     from textdp.mechanisms.embedding.release import CHUNK_ROWS
     from textdp.privacy.report import ReportContext, embedding_report
 
     t0 = time.perf_counter()
     out, stats, n, seed, workers = _release(
         dataset, _VectorWorker, lambda n: {"column": column, "mechanism": mechanism, "n_rows": n},
-        seed=seed, workers=workers, batch_size=batch_size, threads=threads)
+        **pool)
     dim_in = stats[0]["dim_in"] if stats else 0
     context = ReportContext(**engine_context(workers, time.perf_counter() - t0))
     return out, embedding_report(mechanism, vectors_in=n, vectors_out=n, dim_in=dim_in,
@@ -517,36 +528,125 @@ def release_vectors(dataset: Any, mechanism: Any, column: str = "vector", *,
 def release_documents(dataset: Any, mechanism: Any, column: str = "sentences",
                       output_column: str = "embedding", *, seed: int | None = None,
                       workers: int | None = None, batch_size: int = 256,
-                      threads: int = 1) -> tuple[Any, dict[str, Any]]:
+                      threads: int = 1, ledger: Any = None, ledger_policy: str = "warn",
+                      budget: float | None = None) -> tuple[Any, dict[str, Any]]:
     """One private embedding per row of sentence embeddings (DeepCandidate, Truncation).
 
     ``column`` holds each document's (k, d) sentence embeddings (a list of vectors). Seeded,
     row i draws from ``document_generator(seed, i)`` as
     :func:`textdp.mechanisms.document.release_documents` does with ``start``; unseeded, each
-    actor draws from its own secure generator. Returns (the dataset with ``output_column``
-    added, the document report with ``engine`` and ``workers``).
+    actor draws from its own secure generator. ``ledger``, ``ledger_policy``, ``budget``: a
+    privacy ledger, as in that function (the documents fingerprinted in row order on the
+    driver first). Returns (the dataset with ``output_column`` added, the document report with
+    ``engine`` and ``workers``).
     """
+    from textdp.ledger import as_ledger
+    from textdp.runner import run_release
+
+    book = as_ledger(ledger, ledger_policy, budget)
+    seed = _random_check_seed(seed)
+    source = Column(dataset, column, "documents")
+    engine = _Engine(lambda: _release_documents(
+        source.dataset, mechanism, column, output_column, seed=seed, workers=workers,
+        batch_size=batch_size, threads=threads))
+    outcome = run_release(_Measured(lambda: mechanism, seed), source, engine, ledger=book)
+    return outcome.output, outcome.report
+
+
+def _release_documents(dataset: Any, mechanism: Any, column: str, output_column: str,
+                       **pool: Any) -> tuple[Any, dict[str, Any]]:
     from textdp.privacy.report import ReportContext, document_report
 
     t0 = time.perf_counter()
     out, stats, n, seed, workers = _release(
         dataset, _DocumentWorker,
         lambda n: {"column": column, "output_column": output_column, "mechanism": mechanism},
-        seed=seed, workers=workers, batch_size=batch_size, threads=threads)
+        **pool)
     counts = [k for s in stats for k in s["sentence_counts"]]
     context = ReportContext(**engine_context(workers, time.perf_counter() - t0))
     return out, document_report(mechanism, sentence_counts=counts, seed=seed,
                                 seconds=sum(s["seconds"] for s in stats), context=context)
 
 
-def _release(dataset: Any, worker: type, kwargs_for: Any, *, seed: Any, workers: int | None,
-             batch_size: int, threads: int) -> tuple[Any, list[dict[str, Any]], int, Any, int]:
+# ------------------------------------------------------------------------------------------
+# The guarded release (textdp.runner.run_release): a column as the source, the pool as engine
+
+
+class Column:
+    """One column of a Ray dataset as a release's source (:class:`textdp.runner.Source`): its
+    values in row order, fingerprinted on the driver as one process fingerprints them (texts as
+    :func:`textdp.privatize`, vectors as one (n, d) array, documents as their sentence
+    embeddings). Fingerprinting materialises the dataset in its order once; the engine then
+    maps that copy (:attr:`dataset`), not the lazy input a second time."""
+
+    def __init__(self, dataset: Any, column: str, input_kind: str) -> None:
+        self.dataset, self.column, self.input_kind = dataset, column, input_kind
+        self.name = f"Ray Data column {column!r}"
+        #: The ledger's space: the vocabulary for texts (None); set by :meth:`fingerprint`.
+        self.space: str | None = None if input_kind == "texts" else ""
+
+    def fingerprint(self) -> tuple[str, int]:
+        from textdp.privacy.fingerprint import InputHash
+
+        require_ray()
+        if self.column not in self.dataset.columns():
+            raise ValueError(f"the dataset has no column {self.column!r} "
+                             f"({names_listing(self.column, self.dataset.columns())})")
+        h = InputHash(self.input_kind)
+        if self.input_kind == "texts":
+            h.texts(texts_of(self.dataset, self.column))
+            return h.hexdigest(), h.count
+        with preserve_order():
+            return self._arrays(h)
+
+    def _arrays(self, h: Any) -> tuple[str, int]:
+        self.dataset = materialize_in_order(self.dataset)
+        batches = (batch[self.column] for batch in
+                   self.dataset.iter_batches(batch_format="numpy", batch_size=4096))
+        if self.input_kind == "documents":
+            for batch in batches:
+                for doc in batch:
+                    h.document(np.stack(list(doc)))
+            return h.hexdigest(), h.count
+        blocks = (np.stack(list(b)) for b in batches if len(b))
+        first = next(blocks, np.zeros((0, 0)))
+        d = first.shape[1] if first.ndim == 2 else 0
+        h.vector_blocks(self.dataset.count(), d, chain([first] if first.size else [], blocks))
+        self.space = f"the input vectors themselves (R^{d})"
+        return h.hexdigest(), h.count
+
+
+class _Measured:
+    """The spec :func:`textdp.runner.run_release` needs: the seed and the mechanism (built on
+    the driver; each actor builds or receives its own)."""
+
+    def __init__(self, mechanism: Any, seed: int | None) -> None:
+        self._mechanism, self.seed = mechanism, seed
+
+    def measure(self, source: Any) -> Any:
+        return self._mechanism()
+
+
+class _Engine:
+    """An engine of :func:`textdp.runner.run_release`: the pool's run, (output, report)."""
+
+    def __init__(self, run: Any) -> None:
+        self._run = run
+
+    def run(self, spec: Any, source: Any, measurement: Any) -> Any:
+        from textdp.runner import Outcome
+
+        return Outcome(*self._run())
+
+
+def _release(dataset: Any, worker: type, kwargs_for: Any, *, seed: int | None,
+             workers: int | None, batch_size: int, threads: int
+             ) -> tuple[Any, list[dict[str, Any]], int, Any, int]:
     """What :func:`release_vectors` and :func:`release_documents` share: check, prepare the rows,
     run ``worker`` (constructed with ``kwargs_for(rows)`` and the seed) on the pool. Returns (the
     output without the tallies, the tallies, the rows, the checked seed, the workers)."""
     require_ray()
     workers = check_workers(workers)
-    seed = _random_check_seed(seed)
     with preserve_order():
         indexed, n = prepare(dataset, batch_size, indexed=seed is not None, workers=workers)
         kwargs = {**kwargs_for(n), "seed": seed}
