@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, say
-from textdp.io import AtomicFiles, FileError, ReadOptions, check_distinct, open_records
+from textdp.cli._inputs import check_single
+from textdp.io import AtomicFiles, FileError, ReadOptions, open_records
 
 __all__ = ["assess"]
 
@@ -130,7 +131,7 @@ def assess(
     from textdp.text.entities import EntityModelError
 
     targets = _outputs(out, json_path, markdown_path, html_path)
-    check_distinct({"input": input}, targets)
+    check_single(input, targets, read=False)  # read below: its own errors, as they were
     texts, labels = _read(input, text_field, label_field, format)
     try:
         result = run_assessment(
