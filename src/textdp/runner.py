@@ -21,7 +21,9 @@ A front (a command, a library function, a DataFrame accessor) describes the rele
    or void it when anything before the commit failed.
 
 This module is the only caller of :meth:`~textdp.ledger.Ledger.release` for the fronts routed
-through it (``textdp synthesize`` and :func:`textdp.synthesize` today).
+through it (``textdp synthesize`` and :func:`textdp.synthesize`; Ray Data's word, vector and
+document releases, :mod:`textdp.integrations.ray`). Without a ledger the source is not
+fingerprinted (step 1 only feeds the ledger).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ __all__ = ["Engine", "Outcome", "Source", "Spec", "run_release"]
 
 
 class Source(Protocol):
-    """A release's data: what the ledger fingerprints and names."""
+    """A release's data: what the ledger fingerprints and names.
+
+    Two attributes are optional, read after :meth:`fingerprint`: ``input_kind`` (``texts``,
+    ``vectors`` or ``documents``: the fingerprint's encoding; default ``texts``) and ``space``
+    (what else fixes the metric, as :meth:`textdp.ledger.Ledger.release` takes it; None: the
+    mechanism's vocabulary; default "")."""
 
     name: str | None
 
@@ -82,10 +89,13 @@ def run_release(spec: Spec, source: Source, engine: Engine, *, ledger: Any = Non
     """
     from textdp.ledger import guarded_release
 
-    fingerprint, records = source.fingerprint()
+    # Unguarded, nothing reads the fingerprint: a distributed source is not read twice for it.
+    fingerprint, records = source.fingerprint() if ledger is not None else ("", 0)
     measurement = spec.measure(source)
     with guarded_release(ledger, mechanism=measurement, input_fingerprint=fingerprint,
-                         records=records, seed=spec.seed, space="", input_name=source.name,
+                         records=records, seed=spec.seed, input_name=source.name,
+                         input_kind=getattr(source, "input_kind", "texts"),
+                         space=getattr(source, "space", ""),
                          output_path=output_path) as release:
         outcome = engine.run(spec, source, measurement)
         report = release.attach(outcome.report) if release is not None else outcome.report

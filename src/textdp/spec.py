@@ -19,13 +19,15 @@ from typing import Any
 
 from textdp._checks import check_probability, check_real, check_seed
 from textdp._guide import names_listing
+from textdp.mechanisms.prompt import MECHANISMS as _PROMPT_CLASSES
 
 __all__ = ["ReleaseSpec", "TokenPolicy", "release_spec", "OPTION_NAMES", "POLICY_OPTIONS",
            "PROMPT_MECHANISMS", "DEFAULT_MASK"]
 
 DEFAULT_MASK = "[MASK]"
-#: Mechanisms that rewrite whole documents with a language model (run by :mod:`textdp.lm`).
-PROMPT_MECHANISMS = frozenset({"dp_prompt"})
+#: Mechanisms that rewrite whole documents with a language model (run by :mod:`textdp.lm`):
+#: the names of :data:`textdp.mechanisms.prompt.MECHANISMS`.
+PROMPT_MECHANISMS = frozenset(_PROMPT_CLASSES)
 
 
 def _pairs(value: Mapping[str, str] | None, name: str) -> tuple[tuple[str, str], ...]:

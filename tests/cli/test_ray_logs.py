@@ -14,7 +14,7 @@ import pytest
 
 CHILD = textwrap.dedent("""
     import logging, os, sys, types, warnings
-    from textdp.cli._ray import RayLogs
+    from textdp.engines.ray.logs import RayLogs
 
     logs_dir, verbose = sys.argv[1], sys.argv[2] == "1"
     class Plain(logging.StreamHandler):  # like Ray's PlainRayHandler: stderr at emit time
@@ -60,7 +60,7 @@ def test_ray_lines_go_to_the_log_file_unless_verbose(tmp_path, verbose):
 
 STDOUT_CHILD = textwrap.dedent("""
     import os, subprocess, sys, types
-    from textdp.cli._ray import RayLogs
+    from textdp.engines.ray.logs import RayLogs
     from textdp.io import AtomicFiles
 
     logs_dir, verbose = sys.argv[1], sys.argv[2] == "1"

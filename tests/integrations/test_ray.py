@@ -24,6 +24,7 @@ pytest.importorskip("ray.data")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from textdp.engines.ray import data as rdata  # noqa: E402
 from textdp.integrations import ray as tray  # noqa: E402
 
 WORDS = ("the food was great but the service was slow and the room felt cold so we left early "
@@ -83,7 +84,7 @@ def test_unseeded_never_repeats_and_actors_do_not_share_a_generator(runtime):
 
 
 def test_unseeded_rows_are_not_numbered_but_stay_complete_and_in_order(runtime):
-    """Unseeded runs skip the row index (integrations.ray.prepare): at an ε so large that no
+    """Unseeded runs skip the row index (engines.ray.data.prepare): at an ε so large that no
     word moves, the output must still be every input row, in order, other columns intact."""
     local = textdp.privatize(TEXTS, epsilon=1e5, seed=1).texts
     out, report = tray.privatize(_dataset(TEXTS), epsilon=1e5, workers=2, batch_size=16)
@@ -92,8 +93,8 @@ def test_unseeded_rows_are_not_numbered_but_stay_complete_and_in_order(runtime):
     assert [r["text"] for r in rows] == local
     assert report["documents"]["count"] == len(TEXTS) and not report["randomness"]["seeded"]
     assert set(out.columns()) == {"text", "id"}
-    taken = ray.data.from_items([{"text": "a b", tray.ROW: 0}])
-    with pytest.raises(ValueError, match=tray.ROW):
+    taken = ray.data.from_items([{"text": "a b", rdata.ROW: 0}])
+    with pytest.raises(ValueError, match=rdata.ROW):
         tray.privatize(taken, epsilon=10, workers=1)
 
 
@@ -101,12 +102,12 @@ def test_unseeded_inputs_are_re_cut_only_when_their_blocks_are_too_few(runtime):
     """One Parquet file is one block, one task, one busy actor: such inputs are cut into
     batch-size blocks (numbered on the way); inputs with blocks enough are mapped as they are."""
     one = ray.data.from_arrow(pa.table({"text": TEXTS}))
-    cut, n = tray.prepare(one, 16, indexed=False, workers=2)
-    assert n == len(TEXTS) and cut.num_blocks() == 15 and tray.ROW in cut.columns()
+    cut, n = rdata.prepare(one, 16, indexed=False, workers=2)
+    assert n == len(TEXTS) and cut.num_blocks() == 15 and rdata.ROW in cut.columns()
     many = ray.data.from_items([{"text": t} for t in TEXTS], override_num_blocks=8)
-    kept, n = tray.prepare(many, 16, indexed=False, workers=2)
-    assert n == len(TEXTS) and kept.num_blocks() == 8 and tray.ROW not in kept.columns()
-    few = tray.prepare(many, 16, indexed=False, workers=3)[0]  # 8 blocks < 4 per worker
+    kept, n = rdata.prepare(many, 16, indexed=False, workers=2)
+    assert n == len(TEXTS) and kept.num_blocks() == 8 and rdata.ROW not in kept.columns()
+    few = rdata.prepare(many, 16, indexed=False, workers=3)[0]  # 8 blocks < 4 per worker
     assert few.num_blocks() == 15
     out, report = tray.privatize(one, epsilon=1e5, workers=2, batch_size=16)
     assert list(tray.texts_of(out)) == textdp.privatize(TEXTS, epsilon=1e5, seed=1).texts
@@ -182,7 +183,7 @@ def test_actor_killed_mid_run_is_retried(runtime, tmp_path, monkeypatch):
     marker = tmp_path / "kill"
     marker.write_text("150", encoding="utf-8")  # the actor holding row 150 dies, once
 
-    class KilledOnce(tray._TextWorker):
+    class KilledOnce(rdata._TextWorker):
         def rows(self, batch):
             rows = super().rows(batch)
             if rows is not None and 150 in rows and marker.exists():
@@ -190,9 +191,9 @@ def test_actor_killed_mid_run_is_retried(runtime, tmp_path, monkeypatch):
                 os.kill(os.getpid(), signal.SIGKILL)
             return rows
 
-    pool = tray.map_with_pool  # the pool runs the subclass (tray._TextWorker itself stays put:
+    pool = rdata.map_with_pool  # the pool runs the subclass (rdata._TextWorker itself stays put:
     # the subclass's base is pickled by reference)
-    monkeypatch.setattr(tray, "map_with_pool",
+    monkeypatch.setattr(rdata, "map_with_pool",
                         lambda ds, worker, kwargs, **kw: pool(ds, KilledOnce, kwargs, **kw))
     local = textdp.privatize(TEXTS, epsilon=10, seed=4).texts
     out, report = tray.privatize(_dataset(TEXTS), epsilon=10, seed=4, workers=2, batch_size=20)
@@ -658,7 +659,8 @@ def test_file_workers_runtime_starts_without_the_monitors_nothing_uses():
 
     code = ("import os, ray.data\n"
             "from ray._private import node\n"
-            "from textdp.cli._ray import RayLogs, start, stop\n"
+            "from textdp.engines.ray.cluster import start, stop\n"
+            "from textdp.engines.ray.logs import RayLogs\n"
             "original = node.Node.__init__\n"
             "for data in (False, True):\n"
             "    with RayLogs() as logs:\n"

@@ -6,7 +6,7 @@ What each must leave: the output complete and exactly the local engine's, or not
 directory, no hidden staging directory, no report); one line on stderr with the documented exit
 status; no Ray process of the job still running; with ``--ledger``, the release voided or
 pending as docs/accounting.md says. The faults are injected by test-only subclasses of the
-production actor (:class:`textdp.cli._ray.FileWorker`, which carries no test hook), defined
+production actor (:class:`textdp.engines.ray.text_files.FileWorker`, which carries no test hook), defined
 inside the tests so that they reach the workers by value, as in tests/integrations/test_ray.py,
 whose runtime fixture and data this module reuses. Small data; every wait is bounded.
 """
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
-from textdp.cli import _ray  # noqa: E402
+from textdp.engines.ray import text_files as _ray  # noqa: E402
 
 
 def _load_test_ray():
@@ -238,7 +238,8 @@ def test_a_malformed_record_in_the_seventh_of_ten_files(runtime, tmp_path, capsy
 DRIVER = """
 import os, signal, sys, time
 from pathlib import Path
-from textdp.cli import _ray, main
+from textdp.cli import main
+from textdp.engines.ray import text_files as _ray
 {setup}
 sys.exit(main(sys.argv[1:]))
 """

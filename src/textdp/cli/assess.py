@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, say
+from textdp.cli._inputs import check_single
 from textdp.cli.privatize import (
     AllowListOption,
     DenyListOption,
@@ -26,7 +27,6 @@ from textdp.io import (
     AtomicFiles,
     FileError,
     ReadOptions,
-    check_distinct,
     format_of,
     open_records,
 )
@@ -253,7 +253,7 @@ def assess(
     from textdp.text.entities import EntityModelError
 
     targets = _outputs(out, json_path, markdown_path, html_path)
-    check_distinct({"input": input}, targets)
+    check_single(input, targets, read=False)  # read below: its own errors, as they were
     if plot_privacy not in PRIVACY_AXES:
         raise CLIError(f"--plot-privacy must be one of {', '.join(PRIVACY_AXES)}, got "
                        f"{plot_privacy!r}")

@@ -16,7 +16,7 @@ from textdp.cli._documents import EncoderOpt, load_candidates, load_recoder, sen
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt, fingerprint_file
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
-from textdp.io import FileError, check_distinct, check_input
+from textdp.io import FileError, check_input
 
 HELP = """Embed every document of INPUT privately (ε-SentDP) and write an (N, d) array to OUTPUT.npy.
 
@@ -200,30 +200,33 @@ def _done(rows: int, dim: int, output: Path, mech: Any, report: Path | None, res
 def _paths(inputs: list[str], output: str, report: Path | None,
            others: tuple[Path, Path | None, Path | None], engine: str, workers: int | None,
            address: str | None) -> tuple[Any, Any, list[tuple[Any, Any]] | None]:
-    """INPUT... and OUTPUT resolved and checked as privatize's (:func:`textdp.cli._ray.
-    check_engine`, with docembed's :class:`~textdp.cli._ray.InputRules`); no two paths the same
+    """INPUT... and OUTPUT resolved and checked as privatize's (:mod:`textdp.cli._inputs`, with
+    docembed's :class:`~textdp.cli._inputs.InputRules`); no two paths the same
     file (``others``: the candidates, the recoder, the ledger). Returns the input (a path, or
     the tuple of several), the output and the Ray job's pairs (None: local)."""
-    from textdp.cli import _ray
-    from textdp.cli._ray_vectors import check_remote_pair, refuse_stdin
+    from textdp.cli._inputs import (
+        InputRules,
+        check_engine,
+        check_remote_pair,
+        local,
+        resolve_files,
+    )
 
-    given, out = _ray.resolve_paths(inputs, output, engine)
-    refuse_stdin(engine, given)
     candidates, recoder, ledger = others
-    check_distinct({"input": [p for p in given if _ray.local(p)], "candidate file": candidates,
-                    "recoder file": recoder},
-                   {"output": out if _ray.local(out) else None, "report": report,
-                    "ledger": ledger})
+    found = resolve_files(inputs, output, engine,
+                          sources={"candidate file": candidates, "recoder file": recoder},
+                          targets={"report": report, "ledger": ledger}, workers_read_stdin=False)
 
     def check_pair(src: Any, dst: Any, report: Path | None, format: str | None) -> None:
-        if _ray.local(src) and _ray.local(dst):
+        if local(src) and local(dst):
             _check_paths(src, dst, report)
         else:
             check_remote_pair(src, dst, check_input, (".npy",))
 
-    rules = _ray.InputRules(output_name=_output_name, check_pair=check_pair)
-    pairs = _ray.check_engine(engine, workers, address, given, out, report, None, rules)
-    return (given[0] if len(given) == 1 else tuple(given)), out, pairs
+    rules = InputRules(output_name=_output_name, check_pair=check_pair)
+    pairs = check_engine(engine, workers, address, found.inputs, found.output, report, None,
+                         rules)
+    return found.input, found.output, pairs
 
 
 def _output_name(path: Any) -> str:
@@ -235,10 +238,11 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
             book: CommandLedger, mech: Any, sentences: Any, *, seed: int | None,
             text_field: str, batch_size: int, workers: int | None, address: str | None,
             verbose: bool, started: float) -> None:
-    """``--engine ray`` (:mod:`textdp.cli._ray_vectors`): the same mechanism, report and ledger
+    """``--engine ray`` (:mod:`textdp.engines.ray.vector_files`): the same mechanism, report and ledger
     as the local engine; the documents read, released and written on the workers."""
-    from textdp.cli._ray_vectors import Job, io_section, run_docembed
     from textdp.encoders import encoder_name
+    from textdp.engines.ray.pool import Job, io_section
+    from textdp.engines.ray.vector_files import run_docembed
     from textdp.privacy.report import ReportContext, document_report
     from textdp.sentences import splitter_name
 

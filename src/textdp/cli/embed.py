@@ -18,7 +18,7 @@ from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicy
 from textdp.cli._options import ReportOpt, SeedOpt, TextFieldOpt
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import FileError, check_distinct, is_stream
+from textdp.io import FileError, is_stream
 from textdp.io.vectors import VECTOR_FORMATS, first_non_finite_row, read_vectors, write_vectors
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, audit_projection, release_vectors
 
@@ -340,28 +340,32 @@ def _done(rows: int, dim: int, output: Path, mech: Any, audit: Any, report: Path
 def _paths(inputs: list[str], output: str, report: Path | None, ledger: Path | None,
            engine: str, workers: int | None, address: str | None, encode: bool
            ) -> tuple[Any, Any, list[tuple[Any, Any]] | None]:
-    """INPUT... and OUTPUT resolved and checked as privatize's (:func:`textdp.cli._ray.
-    check_engine`, with embed's :class:`~textdp.cli._ray.InputRules`): the input (a path, or
+    """INPUT... and OUTPUT resolved and checked as privatize's (:mod:`textdp.cli._inputs`, with
+    embed's :class:`~textdp.cli._inputs.InputRules`): the input (a path, or
     the tuple of several), the output, and the Ray job's (input, output) pairs (None: local)."""
-    from textdp.cli import _ray
-    from textdp.cli._ray_vectors import check_remote_pair, file_check, refuse_stdin
+    from textdp.cli._inputs import (
+        InputRules,
+        check_engine,
+        check_remote_pair,
+        file_check,
+        local,
+        resolve_files,
+    )
 
-    given, out = _ray.resolve_paths(inputs, output, engine)
-    refuse_stdin(engine, given)
-    check_distinct({"input": [p for p in given if _ray.local(p)]},
-                   {"output": out if _ray.local(out) else None, "report": report,
-                    "ledger": ledger})
+    found = resolve_files(inputs, output, engine, sources={},
+                          targets={"report": report, "ledger": ledger}, workers_read_stdin=False)
     check = file_check(TEXT_FORMATS if encode else VECTOR_FORMATS)
 
     def check_pair(src: Any, dst: Any, report: Path | None, format: str | None) -> None:
-        if _ray.local(src) and _ray.local(dst):
+        if local(src) and local(dst):
             _check_paths(src, dst, report, encode)
         else:
             check_remote_pair(src, dst, check, VECTOR_FORMATS)
 
-    rules = _ray.InputRules(check=check, output_name=_output_name, check_pair=check_pair)
-    pairs = _ray.check_engine(engine, workers, address, given, out, report, None, rules)
-    return (given[0] if len(given) == 1 else tuple(given)), out, pairs
+    rules = InputRules(check=check, output_name=_output_name, check_pair=check_pair)
+    pairs = check_engine(engine, workers, address, found.inputs, found.output, report, None,
+                         rules)
+    return found.input, found.output, pairs
 
 
 def _output_name(path: Any) -> str:
@@ -378,10 +382,11 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
             vocabulary: str | None, text_field: str, vector_field: str, batch_size: int,
             audit_pairs: int, workers: int | None, address: str | None, verbose: bool,
             t0: float) -> None:
-    """``--engine ray`` (:mod:`textdp.cli._ray_vectors`): the same checks, mechanism, report and
+    """``--engine ray`` (:mod:`textdp.engines.ray.vector_files`): the same checks, mechanism, report and
     ledger as the local engine; the files read, released and written on the workers."""
     from textdp.cli._ledger import encoder_space, fingerprint_file
-    from textdp.cli._ray_vectors import Job, io_section, run_embed, shapes, vector_fingerprint
+    from textdp.engines.ray.pool import Job, io_section
+    from textdp.engines.ray.vector_files import run_embed, shapes, vector_fingerprint
     from textdp.mechanisms.embedding.release import CHUNK_ROWS
     from textdp.privacy.report import ReportContext, embedding_report, json_ready
 

@@ -34,6 +34,7 @@ from textdp.cli._common import (
     ParamOption,
     one_line,
 )
+from textdp.cli._inputs import check_engine, resolve_files
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt
 from textdp.cli._prompt import (
     ClipOption,
@@ -46,7 +47,7 @@ from textdp.cli._prompt import (
 )
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.io import FORMATS, FileError, check_distinct, format_of
+from textdp.io import FORMATS, FileError, format_of
 from textdp.mechanisms import prompt
 from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy
@@ -313,15 +314,13 @@ def _run(a: dict[str, Any]) -> None:
     """The command's body on its parsed options ``a`` (the 80-line rule keeps it apart from the
     signature): every check, in the order a user meets them, then one typed
     :class:`PrivatizeArguments` for the engine that runs it."""
-    # INPUT... and OUTPUT: local paths, or URIs (one line each when unusable).
-    a["inputs"], a["output"] = _ray.resolve_paths(a["input"], a["output"], a["engine"])
-    a["input"] = a["inputs"][0] if len(a["inputs"]) == 1 else tuple(a["inputs"])
-    # 0. No two paths are the same file (input, output, report, ledger, deny-list), however they
-    #    are spelled: before anything is read or written, and before either engine or dp_prompt.
-    check_distinct({"input": [p for p in a["inputs"] if _ray.local(p)],
-                    "deny-list": a["deny_list"], "allow-list": a["allow_list"]},
-                   {"output": a["output"] if _ray.local(a["output"]) else None,
-                    "report": a["report"], "ledger": a["ledger"]})
+    # INPUT... and OUTPUT: local paths, or URIs (one line each when unusable). 0. No two paths
+    #    are the same file (input, output, report, ledger, deny-list), however they are spelled:
+    #    before anything is read or written, and before either engine or dp_prompt.
+    found = resolve_files(a["input"], a["output"], a["engine"],
+                          sources={"deny-list": a["deny_list"], "allow-list": a["allow_list"]},
+                          targets={"report": a["report"], "ledger": a["ledger"]})
+    a["inputs"], a["input"], a["output"] = found.inputs, found.input, found.output
     if check_mechanism_flags(a):  # dp_prompt: a language model rewrites whole documents
         options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"],
                                a["max_line_bytes"])
@@ -334,8 +333,8 @@ def _run(a: dict[str, Any]) -> None:
     input, output, report, format = a["input"], a["output"], a["report"], a["format"]
     options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"],
                            a["max_line_bytes"])
-    pairs = _ray.check_engine(a["engine"], a["workers"], a["ray_address"], a["inputs"], output,
-                              report, format)
+    pairs = check_engine(a["engine"], a["workers"], a["ray_address"], a["inputs"], output,
+                         report, format)
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
     check_placeholders(a["mask_token"], _pairs(a["identifier_label"], "--identifier-label"),
                        [s for s, _ in pairs] if pairs is not None else [input], format)

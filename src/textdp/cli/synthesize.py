@@ -107,11 +107,11 @@ def _encode(path: Path, texts: list[str], labels: list[str] | None, text_field: 
 
 def _check_paths(input: Path, output: Path, report: Path | None, ledger: Path | None,
                  label_field: str | None, format: str | None) -> None:
-    from textdp.io import FileError, check_distinct, check_input, check_target, format_of
+    from textdp.cli._inputs import check_single
+    from textdp.io import FileError, check_target, format_of
     from textdp.io.streams import compression_of
 
-    check_distinct({"input": input}, {"output": output, "report": report, "ledger": ledger})
-    check_input(input, format)
+    check_single(input, {"output": output, "report": report, "ledger": ledger}, format)
     if format_of(output) == "txt" and label_field is not None:
         raise FileError(output, None, "a .txt output holds no labels: write .jsonl, .csv or "
                                       ".parquet with --label-field")

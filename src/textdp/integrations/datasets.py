@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from textdp._guide import MissingExtra, install_hint, names_listing
-from textdp.pipeline import Privatizer
+from textdp.engines.worker import ProcessRelease
 from textdp.spec import ReleaseSpec, release_spec
 from textdp.tallies import Tallies
 
@@ -64,43 +64,26 @@ def _datasets() -> Any:
 
 
 class _Mapper:
-    """The function given to ``Dataset.map``: picklable, holding the release spec, not the state."""
+    """The function given to ``Dataset.map``: picklable, holding the release spec, not the state
+    (:class:`textdp.engines.worker.ProcessRelease`: each worker builds its own Privatizer)."""
 
     def __init__(self, spec: ReleaseSpec, column: str, null_rows: np.ndarray) -> None:
-        self.spec, self.column, self.null_rows = spec, column, null_rows
-        self._runner: Privatizer | None = None
-        self._before: Tallies | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A worker builds its own Privatizer (and secure generator) from the spec.
-        return {**self.__dict__, "_runner": None, "_before": None}
-
-    def runner(self) -> Privatizer:
-        if self._runner is None:
-            self._runner = self.spec.privatizer()
-            self._before = self._runner.tallies()
-        return self._runner
+        self.release, self.column, self.null_rows = ProcessRelease(spec), column, null_rows
 
     def __call__(self, batch: dict[str, list], indices: list[int]) -> dict[str, list]:
-        runner = self.runner()
         values = batch[self.column]
         rows = [i for i, v in enumerate(values) if v is not None]
         out = list(values)
         if rows:
             first = int(indices[rows[0]])
             start = first - int(np.searchsorted(self.null_rows, first))
-            texts = runner.run([values[i] for i in rows], start=start)
+            texts = self.release.run([values[i] for i in rows], start=start)
             for i, t in zip(rows, texts, strict=True):
                 out[i] = t
         counters = [None] * len(values)
         if values:
-            counters[0] = json.dumps(self._delta(runner.tallies()).to_json())
+            counters[0] = json.dumps(self.release.delta().to_json())
         return {self.column: out, COUNTERS_COLUMN: counters}
-
-    def _delta(self, now: Tallies) -> Tallies:
-        """This batch's tallies: ``now`` less what the process had counted before it."""
-        before, self._before = self._before, now
-        return now - before
 
 
 def _null_rows(ds: Any, column: str) -> np.ndarray:

@@ -135,7 +135,7 @@ def _stage_dir(target: Path) -> tuple[Path, str]:
 
 
 #: The descriptor of the process's real standard output, where something else (Ray's runtime,
-#: :class:`textdp.cli._ray.RayLogs`) holds descriptor 1 for a while; None: ``sys.stdout``'s.
+#: :class:`textdp.engines.ray.logs.RayLogs`) holds descriptor 1 for a while; None: ``sys.stdout``'s.
 _stdout_fd: int | None = None
 
 

@@ -42,9 +42,12 @@ def register(cls: type[WordMechanism]) -> type[WordMechanism]:
     return cls
 
 
-#: The prompt mechanisms (:data:`textdp.mechanisms.prompt.MECHANISMS`), by name: listed here
-#: without importing that package.
-_PROMPT = frozenset({"dp_prompt"})
+def _prompt() -> frozenset[str]:
+    """The prompt mechanisms' names: :data:`textdp.mechanisms.prompt.MECHANISMS`, the one list
+    (that package is pure: it imports no language model)."""
+    from textdp.mechanisms.prompt import MECHANISMS
+
+    return frozenset(MECHANISMS)
 _KINDS = ("word", "prompt")
 
 
@@ -57,7 +60,8 @@ def available(kind: str | None = None) -> list[str]:
     if kind is not None and kind not in _KINDS:
         raise ValueError(f"kind must be one of {', '.join(_KINDS)} or None, got {kind!r}")
     word = _REGISTRY.keys() | _FAMILIES.keys()
-    names = {"word": word, "prompt": _PROMPT, None: word | _PROMPT}[kind]
+    prompt = _prompt()
+    names = {"word": word, "prompt": prompt, None: word | prompt}[kind]
     return sorted(names)
 
 
@@ -72,7 +76,7 @@ def get(name: str) -> type[WordMechanism]:
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
-        if name in _PROMPT:
+        if name in _prompt():
             raise ValueError(f"{name} is not a word mechanism: it rewrites whole documents with "
                              "a language model (textdp.privatize or textdp.lm runs it)") from None
         raise ValueError(

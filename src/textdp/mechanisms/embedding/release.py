@@ -17,7 +17,8 @@ import numpy as np
 from textdp import _random
 from textdp._checks import check_rng, check_seed
 
-__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "guarded", "release_vectors"]
+__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "guarded", "release_rows",
+           "release_vectors"]
 
 #: Rows per noise chunk. With a seed, chunk c draws from ``_random.document_generator(seed, c)``,
 #: so the output depends on the seed and the data only (not on how the caller batches them).
@@ -49,15 +50,46 @@ def release_vectors(mechanism: Any, X: np.ndarray, *, seed: int | None = None,
     seed = check_seed(seed)
     if seed is not None and rng is not None:
         raise ValueError("give seed or rng, not both")
-    shared = check_rng(rng) if seed is None else None
+    return release_rows(mechanism, X, seed=seed, rng=check_rng(rng) if seed is None else None,
+                        progress=progress)
+
+
+def release_rows(mechanism: Any, X: np.ndarray, *, first: int = 0, n_rows: int | None = None,
+                 seed: int | None = None, rng: np.random.Generator | None = None,
+                 progress: Callable[[int], object] | None = None) -> np.ndarray:
+    """Rows ``first`` … ``first + len(X) − 1`` of an input of ``n_rows`` rows (default: ``X`` is
+    the whole input), released exactly as :func:`release_vectors` releases them in the whole
+    input: the one place where the seeded chunk streams are laid out, for one process and for
+    every distributed engine (a Ray Data batch, a Ray worker's file).
+
+    Seeded, chunk c (the input's rows ``CHUNK_ROWS·c`` …) is drawn in full from
+    ``document_generator(seed, c)``; where ``X`` holds only part of a chunk, the chunk's other
+    rows are drawn as zeros and dropped (a row's output depends on its own input and the chunk's
+    draws only). Unseeded, ``X`` is released in chunks of :data:`CHUNK_ROWS` rows from ``rng``
+    (the calling process's generator; required).
+    """
     n = X.shape[0]
+    n_rows = first + n if n_rows is None else n_rows
     out = np.empty((n, mechanism.output_dim(X.shape[1])), dtype=np.float64)
-    for c, start in enumerate(range(0, n, CHUNK_ROWS)):
-        stop = min(n, start + CHUNK_ROWS)
-        chunk_rng = shared if seed is None else _random.document_generator(seed, c)
-        out[start:stop] = mechanism.release(X[start:stop], chunk_rng)
+    if seed is None:
+        for a in range(0, n, CHUNK_ROWS):
+            b = min(n, a + CHUNK_ROWS)
+            out[a:b] = mechanism.release(X[a:b], rng)
+            if progress is not None:
+                progress(b - a)
+        return out
+    for c in range(first // CHUNK_ROWS, (first + n - 1) // CHUNK_ROWS + 1) if n else ():
+        lo, hi = c * CHUNK_ROWS, min((c + 1) * CHUNK_ROWS, n_rows)  # chunk c, the input's rows
+        a, b = max(lo, first), min(hi, first + n)  # the rows of X in it
+        if (a, b) == (lo, hi):
+            block = X[a - first:b - first]
+        else:
+            block = np.zeros((hi - lo, X.shape[1]), dtype=np.float64)
+            block[a - lo:b - lo] = X[a - first:b - first]
+        released = mechanism.release(block, _random.document_generator(seed, c))
+        out[a - first:b - first] = released[a - lo:b - lo]
         if progress is not None:
-            progress(stop - start)
+            progress(b - a)
     return out
 
 

@@ -23,8 +23,10 @@ from textdp.mechanisms.prompt.dp_prompt import (
 __all__ = ["DEFAULT_CLIP", "DEFAULT_MAX_NEW_TOKENS", "DEFAULT_TEMPLATE", "DPPrompt", "MECHANISMS",
            "available", "clipped_log_probabilities", "create", "sample_tokens"]
 
-#: Name → class of the language-model mechanisms (``--mechanism dp_prompt``).
-MECHANISMS = {"dp_prompt": DPPrompt}
+#: Name → class of the language-model mechanisms (``--mechanism dp_prompt``): the one list of
+#: their names (:func:`textdp.mechanisms.available` and :data:`textdp.spec.PROMPT_MECHANISMS`
+#: read it).
+MECHANISMS = {cls.name: cls for cls in (DPPrompt,)}
 
 
 def available() -> list[str]:
