@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp.text._zipf import zipf_at_least
 from textdp.text.deny import DenyList
 from textdp.text.fold import Folded, FoldedBatch
 
@@ -573,9 +574,7 @@ def _common_one_word(ent: Any) -> bool:
     """A one-word entity whose word is common in English (Zipf frequency ≥ 3.5, wordfreq)."""
     if len(ent) != 1 or not any(c.isalpha() for c in ent.text):
         return False
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(ent.text, "en") >= 3.5
+    return zipf_at_least(ent.text, 3.5)
 
 
 def _tag_where_needed(nlp: Any, docs: list[Any], wanted: Mapping[str, str]) -> None:
@@ -626,9 +625,7 @@ _JOINING = ("'", "’", "-")  # characters that join a word to the next (O'Brien
 
 
 def _uncommon_candidate(word: str) -> bool:
-    from wordfreq import zipf_frequency
-
-    return word.lower() not in _NOT_CANDIDATES and zipf_frequency(word, "en") < 4.0
+    return word.lower() not in _NOT_CANDIDATES and not zipf_at_least(word, 4.0)
 
 
 def _adjacent_names(text: str, start: int, end: int) -> tuple[int, int]:
@@ -656,9 +653,7 @@ def _plausible(text: str, kind: str) -> bool:
     if not any(c.isupper() for c in text):
         return False
     if kind == "org" and text.isupper() and text.isalpha() and len(text) > 1:
-        from wordfreq import zipf_frequency
-
-        return zipf_frequency(text.lower(), "en") < 3.0
+        return not zipf_at_least(text.lower(), 3.0)
     return True
 
 
