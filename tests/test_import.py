@@ -16,7 +16,8 @@ import textdp
 from textdp import mechanisms
 
 FAMILIES = ("textdp.mechanisms.word.", "textdp.mechanisms.embedding", "textdp.mechanisms.document")
-HEAVY = ("scipy", "pyarrow", "wordfreq", "typer", "tqdm", "sklearn", "torch", "matplotlib", "randomgen")
+HEAVY = ("scipy", "pyarrow", "wordfreq", "typer", "tqdm", "sklearn", "torch", "matplotlib", "randomgen",
+         "spacy", "thinc", "transformers", "ray", "pandas", "datasets")
 
 
 def _modules_after(code: str) -> list[str]:
