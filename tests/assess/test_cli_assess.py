@@ -76,3 +76,40 @@ def test_integer_labels_and_no_seed_as_in_the_help(capsys, tmp_path, tickets):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert not data["sample"]["seed_given"] and data["labels"]["classes"] >= 2
     assert data["settings"][0]["task_accuracy"] is not None
+
+
+def test_persons_sensitive_field_and_release_options(capsys, tmp_path, tickets):
+    """Issue 37 Deliver 2, 3, 5 from the command line: --unit-field (integer ids), a sensitive
+    field, ε per mechanism, an allow-list and phone regions, the document axis of the plot."""
+    src = tmp_path / "tickets.jsonl"
+    src.write_text("".join(json.dumps({"text": t.text, "customer": i % 4, "region": i % 2 == 0})
+                           + "\n" for i, t in enumerate(tickets[:12])), encoding="utf-8")
+    allow = tmp_path / "allow.txt"
+    allow.write_text("Acme\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["assess", str(src), "--unit-field", "customer", "--sensitive-field", "region",
+                 "-m", "mvc,tem", "--epsilons", "mvc=2", "--epsilons", "tem=1,3",
+                 "--allow-list", str(allow), "--phone-regions", "US,GB", "--seed", "1",
+                 "--plot-privacy", "document", "-o", str(out)]) == 0
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    rows = data["settings"]
+    assert [(r["mechanism"], r["epsilon"]) for r in rows] == [("mvc", 2), ("tem", 1), ("tem", 3)]
+    assert all(r["author_linkage"]["persons"] == 4 and r["attribute"] is not None for r in rows)
+    assert rows[0]["document_guarantee"]["persons"]["median"]["documents"] == 3
+    assert rows[0]["release"]["allow_list"] == ["Acme"]
+    assert rows[0]["release"]["phone_regions"] == ["US", "GB"]
+    assert rows[0]["privatize_options"].endswith(f"--allow-list {allow} --phone-regions US,GB")
+    assert "max author linkage" not in capsys.readouterr().err
+
+
+def test_bad_new_options_are_one_line_exit_2(capsys, tmp_path, tickets):
+    src = _write(tmp_path, tickets)
+    assert main(["assess", str(src), "--plot-privacy", "fear"]) == 2
+    assert "--plot-privacy must be one of" in _one_error_line(capsys)
+    assert main(["assess", str(src), "--epsilons", "2", "--epsilons", "mvc=2"]) == 2
+    assert "not both" in _one_error_line(capsys)
+    assert main(["assess", str(src), "--unit-field", "text"]) == 2
+    assert "--unit-field must differ from --text-field" in _one_error_line(capsys)
+    assert main(["assess", str(src), "--unit-field", "issue", "--max-author-linkage", "lots",
+                 "-m", "mvc", "--epsilons", "2"]) == 2
+    assert "max author linkage" in _one_error_line(capsys)

@@ -168,6 +168,13 @@ def _battery() -> list[list[str]]:
         ["assess", "$D/missing.txt"], ["assess", "$D/in.txt", "-m", "nosuch"],
         ["assess", "$D/in.txt", "--epsilons", "abc"], ["assess", "$D/in.txt", "--max-linkage", "x"],
         ["assess", "$D/in.txt", "-o", "$D/in.txt"], ["assess", "$D/in.txt", "--json", "$D/in.txt"],
+        ["assess", "$D/in.txt", "--plot-privacy", "x"], ["assess", "$D/in.txt", "--oov", "x"],
+        ["assess", "$D/in.txt", "--epsilons", "2", "--epsilons", "mvc=2"],
+        ["assess", "$D/in.txt", "--epsilons", "nosuch=2"],
+        ["assess", "$D/in.txt", "--allow-list", "$D/missing.txt"],
+        ["assess", "$D/in.txt", "--identifier-pattern", "x"],
+        ["assess", "$D/in.txt", "--max-author-linkage", "x"],
+        ["assess", "$D/in.txt", "--unit-field", "person"],
         # vocab
         ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],
         ["vocab", "stats", "glove-6b-50d", "--sample", "5", "--plot", "$D/adir"],
@@ -200,6 +207,10 @@ def _battery() -> list[list[str]]:
          "-o", "$D/syn.jsonl"],
         ["synthesize", "$D/bad.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
          "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "--method", "finetune", "-o", "$D/syn.jsonl"],
+        ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
+         "--method", "gan", "-o", "$D/syn.jsonl"],
         # the rest
         ["mechanisms", "--bogus"], ["experiment", "nosuch"], ["experiment"], ["nosuch"],
     ]

@@ -102,3 +102,18 @@ def test_vader_sentiment_task_is_balanced():
     t = vader_sentiment_task(200, np.random.default_rng(0))
     assert len(t) == 200 and t.label_names == ("negative", "positive")
     assert np.bincount(t.labels).tolist() == [100, 100]
+
+
+def test_classifier_seed_keeps_the_high_bits():
+    """Issue 37: the SAGA classifier's seed was ``seed % 2**32``, so two textdp seeds that
+    differ only above bit 32 gave the same passes; it comes from ``library_seed`` now (in
+    scikit-learn's range for every seed, distinct per seed)."""
+    from textdp.evaluation.utility import _Classifier
+
+    def state(seed):
+        model = _Classifier(Features("tfidf"), seed).model
+        return model.steps[-1][1].random_state
+
+    low, high = state(7), state(7 + 2**40)
+    assert low != high and 0 <= high < 2**32
+    assert state(2**63 - 1) < 2**32

@@ -8,6 +8,10 @@ caller sets it), on a seeded sample of the documents:
   (:mod:`textdp.assess.leakage`), and words returned unchanged (N_w on this data);
 * linkage — an attacker holding the originals links private documents back
   (:mod:`textdp.assess.linkage`), top-1 and top-5 against chance;
+* with persons (``units``): author linkage from each person's other documents, and with a
+  sensitive field, attribute inference (:mod:`textdp.assess.attacks`);
+* the document-level guarantee: the ε (δ) of a whole document of the data's median and
+  90th-percentile length, and of a person, by the ledger's code (:mod:`textdp.assess.scale`);
 * utility — MiniLM cosine with the original and, with labels, task accuracy in the MVC paper's
   two protocols (:mod:`textdp.assess.utility`);
 * cost — words per second.
@@ -18,6 +22,7 @@ owner. Nothing is written or released by it, and no ledger is touched.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,11 +32,19 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
+from textdp.assess.attacks import (
+    attribute_baseline,
+    attribute_inference,
+    attribute_split,
+    author_linkage,
+)
 from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
+from textdp.assess.independent import independent_mentions, independent_survival
 from textdp.assess.leakage import find_mentions, survival
-from textdp.assess.linkage import linkage
+from textdp.assess.linkage import linkage, similarity_matrices
 from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
 from textdp.assess.render import HONESTY
+from textdp.assess.scale import document_scale, document_sizes
 from textdp.assess.utility import accuracy, chance, mean_interval, similarity, task_split, wilson
 
 __all__ = ["Assessment", "assess", "HONESTY"]
@@ -85,6 +98,18 @@ class Assessment:
         return to_html(self)
 
 
+def _check_field(values: Any, n: int, what: str) -> list[str] | None:
+    """A per-document field (a person, a sensitive attribute) as text, one per document."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        raise TypeError(f"{what} must be a sequence, one per document, not one string")
+    out = [_label(i, v, what) for i, v in enumerate(values)]
+    if len(out) != n:
+        raise ValueError(f"{len(out)} {what}s for {n} documents")
+    return out
+
+
 def _check_texts(texts: Any, labels: Any, known: Any = None
                  ) -> tuple[list[str], list[str] | None, list[Any] | None]:
     if isinstance(texts, str):
@@ -109,7 +134,7 @@ def _check_texts(texts: Any, labels: Any, known: Any = None
     return texts, labels, known
 
 
-def _label(i: int, value: Any) -> str:
+def _label(i: int, value: Any, what: str = "label") -> str:
     """A class label as text: strings, integers and booleans (numpy's too), as Hugging Face
     datasets and most labelled sets give them; an integral float (a pandas integer column with a
     missing value becomes float) is its integer, so 3 and 3.0 are one class."""
@@ -119,8 +144,8 @@ def _label(i: int, value: Any) -> str:
         return str(value.item() if isinstance(value, np.generic) else value)
     if isinstance(value, float | np.floating) and float(value).is_integer():
         return str(int(value))
-    raise TypeError(f"label {i} is {value!r}: a label is a class, given as a string, an integer "
-                    "or a boolean")
+    raise TypeError(f"{what} {i} is {value!r}: a {what} is a class, given as a string, an "
+                    "integer or a boolean")
 
 
 def _run(runner: Any, texts: list[str], bar: Any, batch: int = 256) -> list[str]:
@@ -139,11 +164,14 @@ def _guarantee(mechanism: Any) -> dict[str, Any]:
 
 
 def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
-           mechanisms: Sequence[Any] | None = None, epsilons: Sequence[float] | None = None,
+           mechanisms: Sequence[Any] | None = None,
+           epsilons: Sequence[float] | Mapping[str, Sequence[float]] | None = None,
            sample: int | None = None, seed: int | None = None, time_budget: float = 300.0,
            max_linkage: str | float | None = "5x", max_entities: int | None = 0,
            min_utility: float | None = None, encoder: Any = "sbert",
            known: Sequence[Sequence[str]] | None = None,
+           units: Sequence[Any] | None = None, sensitive: Sequence[Any] | None = None,
+           max_author_linkage: str | float | None = "5x", max_attribute: str | float | None = None,
            progress: ProgressFactory | None = None, **release_options: Any) -> Assessment:
     """Measure privacy risk and utility of each mechanism × ε on a sample of ``texts``.
 
@@ -153,7 +181,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             accuracy in the MVC paper's two protocols.
         mechanisms: mechanism names (default :data:`textdp.assess.grid.DEFAULT_MECHANISMS`
             plus two MVC variants), or built word mechanisms.
-        epsilons: ε for every named mechanism (default: each mechanism's own grid).
+        epsilons: ε for every named mechanism, or per mechanism (``{"mvc": [2, 4], "tem":
+            [1, 3]}``; default: each mechanism's own grid).
         sample: documents to assess (default: as many as fit ``time_budget``, measured on a
             pilot run; stated in the report).
         seed: the sample, the split and every setting's noise (default: a fresh random seed,
@@ -166,6 +195,15 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
             (:func:`textdp.encoders.get_encoder`; default the bundled MiniLM).
         known: optional, per document, strings known to be sensitive (customers' names):
             counted as entities of kind ``known``, so the recognisers' misses are measured too.
+        units: optional, per document, the person it is about or by (a customer id): adds
+            author linkage and the guarantee per person (:mod:`textdp.assess.attacks`,
+            :mod:`textdp.assess.scale`).
+        sensitive: optional, per document, an attribute to protect (strings, integers or
+            booleans): adds the attribute-inference attack.
+        max_author_linkage: target on top-1 author linkage, as ``max_linkage`` (checked with
+            ``units``).
+        max_attribute: target on the attribute attack's accuracy (``"1.2x"`` the majority
+            guess, or a fraction; checked with ``sensitive``).
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
@@ -177,18 +215,80 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         ``linkage_top1``, ``linkage_top5``, ``linkage_chance``, ``linkage_attack``,
         ``similarity``, ``task_accuracy`` (train private / test private; None without labels),
         ``task_accuracy_clean_train``, ``words_per_second``, and ``*_interval`` (95%) for each
-        measured rate.
+        measured rate; ``document_guarantee`` with ``document_epsilon_median``/``_p90`` (and
+        ``person_epsilon_*`` with ``units``: :mod:`textdp.assess.scale`); with ``units``,
+        ``author_linkage`` and ``author_linkage_top1``; with ``sensitive``, ``attribute`` and
+        ``attribute_accuracy`` (:mod:`textdp.assess.attacks`). ``meta["originals"]`` holds the
+        same attacks on the originals.
     """
     texts, labels, known = _check_texts(texts, labels, known)
-    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility)
+    units = _check_field(units, len(texts), "unit")
+    sensitive = _check_field(sensitive, len(texts), "sensitive value")
+    # Checked even when not applied (no persons, no sensitive field): a slip is still a slip.
+    parse_linkage(max_author_linkage, "max author linkage")
+    parse_linkage(max_attribute, "max attribute")
+    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility,
+                       max_author_linkage if units is not None else None,
+                       max_attribute if sensitive is not None else None)
     seed_given = seed is not None
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
-    started = time.perf_counter()
-
-    from textdp.encoders import get_encoder
-
     grid = default_grid(mechanisms, epsilons)
     specs = _specs(grid, release_options, seed)
+    rows, recommendation, meta = _assess(
+        texts, labels, known, units, sensitive, grid, specs, targets, seed, sample, time_budget,
+        encoder, progress, release_options)
+    meta["sample"]["seed_given"] = seed_given
+    return Assessment(rows=rows, recommendation=recommendation, meta=meta)
+
+
+@dataclass
+class _Shared:
+    """What every setting's measurement shares, computed once: the data's document sizes (as
+    the ledger counts them), the persons of all documents and of the sample, the attribute
+    split."""
+
+    sizes: np.ndarray
+    units: list[str] | None = None
+    authors: list[str] | None = None
+    attribute_split: Any = None
+    independent: list[Any] = field(default_factory=list)
+    entities: Any = None
+
+
+def _private_reader() -> Any:
+    """The entity model that reads the private text for :mod:`textdp.assess.independent`
+    (None when it is not installed: the patterns still count)."""
+    from textdp.text.entities import Entities, EntityModelError
+
+    try:
+        return Entities(kinds=("person", "location", "org"))
+    except EntityModelError:
+        return None
+
+
+def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: _Shared
+                          ) -> dict[str, Any]:
+    """The author and attribute attacks on the originals themselves: what the data gives away
+    before any release (the ceiling each setting is read against)."""
+    out: dict[str, Any] = {}
+    if shared.authors is not None:
+        out["author_linkage"] = author_linkage(
+            similarity_matrices(originals, originals, embeddings, embeddings), shared.authors)
+    if shared.attribute_split is not None:
+        out["attribute"] = attribute_baseline(originals, shared.attribute_split)
+    return out
+
+
+def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[str] | None,
+            sensitive: list[str] | None, grid: list[Setting], specs: list[Any],
+            targets: Targets, seed: int, sample: int | None, time_budget: float, encoder: Any,
+            progress: ProgressFactory | None, release_options: Mapping[str, Any]
+            ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """The measurements of :func:`assess` once its arguments are checked: (rows,
+    recommendation, meta)."""
+    from textdp.encoders import get_encoder
+
+    started = time.perf_counter()
     embed = get_encoder(encoder)
     order = _random.public_generator(seed).permutation(len(texts))
     n, why, pilot_n = _sample_size(texts, order, sample, specs, embed, float(time_budget))
@@ -198,31 +298,36 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     mentions = _with_known(find_mentions(originals), known, index, len(texts))
     split, baseline_info = _baseline(originals, labels, index, seed)
     words = sum(len(_WORD.findall(t)) for t in originals)
+    shared = _Shared(sizes=document_sizes(texts), units=units,
+                     authors=None if units is None else [units[i] for i in index])
+    if sensitive is not None:
+        shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
+    shared.independent = independent_mentions(originals)
+    shared.entities = _private_reader()
+    originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
-                     embed, progress) for setting, spec in zip(grid, specs, strict=True)]
+                     embed, progress, shared) for setting, spec in zip(grid, specs, strict=True)]
     _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
     _explain(rows, specs, recommendation, originals, seed)
     meta: dict[str, Any] = {
         "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
-                   "seed_given": seed_given, "indices": index.tolist(),
-                   "pilot_documents": pilot_n, "words": words},
-        "targets": {"max_linkage": targets.max_linkage,
-                    "max_linkage_times_chance": targets.max_linkage_times_chance,
-                    "max_entities": targets.max_entities, "min_utility": targets.min_utility},
+                   "indices": index.tolist(), "pilot_documents": pilot_n, "words": words},
+        "targets": {name: getattr(targets, name) for name in Targets.__dataclass_fields__},
         "encoder": embed.describe(),
         "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
                                 else repr(v)) for k, v in release_options.items()},
         "labels": baseline_info, "seconds": time.perf_counter() - started,
+        "originals": originals_attacked,
         "entities_found": sum(len(m) for m in mentions),
     }
-    return Assessment(rows=rows, recommendation=recommendation, meta=meta)
+    return rows, recommendation, meta
 
 
 def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[Any],
              original_embeddings: np.ndarray, split: Any, words: int, embed: Any,
-             progress: ProgressFactory | None) -> dict[str, Any]:
+             progress: ProgressFactory | None, shared: _Shared) -> dict[str, Any]:
     """Privatise the sample with one setting and measure it (the private texts are dropped)."""
     label = (f"{setting.label} ε={setting.epsilon:g}" if setting.epsilon is not None
              else setting.label)
@@ -236,9 +341,30 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    leak = survival(mentions, private, runner.rules.placeholders())
-    return _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
-                original_embeddings, private_embeddings, split, words, seconds)
+    placeholders = runner.rules.placeholders()
+    leak = survival(mentions, private, placeholders)
+    leak["independent"] = independent_survival(originals, private, shared.independent,
+                                               placeholders, shared.entities)
+    row = _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
+               original_embeddings, private_embeddings, split, words, seconds, shared)
+    _add_scale(row, spec.mechanism_object(), shared)
+    return row
+
+
+def _add_scale(row: dict[str, Any], mechanism: Any, shared: _Shared) -> None:
+    """The document-level (and per-person) guarantee of the row's setting."""
+    scale = document_scale(mechanism, shared.sizes, shared.units)
+    row["document_guarantee"] = scale
+    for name in ("median", "p90"):
+        row[f"document_epsilon_{name}"] = scale[name]["epsilon"]
+        row[f"document_delta_{name}"] = scale[name]["delta"]
+        persons = scale["persons"]
+        row[f"person_epsilon_{name}"] = None if persons is None else persons[name]["epsilon"]
+    row["whole_document"] = {"unit": scale["unit"], "epsilon_per_unit": (
+        math.inf if scale["epsilon_per_unit"] is None else scale["epsilon_per_unit"]),
+        "median_units": scale["median"]["units"],
+        "epsilon_median_document": (math.inf if scale["median"]["epsilon"] is None
+                                    else scale["median"]["epsilon"]), "why": scale["why"]}
 
 
 def _with_known(mentions: list[list[Any]], known: Sequence[Sequence[str]] | None,
@@ -255,6 +381,10 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
     """The release of a row is its setting with the caller's (plain-valued) options."""
     simple = {k: v for k, v in release_options.items()
               if isinstance(v, str | int | float | bool)}
+    # Lists and mappings (an allow-list, identifier patterns) are keywords of the release too,
+    # but not single flags: the command line spells only the plain ones (the CLI adds the rest).
+    plain = {k: (dict(v) if isinstance(v, Mapping) else list(v))
+             for k, v in release_options.items() if _strings(v)}
     for row in rows:
         if row["release"]:
             release = {**simple, **row["release"]}
@@ -262,12 +392,20 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
                 # The caller's allocation makes the setting's ε a document budget.
                 release["epsilon_document"] = release.pop("epsilon")
                 row["epsilon_is_document_budget"] = True
-            row["release"] = release
             row["privatize_options"] = command_line(release)
+            row["release"] = {**release, **plain}
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a list of strings or a mapping of strings to strings."""
+    if isinstance(value, Mapping):
+        return all(isinstance(x, str) for pair in value.items() for x in pair)
+    return isinstance(value, list | tuple) and all(isinstance(x, str) for x in value)
 
 
 def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
-             max_entities: Any, min_utility: Any) -> Targets:
+             max_entities: Any, min_utility: Any, max_author_linkage: Any = None,
+             max_attribute: Any = None) -> Targets:
     for name in _FORBIDDEN:
         if name in release_options:
             raise TypeError(f"assess() takes no {name!r}: "
@@ -287,9 +425,14 @@ def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: 
         if not 0 <= min_utility <= 1:  # NaN fails too: a target no setting can meet is a slip
             raise ValueError(f"min_utility must lie in [0, 1] (a mean similarity or a task "
                              f"accuracy), got {min_utility!r}")
+    author_fraction, author_times = parse_linkage(max_author_linkage, "max author linkage")
+    attribute_fraction, attribute_times = parse_linkage(max_attribute, "max attribute")
     return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
                    max_entities=max_entities,
-                   min_utility=None if min_utility is None else float(min_utility))
+                   min_utility=None if min_utility is None else float(min_utility),
+                   max_author_linkage=author_fraction,
+                   max_author_linkage_times_chance=author_times,
+                   max_attribute=attribute_fraction, max_attribute_times_chance=attribute_times)
 
 
 def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: int) -> list[Any]:
@@ -353,22 +496,16 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
                                 _random.public_generator(seed))
         rows[i]["guarantee"] = _guarantee(mechanism)
         rows[i]["typical_loss"] = losses
-        rows[i]["whole_document"] = _whole_document(mechanism, originals)
         rows[i]["guarantee_in_words"] = guarantee_in_words(rows[i], losses, rows[i]["guarantee"])
 
 
-def _whole_document(mechanism: Any, texts: Sequence[str]) -> dict[str, Any]:
-    """What a whole document gets (the ledger's whole-document guarantee,
-    :func:`textdp.privacy.documents.unit_guarantee`): ε per word replaced by any other, and ε for
-    the median document of ``texts`` (its alphanumeric runs: an upper bound on its words)."""
-    from textdp.privacy.documents import normal_forms, unit_guarantee, whole_document
-
-    unit = unit_guarantee(mechanism)
-    sizes = sorted(f[1] for f in normal_forms(list(texts)) if f is not None) or [0]
-    median = sizes[(len(sizes) - 1) // 2]
-    eps, _, why = whole_document(unit, median)
-    return {"unit": unit.unit, "epsilon_per_unit": unit.epsilon, "median_units": median,
-            "epsilon_median_document": eps, "why": why}
+def _independent(count: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's fields of the independent leakage count (:mod:`textdp.assess.independent`)."""
+    n = count["documents"]
+    return {"independent_leakage": dict(count),
+            "independent_survived_count": count["survived"] + count["model_survivors"],
+            "documents_leaking": count["documents_leaking"] / n if n else None,
+            "documents_leaking_interval": wilson(count["documents_leaking"], n) if n else None}
 
 
 def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
@@ -379,10 +516,11 @@ def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
 
 def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
          leak: Mapping[str, Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
-         private_embeddings: np.ndarray, split: Any, words: int, seconds: float
-         ) -> dict[str, Any]:
+         private_embeddings: np.ndarray, split: Any, words: int, seconds: float,
+         shared: _Shared) -> dict[str, Any]:
     n = len(originals)
-    link = linkage(originals, private, original_embeddings, private_embeddings)
+    matrices = similarity_matrices(originals, private, original_embeddings, private_embeddings)
+    link = linkage(originals, private, matrices=matrices)
     sims = similarity(original_embeddings, private_embeddings)
     privatized = counts.get("privatized", 0)
     unchanged = counts.get("privatized_unchanged", 0)
@@ -400,6 +538,7 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         "entities_survived_interval": (wilson(leak["survived"], leak["found"])
                                        if leak["found"] else None),
         "entities_by_kind": leak["by_kind"],
+        **_independent(leak["independent"]),
         "words_privatized": privatized,
         "words_unchanged": unchanged / privatized if privatized else None,
         "words_unchanged_interval": wilson(unchanged, privatized) if privatized else None,
@@ -411,7 +550,22 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         "task_accuracy": None, "task_accuracy_interval": None,
         "task_accuracy_clean_train": None, "task_accuracy_clean_train_interval": None,
         "seconds": seconds, "words_per_second": words / seconds if seconds > 0 else None,
+        "author_linkage": None, "author_linkage_top1": None,
+        "author_linkage_top1_interval": None, "author_linkage_chance": None,
+        "attribute": None, "attribute_accuracy": None, "attribute_accuracy_interval": None,
+        "attribute_chance": None,
     }
+    if shared.authors is not None:
+        authors = author_linkage(matrices, shared.authors)
+        row.update(author_linkage=authors, author_linkage_top1=authors["top1"],
+                   author_linkage_top1_interval=authors["top1_interval"],
+                   author_linkage_chance=authors["chance_top1"])
+    if shared.attribute_split is not None:
+        attribute = attribute_inference(originals, private, shared.attribute_split)
+        chance_rate = chance(shared.attribute_split) / len(shared.attribute_split.test)
+        row.update(attribute=attribute, attribute_accuracy=attribute["accuracy"],
+                   attribute_accuracy_interval=attribute["accuracy_interval"],
+                   attribute_chance=chance_rate)
     if split is not None:
         y_train, y_test = split.labels[split.train], split.labels[split.test]
         test_private = [private[i] for i in split.test]

@@ -112,20 +112,33 @@ def command_line(keywords: Mapping[str, Any]) -> str:
 
 
 def default_grid(mechanisms: Sequence[Any] | None = None,
-                 epsilons: Sequence[float] | None = None) -> list[Setting]:
+                 epsilons: Sequence[float] | Mapping[str, Sequence[float]] | None = None
+                 ) -> list[Setting]:
     """The settings to measure: each mechanism at ``epsilons`` (default: its own six,
     :data:`DEFAULT_EPSILONS`), plus the two MVC variants when neither is given.
 
-    A built mechanism (an object) is one setting at its own ε.
+    ``epsilons`` may map a mechanism name to its own ε list (``{"mvc": [2, 4], "tem": [1]}``):
+    a named mechanism it does not list keeps its default grid, and without ``mechanisms`` the
+    mechanisms are its keys. A built mechanism (an object) is one setting at its own ε.
     """
+    per_mechanism = isinstance(epsilons, Mapping)
     variants = mechanisms is None and epsilons is None
+    if mechanisms is None and per_mechanism:
+        mechanisms = list(epsilons)
     names = list(DEFAULT_MECHANISMS if mechanisms is None else mechanisms)
     if not names:
         raise ValueError("give at least one mechanism")
-    if epsilons is not None:
-        epsilons = [float(e) for e in epsilons]
-        if not epsilons or any(not np.isfinite(e) or e <= 0 for e in epsilons):
-            raise ValueError(f"epsilons must be positive numbers, got {list(epsilons)}")
+    if per_mechanism:
+        unknown = [k for k in epsilons if k not in [m for m in names if isinstance(m, str)]]
+        if unknown:
+            raise ValueError(f"epsilons name mechanisms that are not assessed: "
+                             f"{', '.join(map(str, unknown))}")
+        table = {k: _check_epsilons(v) for k, v in epsilons.items()}
+    elif epsilons is not None:
+        table = dict.fromkeys((m for m in names if isinstance(m, str)),
+                              _check_epsilons(epsilons))
+    else:
+        table = {}
     grid: list[Setting] = []
     for m in names:
         if not isinstance(m, str):
@@ -133,7 +146,7 @@ def default_grid(mechanisms: Sequence[Any] | None = None,
             continue
         if m not in DEFAULT_EPSILONS:
             _check_name(m)
-        values = epsilons if epsilons is not None else DEFAULT_EPSILONS.get(m)
+        values = table.get(m, DEFAULT_EPSILONS.get(m))
         if values is None:
             raise ValueError(f"mechanism {m!r} has no default ε grid: give epsilons")
         grid += [Setting(mechanism=m, epsilon=float(e)) for e in values]
@@ -144,6 +157,15 @@ def default_grid(mechanisms: Sequence[Any] | None = None,
                          (("allocation", "uniform"), ("epsilon_ceiling", ALLOCATION_CEILING)))
                  for e in ALLOCATION_EPSILONS]
     return grid
+
+
+def _check_epsilons(values: Any) -> list[float]:
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        raise ValueError(f"epsilons must be a list of positive numbers, got {values!r}")
+    out = [float(e) for e in values]
+    if not out or any(not np.isfinite(e) or e <= 0 for e in out):
+        raise ValueError(f"epsilons must be positive numbers, got {list(values)}")
+    return out
 
 
 def _check_name(name: str) -> None:

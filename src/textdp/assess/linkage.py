@@ -68,8 +68,12 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 def linkage(originals: Sequence[str], private: Sequence[str],
             original_embeddings: np.ndarray | None = None,
-            private_embeddings: np.ndarray | None = None) -> dict[str, object]:
+            private_embeddings: np.ndarray | None = None, *,
+            matrices: dict[str, np.ndarray] | None = None) -> dict[str, object]:
     """Top-1 and top-5 linkage of each attack, the strongest attack's, and chance.
+
+    ``matrices``: :func:`similarity_matrices` of the same documents, when already computed
+    (the author attack shares them).
 
     Returns ``{"top1", "top5", "attack", "chance_top1", "chance_top5", "hits_top1", "hits_top5",
     "by_attack": {attack: {"top1", "top5"}}, "n"}``: ``hits_*`` are the strongest attack's
@@ -80,8 +84,10 @@ def linkage(originals: Sequence[str], private: Sequence[str],
         raise ValueError("linkage needs at least two documents, as many private as original")
     by_attack = {}
     hits = {}
-    for attack, scores in similarity_matrices(originals, private, original_embeddings,
-                                              private_embeddings).items():
+    if matrices is None:
+        matrices = similarity_matrices(originals, private, original_embeddings,
+                                       private_embeddings)
+    for attack, scores in matrices.items():
         h1, h5 = top_k(scores, 1).sum(), top_k(scores, min(5, n)).sum()
         by_attack[attack] = {"top1": h1 / n, "top5": h5 / n}
         hits[attack] = (h1, h5)

@@ -19,7 +19,8 @@ from textdp.privacy import format_up
 __all__ = ["Targets", "parse_linkage", "recommend", "guarantee_in_words", "typical_losses"]
 
 
-def parse_linkage(value: str | float | None) -> tuple[float | None, float | None]:
+def parse_linkage(value: str | float | None, what: str = "max linkage"
+                  ) -> tuple[float | None, float | None]:
     """``"5x"`` → (None, 5.0): at most 5 × chance; ``0.05`` or ``"5%"`` → (0.05, None)."""
     if value is None:
         return None, None
@@ -33,12 +34,12 @@ def parse_linkage(value: str | float | None) -> tuple[float | None, float | None
                 return None, times
             number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
         except ValueError:
-            raise ValueError(f"max linkage must be a fraction (0.05), a percentage (5%) or a "
+            raise ValueError(f"{what} must be a fraction (0.05), a percentage (5%) or a "
                              f"multiple of chance (5x), got {value!r}") from None
     else:
         number = float(value)
     if not 0 <= number <= 1:
-        raise ValueError(f"max linkage must be between 0 and 1 (a fraction), got {value!r}")
+        raise ValueError(f"{what} must be between 0 and 1 (a fraction), got {value!r}")
     return number, None
 
 
@@ -51,12 +52,29 @@ class Targets:
         max_linkage_times_chance: top-1 linkage at most this multiple of chance (1/n).
         max_entities: at most this many entities and identifiers of the sample survive.
         min_utility: mean MiniLM similarity at least this.
+        max_author_linkage, max_author_linkage_times_chance: the same bounds on top-1 author
+            linkage (checked where it was measured: with a person field).
+        max_attribute, max_attribute_times_chance: the attribute attack's accuracy at most this
+            fraction, or this multiple of always guessing the most frequent value.
     """
 
     max_linkage: float | None = None
     max_linkage_times_chance: float | None = 5.0
     max_entities: int | None = 0
     min_utility: float | None = None
+    max_author_linkage: float | None = None
+    max_author_linkage_times_chance: float | None = None
+    max_attribute: float | None = None
+    max_attribute_times_chance: float | None = None
+
+    def _bounded(self) -> list[tuple[str, str, str, float | None, float | None]]:
+        """(name, row field, chance field, fraction bound, × chance bound) of each risk."""
+        return [("linkage", "linkage_top1", "linkage_chance", self.max_linkage,
+                 self.max_linkage_times_chance),
+                ("author linkage", "author_linkage_top1", "author_linkage_chance",
+                 self.max_author_linkage, self.max_author_linkage_times_chance),
+                ("attribute inference", "attribute_accuracy", "attribute_chance",
+                 self.max_attribute, self.max_attribute_times_chance)]
 
     def describe(self) -> str:
         parts = []
@@ -68,20 +86,36 @@ class Targets:
             parts.append(f"at most {self.max_entities} entities or identifiers surviving")
         if self.min_utility is not None:
             parts.append(f"similarity at least {self.min_utility:g}")
+        for name, _, _, fraction, times in self._bounded()[1:]:
+            if fraction is not None:
+                parts.append(f"{name} at most {fraction:.1%}")
+            if times is not None:
+                parts.append(f"{name} at most {times:g}× chance")
         return ", ".join(parts) or "no targets"
+
+    def _risks(self, row: Mapping[str, Any]) -> list[tuple[str, float, float, float]]:
+        """(name, upper end of the 95% interval, bound, chance) of each bounded risk that
+        ``row`` measured (a risk it did not measure is not checked)."""
+        out = []
+        for name, key, chance_key, fraction, times in self._bounded():
+            interval, chance = row.get(key + "_interval"), row.get(chance_key)
+            if interval is None or (fraction is None and times is None):
+                continue
+            bounds = [b for b in (fraction, None if times is None or chance is None
+                                  else times * chance) if b is not None]
+            if bounds:
+                out.append((name, interval[1], min(bounds), chance or 0.0))
+        return out
 
     def misses(self, row: Mapping[str, Any]) -> list[str]:
         """What ``row`` fails, in words (empty: it meets every target)."""
         out = []
-        link_hi = row["linkage_top1_interval"][1]
-        if self.max_linkage is not None and link_hi > self.max_linkage:
-            out.append(f"linkage up to {link_hi:.1%} > {self.max_linkage:.1%}")
-        if self.max_linkage_times_chance is not None:
-            bound = self.max_linkage_times_chance * row["linkage_chance"]
-            if link_hi > bound:
-                out.append(f"linkage up to {link_hi / row['linkage_chance']:.1f}× chance > "
-                           f"{self.max_linkage_times_chance:g}×")
-        if self.max_entities is not None and row["entities_survived_count"] > self.max_entities:
+        for name, high, bound, chance in self._risks(row):
+            if high > bound:
+                out.append(f"{name} up to {high:.1%} > {bound:.1%}"
+                           + (f" ({high / chance:.1f}× chance)" if chance > 0 else ""))
+        if (self.max_entities is not None and row.get("entities_survived_count") is not None
+                and row["entities_survived_count"] > self.max_entities):
             out.append(f"{row['entities_survived_count']} entities/identifiers survived > "
                        f"{self.max_entities}")
         if self.min_utility is not None and row["similarity_interval"][0] < self.min_utility:
@@ -93,14 +127,9 @@ class Targets:
         """How far ``row`` is from meeting the targets: the sum of each missed target's relative
         excess (0 when it meets them all)."""
         total = 0.0
-        link_hi = row["linkage_top1_interval"][1]
-        bounds = [b for b in (self.max_linkage, None if self.max_linkage_times_chance is None
-                              else self.max_linkage_times_chance * row["linkage_chance"])
-                  if b is not None]
-        if bounds:
-            bound = min(bounds)
-            total += max(link_hi - bound, 0.0) / max(bound, 1e-12)
-        if self.max_entities is not None:
+        for _, high, bound, _ in self._risks(row):
+            total += max(high - bound, 0.0) / max(bound, 1e-12)
+        if self.max_entities is not None and row.get("entities_survived_count") is not None:
             total += max(row["entities_survived_count"] - self.max_entities, 0) / (
                 self.max_entities + 1)
         if self.min_utility is not None and self.min_utility > 0:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from textdp.assess.core import Assessment
 
-__all__ = ["to_json", "to_markdown", "to_html", "frontier_png", "meanings", "HONESTY"]
+__all__ = ["to_json", "to_markdown", "to_html", "frontier_png", "meanings", "attackers",
+           "PRIVACY_AXES", "HONESTY"]
 
 #: What every assessment report says about itself first.
 HONESTY = ("This assessment computed on your original, private documents and is not itself "
@@ -56,9 +57,55 @@ def to_json(a: Assessment) -> str:
     return json.dumps(clean(a.to_dict()), indent=2, ensure_ascii=False) + "\n"
 
 
-def meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
+def _eps(x: float | None) -> str:
+    if x is None:
+        return "∞"
+    from textdp.privacy import format_up
+
+    return format_up(x, 3)
+
+
+def _scale_sentence(row: dict[str, Any]) -> str | None:
+    """The document-level (and per-person) guarantee of ``row`` in one sentence."""
+    g = row.get("document_guarantee")
+    if not g:
+        return None
+    med, p90 = g["median"], g["p90"]
+    text = (f"**Whole document** (the ledger's guarantee): a document of your data's median "
+            f"length ({med['units']} {g['unit']}s) gets ε ≤ {_eps(med['epsilon'])}, one of its "
+            f"90th-percentile length ({p90['units']}) ε ≤ {_eps(p90['epsilon'])}"
+            + (f" (δ ≤ {p90['delta']:.3g})" if p90["delta"] else ""))
+    persons = g.get("persons")
+    if persons:
+        pm, pp = persons["median"], persons["p90"]
+        text += (f"; a person of median exposure ({pm['documents']} document(s), {pm['units']} "
+                 f"{g['unit']}s) ε ≤ {_eps(pm['epsilon'])}, of the 90th percentile "
+                 f"({pp['documents']} document(s), {pp['units']} {g['unit']}s) ε ≤ "
+                 f"{_eps(pp['epsilon'])}")
+    return text + (f" — unbounded: {g['why']}." if med["epsilon"] is None and g["why"] else ".")
+
+
+def attackers(meta: dict[str, Any] | None) -> list[str]:
+    """One sentence per attack the assessment ran: which attacker it models."""
+    from textdp.assess.attacks import ATTACKERS
+
+    meta = meta or {}
+    out = [f"**Document linkage** models {ATTACKERS['linkage']}."]
+    originals = meta.get("originals") or {}
+    if "author_linkage" in originals:
+        out.append(f"**Author linkage** models {ATTACKERS['author_linkage']}.")
+    if "attribute" in originals:
+        field = meta.get("sensitive_field") or "sensitive value"
+        out.append(f"**Attribute inference** models "
+                   f"{ATTACKERS['attribute'].format(field=field)}.")
+    return out
+
+
+def meanings(row: dict[str, Any], labels: dict[str, Any] | None,
+             meta: dict[str, Any] | None = None) -> list[str]:
     """Each number of ``row`` in one sentence."""
     out = []
+    originals = (meta or {}).get("originals") or {}
     c1, c5 = row["linkage_chance"], row["linkage_chance_top5"]
     out.append(f"**Linkage**: an attacker who holds your originals links "
                f"{_pct(row['linkage_top1'])} of the private documents back to their original at "
@@ -67,6 +114,28 @@ def meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
                f"{_pct(row['linkage_top5'])} within five guesses "
                f"({_times(row['linkage_top5'], c5)} chance); strongest attack: "
                f"{row['linkage_attack']}.")
+    authors = row.get("author_linkage")
+    if authors and authors.get("top1") is not None:
+        base = originals.get("author_linkage") or {}
+        out.append(f"**Author linkage**: from each person's other documents, the attacker names "
+                   f"the author of {_pct(authors['top1'])} of the private documents at the first "
+                   f"guess (95% interval {_interval(authors['top1_interval'])}; chance "
+                   f"{_pct(authors['chance_top1'], 2)} among {authors['persons']} persons) and "
+                   f"{_pct(authors['top5'])} within five; on the originals themselves "
+                   f"{_pct(base.get('top1'))}. Counted over the {authors['linkable']} sampled "
+                   f"documents whose person has another one in the sample; strongest attack: "
+                   f"{authors['attack']}.")
+    attribute = row.get("attribute")
+    if attribute:
+        base = originals.get("attribute") or {}
+        out.append(f"**Attribute inference**: the attacker infers the sensitive value of "
+                   f"{_pct(attribute['accuracy'])} of the private test documents (95% interval "
+                   f"{_interval(attribute['accuracy_interval'])}; {attribute['attack']}); "
+                   f"always guessing the most frequent value {_pct(base.get('chance'))}, the "
+                   f"same classifier on the originals {_pct(base.get('originals'))}.")
+    scale = _scale_sentence(row)
+    if scale:
+        out.append(scale)
     if row["entities_found"]:
         kinds = ", ".join(f"{k} {v['survived']}/{v['found']}"
                           for k, v in sorted(row["entities_by_kind"].items()))
@@ -77,6 +146,19 @@ def meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
     else:
         out.append("**Entities**: textdp's recognisers found no names, places, organisations, "
                    "addresses or identifiers in the sample, so none could survive.")
+    ind = row.get("independent_leakage")
+    if ind:
+        from textdp.assess.independent import CANNOT_SEE
+
+        kinds = ", ".join(f"{k} {v['survived']}/{v['found']}" for k, v in sorted(
+            ind["by_kind"].items()))
+        out.append(f"**Leakage, counted independently** (recognisers the release did not use): "
+                   f"{ind['survived']} of {ind['found']} proper-noun-like words and long "
+                   f"numbers of the originals survive ({kinds or 'none found'}), and the entity "
+                   f"model reading the private text finds {ind['model_survivors']} name(s) of "
+                   f"the original in it; {_pct(row['documents_leaking'])} of the documents "
+                   f"leak at least one (95% interval {_interval(row['documents_leaking_interval'])}"
+                   f"). This count cannot see {CANNOT_SEE}.")
     if row["words_unchanged"] is not None:
         out.append(f"**Words unchanged**: {_pct(row['words_unchanged'])} of the words the "
                    "mechanism privatised came back as themselves (N_w on your data): each such "
@@ -99,26 +181,50 @@ def meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
 
 def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     labels = a.meta.get("labels")
-    head = ["setting", "ε", "entities survived", "words unchanged", "linkage top-1 (× chance)",
-            "linkage top-5", "similarity"]
+    persons = any(r.get("person_epsilon_median") is not None or r.get("author_linkage")
+                  for r in a.rows)
+    head = ["setting", "ε", "ε whole document (median / p90)"]
+    if persons:
+        head.append("ε person (median / p90)")
+    head += ["entities survived", "survivors (independent count)", "words unchanged",
+             "linkage top-1 (× chance)",
+             "linkage top-5"]
+    if any(r.get("author_linkage") for r in a.rows):
+        head.append("author linkage top-1 (× chance)")
+    if any(r.get("attribute") for r in a.rows):
+        head.append("attribute inference (× chance)")
+    head.append("similarity")
     if labels is not None:
         head += ["task accuracy (private/private)", "task accuracy (clean/private)"]
     head += ["words/s", "meets targets"]
     from textdp.assess.recommend import Targets
 
     t = a.meta["targets"]
-    targets = Targets(max_linkage=t["max_linkage"],
-                      max_linkage_times_chance=t["max_linkage_times_chance"],
-                      max_entities=t["max_entities"], min_utility=t["min_utility"])
+    targets = Targets(**{k: t.get(k) for k in Targets.__dataclass_fields__ if k in t})
     body = []
     for i, r in enumerate(a.rows):
         eps = f"{r['epsilon']:g}" + (" (document)" if r["epsilon_is_document_budget"] else "")
         ent = (f"{r['entities_survived_count']}/{r['entities_found']}" if r["entities_found"]
                else "0/0")
-        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""), eps, ent,
-                _pct(r["words_unchanged"]),
-                f"{_pct(r['linkage_top1'])} ({_times(r['linkage_top1'], r['linkage_chance'])})",
-                _pct(r["linkage_top5"]), f"{r['similarity']:.3f}"]
+        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""), eps,
+                f"{_eps(r.get('document_epsilon_median'))} / {_eps(r.get('document_epsilon_p90'))}"]
+        if persons:
+            line.append(f"{_eps(r.get('person_epsilon_median'))} / "
+                        f"{_eps(r.get('person_epsilon_p90'))}")
+        line += [ent, "–" if r.get("independent_survived_count") is None else
+                 f"{r['independent_survived_count']} ({_pct(r['documents_leaking'])} of docs)",
+                 _pct(r["words_unchanged"]),
+                 f"{_pct(r['linkage_top1'])} ({_times(r['linkage_top1'], r['linkage_chance'])})",
+                 _pct(r["linkage_top5"])]
+        if "author linkage top-1 (× chance)" in head:
+            al = r.get("author_linkage_top1")
+            line.append("–" if al is None else
+                        f"{_pct(al)} ({_times(al, r['author_linkage_chance'])})")
+        if "attribute inference (× chance)" in head:
+            at = r.get("attribute_accuracy")
+            line.append("–" if at is None else
+                        f"{_pct(at)} ({_times(at, r['attribute_chance'])})")
+        line.append(f"{r['similarity']:.3f}")
         if labels is not None:
             line += [_pct(r["task_accuracy"]), _pct(r["task_accuracy_clean_train"])]
         misses = targets.misses(r)
@@ -128,11 +234,29 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
-def frontier_png(a: Assessment) -> bytes:
-    """Risk (top-1 linkage) against utility (task accuracy with labels, else similarity), one
-    panel per mechanism family; points labelled with ε; the recommended setting starred."""
+#: The privacy axes the frontier plot offers: row field, axis label, log scale.
+PRIVACY_AXES = {
+    "linkage": ("linkage_top1", "risk: linkage top-1", False),
+    "author-linkage": ("author_linkage_top1", "risk: author linkage top-1", False),
+    "document": ("document_epsilon_median", "guarantee: ε of a median whole document (log)",
+                 True),
+    "person": ("person_epsilon_median", "guarantee: ε of a median person (log)", True),
+}
+
+
+def frontier_png(a: Assessment, privacy: str = "linkage") -> bytes:
+    """Privacy against utility (task accuracy with labels, else similarity), one panel per
+    mechanism family; points labelled with ε; the recommended setting starred.
+
+    ``privacy``: the x axis, one of :data:`PRIVACY_AXES`: top-1 linkage (the default), author
+    linkage, or the whole-document (or per-person) ε of the ledger's guarantee, on a log scale;
+    a setting whose guarantee is unbounded has no point there (the panel says how many).
+    """
     from matplotlib.figure import Figure
 
+    if privacy not in PRIVACY_AXES:
+        raise ValueError(f"privacy axis must be one of {', '.join(PRIVACY_AXES)}, got {privacy!r}")
+    x_key, x_label, log = PRIVACY_AXES[privacy]
     families = list(dict.fromkeys(r["label"] for r in a.rows))
     cols = min(3, len(families))
     nrows = math.ceil(len(families) / cols)
@@ -143,9 +267,10 @@ def frontier_png(a: Assessment) -> bytes:
     for ax in axes.flat[len(families):]:
         ax.set_visible(False)
     for ax, fam in zip(axes.flat, families, strict=False):
-        rows = [(i, r) for i, r in enumerate(a.rows) if r["label"] == fam]
-        rows.sort(key=lambda p: p[1]["epsilon"])
-        x = [r["linkage_top1"] for _, r in rows]
+        every = [(i, r) for i, r in enumerate(a.rows) if r["label"] == fam]
+        rows = sorted(((i, r) for i, r in every if r.get(x_key) is not None),
+                      key=lambda p: p[1]["epsilon"])
+        x = [r[x_key] for _, r in rows]
         y = [r[key] for _, r in rows]
         ax.plot(x, y, "o-", color="tab:blue")
         for (i, r), xi, yi in zip(rows, x, y, strict=True):
@@ -153,17 +278,27 @@ def frontier_png(a: Assessment) -> bytes:
                         xytext=(4, 4), fontsize=7)
             if i == a.recommendation.get("index"):
                 ax.plot([xi], [yi], "*", color="tab:red", markersize=16)
-        ax.axvline(rows[0][1]["linkage_chance"], color="grey", linestyle=":", label="chance")
+        chance_key = {"linkage": "linkage_chance", "author-linkage": "author_linkage_chance"}
+        if privacy in chance_key and rows:
+            ax.axvline(rows[0][1][chance_key[privacy]], color="grey", linestyle=":",
+                       label="chance")
         if use_task:
             labels = a.meta["labels"]
             ax.axhline(labels["accuracy"], color="tab:green", linestyle="--",
                        label="non-private")
             ax.axhline(labels["chance"], color="grey", linestyle="--", label="chance (label)")
-        ax.set_title(fam, fontsize=10)
-        ax.set_xlabel("risk: linkage top-1")
+        missing = len(every) - len(rows)
+        ax.set_title(fam + (f" ({missing} unbounded/unmeasured, not shown)" if missing else ""),
+                     fontsize=10 if not missing else 8)
+        ax.set_xlabel(x_label)
         ax.set_ylabel("utility: " + ("task accuracy" if use_task else "similarity"))
-        ax.set_xlim(-0.02, 1.02)
-        ax.legend(fontsize=7, loc="lower right")
+        if log:
+            if rows:
+                ax.set_xscale("log")
+        else:
+            ax.set_xlim(-0.02, 1.02)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
     return buf.getvalue()
@@ -182,12 +317,12 @@ def _recommendation_lines(a: Assessment) -> tuple[str, list[str], str | None]:
             head += (f" Release it with `textdp privatize INPUT -o OUTPUT "
                      f"{r['privatize_options']}` (or `textdp.privatize(texts, **release)` with "
                      "the row's `release` keywords from the JSON report).")
-        return head, meanings(r, labels), r.get("guarantee_in_words")
+        return head, meanings(r, labels, a.meta), r.get("guarantee_in_words")
     near = [a.rows[n["index"]] for n in rec["nearest"]]
     head = (f"**No setting meets your targets** ({rec['targets']}). The nearest: "
             + "; ".join(f"{r['label']} at ε = {r['epsilon']:g} ({', '.join(n['misses'])})"
                         for r, n in zip(near, rec["nearest"], strict=True)) + ".")
-    return head, meanings(near[0], labels), near[0].get("guarantee_in_words")
+    return head, meanings(near[0], labels, a.meta), near[0].get("guarantee_in_words")
 
 
 def _sample_line(a: Assessment) -> str:
@@ -212,7 +347,9 @@ def to_markdown(a: Assessment, *, image: str | None = None) -> str:
         out += ["", f"Labels: {lab['classes']} classes, {lab['train']} documents to train and "
                     f"{lab['test']} to test; accuracy on the originals {_pct(lab['accuracy'])} "
                     f"({_interval(lab['accuracy_interval'])}), chance {_pct(lab['chance'])}."]
-    src = image or "data:image/png;base64," + base64.b64encode(frontier_png(a)).decode()
+    axis = a.meta.get("plot_privacy", "linkage")
+    src = image or "data:image/png;base64," + base64.b64encode(frontier_png(a, axis)).decode()
+    out += ["", "## What each attack models", ""] + [f"- {x}" for x in attackers(a.meta)]
     out += ["", "## Risk against utility", "", f"![risk against utility per mechanism]({src})",
             "", "## All settings", ""]
     cols, body = _table(a)
@@ -245,7 +382,7 @@ def to_html(a: Assessment) -> str:
     """The report as one self-contained HTML page (the plot embedded)."""
 
     head, lines, guarantee = _recommendation_lines(a)
-    png = base64.b64encode(frontier_png(a)).decode()
+    png = base64.b64encode(frontier_png(a, a.meta.get("plot_privacy", "linkage"))).decode()
     cols, body = _table(a)
     parts = ["<!doctype html><html><head><meta charset='utf-8'>",
              "<title>textdp assessment</title>", f"<style>{_CSS}</style></head><body>",
@@ -254,6 +391,8 @@ def to_html(a: Assessment) -> str:
              f"<p>{_md_inline(_sample_line(a))}</p>", "<h2>Recommendation</h2>",
              f"<p>{_md_inline(head)}</p><ul>"]
     parts += [f"<li>{_md_inline(line)}</li>" for line in lines]
+    parts.append("</ul><h2>What each attack models</h2><ul>")
+    parts += [f"<li>{_md_inline(x)}</li>" for x in attackers(a.meta)]
     parts.append("</ul>")
     if guarantee:
         parts.append(f"<p><b>The formal guarantee in plain words.</b> {html.escape(guarantee)}</p>")

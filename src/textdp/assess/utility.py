@@ -67,9 +67,10 @@ class TaskSplit:
 _SPLIT_PURPOSE = 1
 
 
-def task_split(labels: Sequence[str], seed: int) -> TaskSplit:
+def task_split(labels: Sequence[str], seed: int, *, purpose: int = _SPLIT_PURPOSE) -> TaskSplit:
     """The split of the assessment seeded with ``seed`` (any non-negative integer: scikit-learn
-    gets a seed in its own range from :func:`textdp._random.library_seed`)."""
+    gets a seed in its own range from :func:`textdp._random.library_seed`); ``purpose`` gives
+    another use (the attribute attack) its own split."""
     from sklearn.model_selection import train_test_split
 
     from textdp import _random
@@ -80,7 +81,7 @@ def task_split(labels: Sequence[str], seed: int) -> TaskSplit:
     n_test = int(np.ceil(0.4 * len(index)))
     stratify = labels_array if counts.min() >= 2 and n_test >= len(counts) else None
     train, test = train_test_split(index, test_size=0.4, stratify=stratify,
-                                   random_state=_random.library_seed(seed, _SPLIT_PURPOSE))
+                                   random_state=_random.library_seed(seed, purpose))
     return TaskSplit(train=np.sort(train), test=np.sort(test), labels=labels_array)
 
 

@@ -11,7 +11,25 @@ from typing import Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, say
-from textdp.io import AtomicFiles, FileError, ReadOptions, check_distinct, open_records
+from textdp.cli.privatize import (
+    AllowListOption,
+    DenyListOption,
+    EntitiesOption,
+    IdentifierLabelOption,
+    IdentifierPatternOption,
+    IdentifiersOption,
+    PhoneRegionsOption,
+    entity_options,
+    identifier_options,
+)
+from textdp.io import (
+    AtomicFiles,
+    FileError,
+    ReadOptions,
+    check_distinct,
+    format_of,
+    open_records,
+)
 
 __all__ = ["assess"]
 
@@ -25,6 +43,13 @@ with stop words kept and with a document budget):
                originals (textdp's own recognisers) surviving verbatim; words unchanged
   linkage      an attacker holding the originals links private documents back
                (TF-IDF and MiniLM nearest neighbour, top-1 and top-5, against chance)
+  author       with --unit-field (the person of each document): an attacker holding
+  linkage      each person's other documents names the author (TF-IDF, character n-gram
+               and MiniLM nearest neighbour, top-1 and top-5, against chance)
+  attribute    with --sensitive-field: an attacker who knows the field for some people
+               infers it for the others from the private text (against the majority guess)
+  guarantee    the ε (δ) a whole document of your data's median and 90th-percentile
+               length gets, by the ledger's own code; with --unit-field, per person
   utility      MiniLM similarity with the original; with --label-field, the accuracy of
                a TF-IDF + logistic-regression classifier (train private / test private,
                train clean / test private) against the originals and chance
@@ -41,6 +66,7 @@ these, the Markdown report on standard output.
 \b
 Example:
   textdp assess tickets.jsonl --text-field text --label-field issue -o assessment
+  textdp assess tickets.jsonl --unit-field customer --max-author-linkage 5x -o assessment
   textdp privatize tickets.jsonl --text-field text -o private.jsonl -m mvc --epsilon 4
 """
 
@@ -56,92 +82,204 @@ def _names(value: str) -> list[str]:
     return [x.strip() for x in value.split(",") if x.strip()]
 
 
-def _read(path: Path, text_field: str, label_field: str | None, format: str | None
-          ) -> tuple[list[str], list[str] | None]:
-    fields = (text_field,) if label_field is None else (text_field, label_field)
-    if label_field is not None and label_field == text_field:
-        raise CLIError("--label-field must differ from --text-field")
+def _epsilons(values: list[str] | None) -> list[float] | dict[str, list[float]] | None:
+    """``--epsilons 2,4,8`` (every mechanism) or, repeated, ``--epsilons mvc=2,4,8``."""
+    if not values:
+        return None
+    common: list[float] | None = None
+    per: dict[str, list[float]] = {}
+    for value in values:
+        name, sep, numbers = value.partition("=")
+        if not sep:
+            if common is not None:
+                raise CLIError("--epsilons without a mechanism name is given once")
+            common = _floats(value, "--epsilons")
+        elif name.strip() in per:
+            raise CLIError(f"--epsilons gives {name.strip()!r} twice")
+        else:
+            per[name.strip()] = _floats(numbers, f"--epsilons {name.strip()}")
+    if common is not None and per:
+        raise CLIError("--epsilons: give one list for every mechanism, or NAME=LIST per "
+                       "mechanism, not both")
+    return per or common
+
+
+def _read(path: Path, text_field: str, fields: dict[str, str | None], format: str | None
+          ) -> tuple[list[str], dict[str, list[str] | None]]:
+    """The texts and, per named option, its field's values (labels, persons, sensitive
+    values: strings, integers or booleans, read as text)."""
+    named = {k: v for k, v in fields.items() if v is not None}
+    if named and format_of(path, format) == "txt":
+        raise CLIError(f"{', '.join(named)}: a .txt line is one document with no fields; use "
+                       ".jsonl, .csv, .tsv or .parquet")
+    for option, field in named.items():
+        if field == text_field:
+            raise CLIError(f"{option} must differ from --text-field")
+    columns = list(dict.fromkeys([text_field, *named.values()]))
     texts: list[str] = []
-    # Labels may be integers or booleans (as most labelled sets store them): read as text.
-    options = ReadOptions(text_fields=fields, scalar_fields=fields[1:])
+    options = ReadOptions(text_fields=tuple(columns), scalar_fields=tuple(columns[1:]))
     with open_records(path, format=format, options=options) as reader:
         for batch in reader.batches(4096):
             texts += batch.texts
-    if label_field is None:
-        return texts, None
-    return texts[0::2], texts[1::2]  # each record yields its fields in the order given
+    k = len(columns)  # each record yields its fields in the order given
+    return texts[0::k], {option: (None if field is None else texts[columns.index(field)::k])
+                         for option, field in fields.items()}
+
+
+TextFieldOpt = Annotated[str, typer.Option(
+    "--text-field", help="The field or column holding the text (ignored for .txt).")]
+
+LabelFieldOpt = Annotated[str | None, typer.Option(
+    "--label-field", show_default=False,
+    help="A field or column holding a task label (strings, integers or booleans): "
+         "adds task accuracy.")]
+
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", show_default=False, help="The input format, when not by extension.")]
+
+MechanismsOpt = Annotated[str | None, typer.Option(
+    "--mechanisms", "-m", metavar="NAMES", show_default=False,
+    help="Comma-separated mechanisms (default: mvc,diffractor,custext,tem + MVC variants).")]
+
+EpsilonsOpt = Annotated[list[str] | None, typer.Option(
+    "--epsilons", metavar="[NAME=]E1,E2,…", show_default=False,
+    help="Comma-separated ε for every mechanism, or NAME=E1,E2 for one (repeatable; "
+         "default: each mechanism's own six).")]
+
+UnitFieldOpt = Annotated[str | None, typer.Option(
+    "--unit-field", show_default=False,
+    help="A field naming the person each document is by or about (a customer id): adds "
+         "author linkage and the guarantee per person.")]
+
+SensitiveFieldOpt = Annotated[str | None, typer.Option(
+    "--sensitive-field", show_default=False,
+    help="A field holding an attribute to protect: adds attribute inference.")]
+
+MaxAuthorLinkageOpt = Annotated[str, typer.Option(
+    "--max-author-linkage", metavar="X",
+    help="Target with --unit-field: top-1 author linkage at most X (0.05, 5%, 5x chance).")]
+
+MaxAttributeOpt = Annotated[str | None, typer.Option(
+    "--max-attribute", metavar="X", show_default=False,
+    help="Target with --sensitive-field: attribute-inference accuracy at most X (a "
+         "fraction, or 1.2x the majority guess).")]
+
+PlotPrivacyOpt = Annotated[str, typer.Option(
+    "--plot-privacy", metavar="AXIS",
+    help="The frontier plot's privacy axis: linkage, author-linkage, document (the ε of a "
+         "median whole document) or person.")]
+
+OovOpt = Annotated[str | None, typer.Option(
+    "--oov", metavar="mask|keep|drop|random", show_default=False,
+    help="Out-of-vocabulary policy of every setting (as textdp privatize; default mask).")]
+
+KeepStopwordsOpt = Annotated[bool, typer.Option(
+    "--keep-stopwords", help="Keep English function words in every setting.")]
+
+MaxLinkageOpt = Annotated[str, typer.Option(
+    "--max-linkage", metavar="X",
+    help="Target: top-1 linkage at most X (0.05, 5%, or 5x chance).")]
+
+MaxEntitiesOpt = Annotated[int, typer.Option(
+    "--max-entities", metavar="N", min=0,
+    help="Target: at most N entities/identifiers of the sample surviving.")]
+
+MinUtilityOpt = Annotated[float | None, typer.Option(
+    "--min-utility", metavar="U", min=0.0, max=1.0, show_default=False,
+    help="Target: mean MiniLM similarity (or task accuracy) at least U, in [0, 1].")]
+
+SampleOpt = Annotated[int | None, typer.Option(
+    "--sample", metavar="N", min=2, show_default=False,
+    help="Documents to assess (default: what fits --time-budget).")]
+
+TimeBudgetOpt = Annotated[float, typer.Option(
+    "--time-budget", metavar="SECONDS", min=1.0,
+    help="Time the measurements should take when --sample is not given.")]
+
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", min=0, show_default=False,
+    help="Seed of the sample, the split and the noise (default: random, recorded).")]
+
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", metavar="DIR", show_default=False,
+    help="Write report.json, report.md, report.html and frontier.png into DIR.")]
+
+JsonPathOpt = Annotated[Path | None, typer.Option(
+    "--json", metavar="FILE", show_default=False, help="Write the JSON report here.")]
+
+MarkdownPathOpt = Annotated[Path | None, typer.Option(
+    "--markdown", metavar="FILE", show_default=False,
+    help="Write the Markdown report here.")]
+
+HtmlPathOpt = Annotated[Path | None, typer.Option(
+    "--html", metavar="FILE", show_default=False, help="Write the HTML report here.")]
 
 
 def assess(
     input: Annotated[Path, typer.Argument(
         metavar="INPUT", show_default=False,
         help="Documents: .txt (one per line), .jsonl, .csv, .tsv or .parquet (.gz/.zst too).")],
-    text_field: Annotated[str, typer.Option(
-        "--text-field", help="The field or column holding the text (ignored for .txt).")]
-        = "text",
-    label_field: Annotated[str | None, typer.Option(
-        "--label-field", show_default=False,
-        help="A field or column holding a task label (strings, integers or booleans): "
-             "adds task accuracy.")] = None,
-    format: Annotated[str | None, typer.Option(
-        "--format", show_default=False, help="The input format, when not by extension.")] = None,
-    mechanisms: Annotated[str | None, typer.Option(
-        "--mechanisms", "-m", metavar="NAMES", show_default=False,
-        help="Comma-separated mechanisms (default: mvc,diffractor,custext,tem + MVC variants).")]
-        = None,
-    epsilons: Annotated[str | None, typer.Option(
-        "--epsilons", metavar="E1,E2,…", show_default=False,
-        help="Comma-separated ε for every mechanism (default: each mechanism's own six).")]
-        = None,
-    max_linkage: Annotated[str, typer.Option(
-        "--max-linkage", metavar="X",
-        help="Target: top-1 linkage at most X (0.05, 5%, or 5x chance).")] = "5x",
-    max_entities: Annotated[int, typer.Option(
-        "--max-entities", metavar="N", min=0,
-        help="Target: at most N entities/identifiers of the sample surviving.")] = 0,
-    min_utility: Annotated[float | None, typer.Option(
-        "--min-utility", metavar="U", min=0.0, max=1.0, show_default=False,
-        help="Target: mean MiniLM similarity (or task accuracy) at least U, in [0, 1].")]
-        = None,
-    sample: Annotated[int | None, typer.Option(
-        "--sample", metavar="N", min=2, show_default=False,
-        help="Documents to assess (default: what fits --time-budget).")] = None,
-    time_budget: Annotated[float, typer.Option(
-        "--time-budget", metavar="SECONDS", min=1.0,
-        help="Time the measurements should take when --sample is not given.")] = 300.0,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", min=0, show_default=False,
-        help="Seed of the sample, the split and the noise (default: random, recorded).")]
-        = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", metavar="DIR", show_default=False,
-        help="Write report.json, report.md, report.html and frontier.png into DIR.")] = None,
-    json_path: Annotated[Path | None, typer.Option(
-        "--json", metavar="FILE", show_default=False, help="Write the JSON report here.")] = None,
-    markdown_path: Annotated[Path | None, typer.Option(
-        "--markdown", metavar="FILE", show_default=False,
-        help="Write the Markdown report here.")] = None,
-    html_path: Annotated[Path | None, typer.Option(
-        "--html", metavar="FILE", show_default=False, help="Write the HTML report here.")]
-        = None,
+    text_field: TextFieldOpt = "text",
+    label_field: LabelFieldOpt = None,
+    format: FormatOpt = None,
+    mechanisms: MechanismsOpt = None,
+    epsilons: EpsilonsOpt = None,
+    unit_field: UnitFieldOpt = None,
+    sensitive_field: SensitiveFieldOpt = None,
+    max_author_linkage: MaxAuthorLinkageOpt = "5x",
+    max_attribute: MaxAttributeOpt = None,
+    plot_privacy: PlotPrivacyOpt = "linkage",
+    oov: OovOpt = None,
+    keep_stopwords: KeepStopwordsOpt = False,
+    entities: EntitiesOption = None, allow_list: AllowListOption = None,
+    identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
+    identifier_label: IdentifierLabelOption = None,
+    identifier_pattern: IdentifierPatternOption = None,
+    phone_regions: PhoneRegionsOption = None,
+    max_linkage: MaxLinkageOpt = "5x",
+    max_entities: MaxEntitiesOpt = 0,
+    min_utility: MinUtilityOpt = None,
+    sample: SampleOpt = None,
+    time_budget: TimeBudgetOpt = 300.0,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    json_path: JsonPathOpt = None,
+    markdown_path: MarkdownPathOpt = None,
+    html_path: HtmlPathOpt = None,
 ) -> None:
     from textdp.assess import assess as run_assessment
+    from textdp.assess.render import PRIVACY_AXES
     from textdp.privacy import format_up
     from textdp.text.entities import EntityModelError
 
     targets = _outputs(out, json_path, markdown_path, html_path)
     check_distinct({"input": input}, targets)
-    texts, labels = _read(input, text_field, label_field, format)
+    if plot_privacy not in PRIVACY_AXES:
+        raise CLIError(f"--plot-privacy must be one of {', '.join(PRIVACY_AXES)}, got "
+                       f"{plot_privacy!r}")
+    release, flags = _release_options(oov, keep_stopwords, entities, allow_list, identifiers,
+                                      deny_list, identifier_label, identifier_pattern,
+                                      phone_regions)
+    texts, fields = _read(input, text_field, {"--label-field": label_field,
+                                              "--unit-field": unit_field,
+                                              "--sensitive-field": sensitive_field}, format)
     try:
         result = run_assessment(
-            texts, labels, sample=sample, seed=seed, time_budget=time_budget,
+            texts, fields["--label-field"], sample=sample, seed=seed, time_budget=time_budget,
             max_linkage=max_linkage, max_entities=max_entities, min_utility=min_utility,
             progress=_bar, mechanisms=_names(mechanisms) if mechanisms is not None else None,
-            epsilons=_floats(epsilons, "--epsilons") if epsilons is not None else None)
+            epsilons=_epsilons(epsilons), units=fields["--unit-field"],
+            sensitive=fields["--sensitive-field"], max_author_linkage=max_author_linkage,
+            max_attribute=max_attribute, **release)
     except (ValueError, TypeError, EntityModelError) as exc:
         if isinstance(exc, FileError):
             raise
         raise CLIError(one_line(exc)) from None
+    result.meta["sensitive_field"] = sensitive_field
+    result.meta["plot_privacy"] = plot_privacy
+    for row in result.rows:
+        if row.get("privatize_options") and flags:
+            row["privatize_options"] += " " + flags
     if not targets:  # through a group: a closed pipe or a full disk is an error, not a crash
         with AtomicFiles() as files:
             files.write_bytes("-", result.to_markdown().encode("utf-8"))
@@ -152,6 +290,43 @@ def assess(
         "documents; " + (f"recommended: {rec['label']} at ε = {format_up(rec['epsilon'])}" if rec
                          else "no setting meets the targets (see the report)"))
     say("wrote " + ", ".join(str(p) for p in targets.values()))
+
+
+def _release_options(oov: str | None, keep_stopwords: bool, entities: str | None,
+                     allow_list: Path | None, identifiers: bool, deny_list: Path | None,
+                     labels: list[str] | None, patterns: list[str] | None,
+                     phone_regions: str | None) -> tuple[dict[str, Any], str]:
+    """The release options every setting gets (only those given: the defaults stay the
+    release's own), and the ``textdp privatize`` flags of those a row's options cannot spell
+    (lists and files)."""
+    import shlex
+
+    options: dict[str, Any] = {}
+    if oov is not None:
+        if oov not in ("mask", "keep", "drop", "random"):
+            raise CLIError(f"--oov must be mask, keep, drop or random, got {oov!r}")
+        options["oov"] = oov
+    if keep_stopwords:
+        options["keep_stopwords"] = True
+    ident = identifier_options(identifiers, labels, patterns, deny_list, phone_regions)
+    ents = entity_options(entities, allow_list)
+    if not identifiers:
+        options["identifiers"] = False
+    if entities is not None:
+        options["entities"] = ents["entities"]
+    for key, value in (("identifier_labels", ident["identifier_labels"]),
+                       ("identifier_patterns", ident["identifier_patterns"]),
+                       ("deny_list", ident["deny_list"]), ("phone_regions", ident["phone_regions"]),
+                       ("allow_list", ents["allow_list"])):
+        if value:
+            options[key] = value
+    flags = [f"--identifier-label {shlex.quote(x)}" for x in labels or []]
+    flags += [f"--identifier-pattern {shlex.quote(x)}" for x in patterns or []]
+    flags += [f"--{name} {shlex.quote(str(path))}" for name, path in
+              (("deny-list", deny_list), ("allow-list", allow_list)) if path is not None]
+    if phone_regions is not None:
+        flags.append(f"--phone-regions {shlex.quote(phone_regions)}")
+    return options, " ".join(flags)
 
 
 def _outputs(out: Path | None, json_path: Path | None, markdown_path: Path | None,
@@ -189,7 +364,7 @@ def _write(result: Any, targets: dict[str, Path], out: Path | None) -> None:
             elif what == "HTML report":
                 data = result.to_html().encode("utf-8")
             else:
-                data = frontier_png(result)
+                data = frontier_png(result, result.meta.get("plot_privacy", "linkage"))
             files.write_bytes(path, data)
 
 

@@ -43,6 +43,13 @@ ledger refuses. The synthetic output is screened by the same recognisers (counte
 report; masked unless --screen keep).
 
 \b
+--method finetune: DP fine-tuning then sampling (Yue et al., ACL 2023): LoRA adapters on the
+same model are trained by DP-SGD on the masked documents (Poisson sampling of units, each
+unit's gradient clipped to L2 norm 1 — a person's documents together — Gaussian noise), with
+the label prompt as context; then N documents are sampled from the tuned model, in equal
+numbers per label. ε is accounted over the steps by the same accountant.
+
+\b
 Example:
   textdp synthesize tickets.jsonl --text-field text --label-field issue \\
       --unit-field customer --epsilon 4 -n 200 -o synthetic.jsonl --report report.json
@@ -171,6 +178,17 @@ def synthesize(
                                           help="Write the privacy report (JSON) here.")] = None,
     format: Annotated[str | None, option("--format", metavar="FMT",
                                          help="INPUT's format when not by extension.")] = None,
+    method: Annotated[str, option("--method", metavar="evolution|finetune", help=(
+        "Private Evolution (default), or DP fine-tuning (LoRA adapters trained by DP-SGD, "
+        "then sampling)."))] = "evolution",
+    epochs: Annotated[float, option("--epochs", metavar="E", help=(
+        "finetune: expected passes over the units."))] = 3.0,
+    train_batch: Annotated[int, option("--train-batch", metavar="B", min=1, help=(
+        "finetune: expected units per DP-SGD step."))] = 64,
+    learning_rate: Annotated[float, option("--learning-rate", metavar="LR", help=(
+        "finetune: Adam's step size."))] = 2e-3,
+    device: Annotated[str, option("--device", metavar="auto|cpu|cuda", help=(
+        "finetune: where training and sampling run."))] = "auto",
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
 ) -> None:
     _run(dict(locals()))
@@ -180,6 +198,10 @@ def _spec(a: dict[str, Any]) -> Any:
     from textdp.synthesis import SynthesisSpec
     from textdp.synthesis.prompts import Prompts
 
+    if a["method"] not in ("evolution", "finetune"):
+        raise CLIError(f"--method must be evolution or finetune, got {a['method']!r}")
+    if a["method"] == "finetune":
+        return _finetune_spec(a)
     try:
         return SynthesisSpec(
             epsilon=a["epsilon"], n=a["n"], delta=a["delta"], rounds=a["rounds"],
@@ -187,6 +209,22 @@ def _spec(a: dict[str, Any]) -> Any:
             temperature=a["temperature"], top_p=a["top_p"],
             max_new_tokens=a["max_new_tokens"], screen=a["screen"], seed=a["seed"],
             identifiers=a["identifiers"],
+            entities="default" if a["entities"] is None else a["entities"], model=a["model"])
+    except (ValueError, TypeError) as exc:
+        raise CLIError(one_line(exc)) from None
+
+
+def _finetune_spec(a: dict[str, Any]) -> Any:
+    from textdp.synthesis.finetune import FinetuneSpec
+    from textdp.synthesis.prompts import Prompts
+
+    try:
+        return FinetuneSpec(
+            epsilon=a["epsilon"], n=a["n"], delta=a["delta"], epochs=a["epochs"],
+            train_batch=a["train_batch"], learning_rate=a["learning_rate"], device=a["device"],
+            prompts=Prompts(a["document_kind"], a["prompt"]), temperature=a["temperature"],
+            top_p=a["top_p"], max_new_tokens=a["max_new_tokens"], screen=a["screen"],
+            seed=a["seed"], identifiers=a["identifiers"],
             entities="default" if a["entities"] is None else a["entities"], model=a["model"])
     except (ValueError, TypeError) as exc:
         raise CLIError(one_line(exc)) from None
@@ -216,8 +254,14 @@ def _run(a: dict[str, Any]) -> None:
             exposed()
 
     try:
-        outcome = run_release(spec, source, PrivateEvolutionEngine(_bar), ledger=book.book,
-                              output_path=output, commit=commit)
+        if a["method"] == "finetune":
+            from textdp.synthesis.finetune import FinetuneEngine
+
+            engine: Any = FinetuneEngine(_bar)
+        else:
+            engine = PrivateEvolutionEngine(_bar)
+        outcome = run_release(spec, source, engine, ledger=book.book, output_path=output,
+                              commit=commit)
     except (DataRefused, LedgerError) as exc:
         raise CLIError(one_line(exc)) from None
     except ImportError as exc:  # a missing extra or entity model: its message says what to do

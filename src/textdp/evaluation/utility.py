@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import check_rng
+from textdp._random import library_seed
 from textdp.evaluation._common import derive_seed
 from textdp.mechanisms.base import WordMechanism
 
@@ -222,6 +223,11 @@ def make_features(spec: FeatureSpec | Features) -> Features:
     return spec if isinstance(spec, Features) else Features(spec)
 
 
+#: :func:`textdp._random.library_seed`'s purpose for the order of SAGA's passes. ``seed % 2**32``
+#: (what stood here) would give seeds that differ only above bit 32 the same passes.
+_SAGA = 2
+
+
 class _Classifier:
     """Logistic regression on ``features`` (standardised dense features, or TF-IDF)."""
 
@@ -236,7 +242,7 @@ class _Classifier:
             # ``seed`` only orders its passes over the data.
             self.model = make_pipeline(features.vectorizer(),
                                        LogisticRegression(C=10.0, solver="saga", max_iter=3000,
-                                                          random_state=seed % 2**32))
+                                                          random_state=library_seed(seed, _SAGA)))
         else:
             self.model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000))
 

@@ -12,7 +12,10 @@ One module per concern:
 * :mod:`~textdp.synthesis.screen` — entities and identifiers, masked in, screened out;
 * :mod:`~textdp.synthesis.report` — the privacy report;
 * :mod:`~textdp.synthesis.api` — :func:`synthesize`, the spec, the source and the engine,
-  run through :func:`textdp.runner.run_release`.
+  run through :func:`textdp.runner.run_release`;
+* :mod:`~textdp.synthesis.dpsgd` and :mod:`~textdp.synthesis.finetune` — the second method
+  (``method="finetune"``): LoRA adapters trained by DP-SGD (per-unit clipping, Poisson
+  sampling, accounted by dp-accounting), then sampling.
 """
 
 from __future__ import annotations

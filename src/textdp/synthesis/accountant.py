@@ -31,13 +31,19 @@ from textdp.privacy.accounting import (
     gaussian_event,
 )
 
-__all__ = ["UNITS", "SynthesisMeasurement", "default_delta", "plan"]
+__all__ = ["UNITS", "DataRefused", "SynthesisMeasurement", "default_delta", "plan",
+           "resolve_delta"]
 
 #: The units a guarantee protects: one document, or every document of one person.
 UNITS = ("document", "person")
 REFERENCE = ("Xie et al., ICML 2024 (Aug-PE), §3 and Algorithm 1; Lin et al., ICLR 2024 (PE), "
              "Algorithm 2 and Theorem 1; Gaussian mechanism composed by dp-accounting's PLD "
              "accountant (Doroshenko et al., PETS 2022)")
+
+
+class DataRefused(ValueError):
+    """The data cannot be released as asked (no documents, a label with one unit, δ ≥ 1/n, too
+    few units for the ε): raised before the ledger is touched and before anything is generated."""
 
 
 def default_delta(units: int) -> float:
@@ -137,6 +143,25 @@ class SynthesisMeasurement:
         return Budget(float(format_up(eps)), self.delta)
 
 
+def resolve_delta(delta: float | None, units: int, unit: str = "document") -> float:
+    """δ as given (checked: in (0, 1/n)) or its default for ``units`` units.
+
+    Raises:
+        ValueError: fewer than 2 units; δ not in (0, 1); δ ≥ 1/n.
+    """
+    if units < 2:
+        raise ValueError(f"{units} {unit}(s): a dataset-level release needs at least 2")
+    if delta is None:
+        return default_delta(units)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ValueError(f"δ must be in (0, 1), got {delta!r}")
+    if delta >= 1 / units:
+        raise ValueError(f"δ = {delta:g} ≥ 1/n = {1 / units:.3g} for n = {units} {unit}s: such "
+                         "a δ allows releasing one unit's data outright; use δ < 1/n (the "
+                         f"default is ≤ 1/n^1.1 = {units ** -1.1:.3g})")
+    return float(delta)
+
+
 def plan(*, epsilon: float, delta: float | None, rounds: int, units: int,
          unit: str = "document") -> SynthesisMeasurement:
     """The noise multiplier σ for ``rounds`` Gaussian histograms to meet (ε, δ) over ``units``
@@ -152,16 +177,7 @@ def plan(*, epsilon: float, delta: float | None, rounds: int, units: int,
         raise ValueError(f"rounds must be an integer ≥ 1, got {rounds!r}")
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    if units < 2:
-        raise ValueError(f"{units} {unit}(s): a dataset-level release needs at least 2")
-    if delta is None:
-        delta = default_delta(units)
-    elif isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ValueError(f"δ must be in (0, 1), got {delta!r}")
-    elif delta >= 1 / units:
-        raise ValueError(f"δ = {delta:g} ≥ 1/n = {1 / units:.3g} for n = {units} {unit}s: such "
-                         "a δ allows releasing one unit's data outright; use δ < 1/n (the "
-                         f"default is ≤ 1/n^1.1 = {units ** -1.1:.3g})")
+    delta = resolve_delta(delta, units, unit)
     sigma = calibrate_noise_multiplier(float(epsilon), float(delta), rounds)
     accounted = epsilon_of([gaussian_event(sigma, rounds)], float(delta))
     reported = min(float(epsilon), float(format_up(accounted)))

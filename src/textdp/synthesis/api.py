@@ -19,6 +19,7 @@ import numpy as np
 
 from textdp._checks import check_seed
 from textdp.runner import Outcome, run_release
+from textdp.synthesis.accountant import DataRefused
 from textdp.synthesis.evolution import LABEL_MIXES, Evolution, signal_check
 from textdp.synthesis.histogram import label_codes
 from textdp.synthesis.prompts import DEFAULT_DOCUMENT_KIND, VARIATION, Prompts, clean
@@ -31,11 +32,6 @@ __all__ = ["DEFAULTS", "DataRefused", "PrivateEvolutionEngine", "SynthesisResult
 DEFAULTS = {"rounds": 3, "temperature": 1.0, "top_p": 0.95, "max_new_tokens": 64,
             "batch_size": 16, "threshold": 0.0, "min_signal": 1.0}
 _NOISE_KEY, _SELECT_KEY = (2**31, 0), (2**31, 1)
-
-
-class DataRefused(ValueError):
-    """The data cannot be released as asked (no documents, a label with one unit, δ ≥ 1/n, too
-    few units for the ε): raised before the ledger is touched and before anything is generated."""
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -282,9 +278,12 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
                screen: str = "mask", model: Any = None, encoder: Any = None,
                ledger: Any = None, ledger_policy: str = "warn", budget: float | None = None,
                input_name: str | None = None,
-               progress: Callable[[str, int], Any] | None = None) -> SynthesisResult:
+               progress: Callable[[str, int], Any] | None = None,
+               method: str = "evolution",
+               finetune: dict[str, Any] | None = None) -> SynthesisResult:
     """``n`` synthetic documents (with labels when ``labels`` are given) under (ε, δ)-DP at the
-    dataset level, by Private Evolution (Xie et al., ICML 2024; docs/synthesize.md).
+    dataset level, by Private Evolution (Xie et al., ICML 2024) or, with ``method="finetune"``,
+    by DP fine-tuning then sampling (docs/synthesize.md).
 
     Args:
         texts: the private documents.
@@ -311,6 +310,13 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
         ledger, ledger_policy, budget: as :func:`textdp.privatize`.
         input_name: what the ledger records as the input's name.
         progress: ``(description, total) → bar`` for the generation of each round.
+        method: ``evolution`` (Private Evolution, the default) or ``finetune`` (LoRA adapters
+            trained by DP-SGD, then sampling: :mod:`textdp.synthesis.finetune`; the options
+            rounds, population, threshold, label_mix, min_signal and variation_prompt are Private
+            Evolution's and are not used).
+        finetune: options of :class:`textdp.synthesis.finetune.FinetuneSpec` (epochs,
+            train_batch, learning_rate, clip, lora_rank, lora_alpha, max_length, min_signal,
+            micro_batch, device) for ``method="finetune"``.
 
     Returns:
         ``.texts``, ``.labels`` (None without labels) and ``.report``.
@@ -324,6 +330,10 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
 
     book = as_ledger(ledger, ledger_policy, budget)
     source = TextSource.build(texts, labels, units, input_name)
+    if method != "evolution" or finetune:
+        from textdp.synthesis.finetune import release_from_options
+
+        return SynthesisResult(*release_from_options(dict(locals())))
     spec = SynthesisSpec(
         epsilon=epsilon, n=n, delta=delta, rounds=rounds, population=population,
         threshold=threshold, label_mix=label_mix, min_signal=min_signal, seed=seed,

@@ -104,16 +104,16 @@ Generator = Callable[[list[str], int], list[str]]
 
 def generate_ids(lm: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: int,
                  sampler: TokenSampler, batch_size: int = 16,
-                 progress: Any = None) -> list[list[int]]:
+                 progress: Any = None, device: str = "cpu") -> list[list[int]]:
     """The generated token ids of every prompt (each row's first EOS kept), in order.
 
     The one adapter onto the engine (see the module docstring); ``progress`` gets ``update(k)``
-    whenever k prompts have finished.
+    whenever k prompts have finished; ``device``: the engine's (``cpu``, ``cuda``, ``auto``).
     """
     from textdp.lm import get_engine
 
     # The sampler keys every draw by (row, step), so the engine's continuous batching (rows
     # leaving and joining, prompts sorted by length) changes no output.
-    engine = get_engine(lm, device="cpu", batch_size=batch_size)
+    engine = get_engine(lm, device=device, batch_size=batch_size)
     return engine.generate(prompts, max_new_tokens=max_new_tokens, sampler=sampler,
                            progress=None if progress is None else progress.update)

