@@ -52,8 +52,8 @@ from textdp.ledger import as_ledger
 from textdp.release import run_spec
 from textdp.spec import ReleaseSpec, release_spec
 
-__all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "assess_frame", "REPORT_KEY",
-           "BUDGET_KEY"]
+__all__ = ["SeriesAccessor", "DataFrameAccessor", "privatize_series", "assess_frame",
+           "synthesize_frame", "REPORT_KEY", "BUDGET_KEY"]
 
 #: Where the report is stored: ``result.attrs[REPORT_KEY]``.
 REPORT_KEY = "textdp_report"
@@ -242,6 +242,44 @@ class DataFrameAccessor:
         """Assess the ``text`` column (labels from ``label``) with :func:`textdp.assess`: see
         :func:`assess_frame`. Nothing is released and no ledger budget is spent."""
         return assess_frame(self._frame, text, label, **options)
+
+    def synthesize(self, text: Any, label: Any = None, unit: Any = None, *, epsilon: float,
+                   n: int, **options: Any) -> pd.DataFrame:
+        """``n`` synthetic documents that follow the ``text`` column: see
+        :func:`synthesize_frame`."""
+        return synthesize_frame(self._frame, text, label, unit, epsilon=epsilon, n=n, **options)
+
+
+def synthesize_frame(frame: pd.DataFrame, text: Any, label: Any = None, unit: Any = None, *,
+                     epsilon: float, n: int, **options: Any) -> pd.DataFrame:
+    """:func:`textdp.synthesize` on a DataFrame: the rows with a text (and, when named, a label
+    and a unit) are the private documents, in row order; ``label`` makes the generation
+    label-conditional, ``unit`` names who wrote each row (the guarantee then protects all rows
+    of a person). ``options`` are :func:`textdp.synthesize`'s (``delta``, ``rounds``, ``seed``,
+    ``ledger``, …). Returns a new DataFrame of ``n`` rows: the ``text`` column and, with
+    ``label``, the ``label`` column (the labels as stored: integers stay integers); the
+    privacy report is in ``.attrs["textdp_report"]``."""
+    from textdp.synthesis.fronts import documents, synthesize_rows
+
+    named = [c for c in (text, label, unit) if c is not None]
+    for c in named:
+        if c not in frame.columns:
+            raise KeyError(f"no such column: {c!r} ({names_listing(str(c), frame.columns)})")
+    if len(set(named)) != len(named):
+        raise ValueError("text, label and unit must be different columns")
+    values = {c: frame[c].to_numpy(dtype=object).tolist() for c in named}
+    rows = documents(values[text], *(values[c] for c in (label, unit) if c is not None),
+                     where=f"column {text!r}")
+    picked = {c: [values[c][i] for i in rows] for c in named}
+    picked[None] = None
+    pick = picked.get
+    result, labels = synthesize_rows(pick(text), pick(label), pick(unit), epsilon=epsilon, n=n,
+                                     input_name=f"DataFrame column {text!r}", **options)
+    out = pd.DataFrame({text: result.texts, **({label: labels} if label is not None else {})})
+    out.attrs = {REPORT_KEY: result.report.with_context(engine="pandas", sections={"pandas": {
+        "rows": int(len(frame)), "documents": len(rows), "column": str(text),
+        "document_numbering": "row order, rows missing a text, label or unit skipped"}})}
+    return out
 
 
 def assess_frame(frame: pd.DataFrame, text: Any, label: Any = None, **options: Any) -> Any:

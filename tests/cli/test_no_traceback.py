@@ -211,6 +211,13 @@ def _battery() -> list[list[str]]:
          "--method", "finetune", "-o", "$D/syn.jsonl"],
         ["synthesize", "$D/in.jsonl", "--text-field", "text", "--epsilon", "1", "-n", "2",
          "--method", "gan", "-o", "$D/syn.jsonl"],
+        # audit-synthesize (refused before any model loads)
+        ["audit-synthesize", "$D/missing.jsonl", "--epsilon", "1", "-n", "2"],
+        ["audit-synthesize", "$D/in.jsonl", "--epsilon", "1", "-n", "0"],
+        ["audit-synthesize", "$D/in.jsonl", "--epsilon", "1", "-n", "2"],
+        ["audit-synthesize", "$D/in.jsonl", "--epsilon", "1", "-n", "2", "--holdout", "1"],
+        ["audit-synthesize", "$D/bad.jsonl", "--epsilon", "1", "-n", "2"],
+        ["audit-synthesize", "$D/in.jsonl", "--epsilon", "1", "-n", "2", "--out", "$D/in.txt"],
         # the rest
         ["mechanisms", "--bogus"], ["experiment", "nosuch"], ["experiment"], ["nosuch"],
     ]

@@ -34,6 +34,8 @@ OTHER_PAGES = {
     "identifiers": "python -m experiments.identifiers; re-rendered by test_identifiers_page.py",
     "entities": "python -m benchmarks.run entities; its figures are BENCHMARKS.md's entities section",
     "assess": "python -m experiments.assess_page; re-rendered by test_assess_page.py",
+    "synthesize": "python -m experiments.synthesize_results; re-rendered by "
+                  "test_synthesize_page.py",
 }
 
 

@@ -67,6 +67,7 @@ def _root(
 # Subcommands: one module each, one registration line each.
 from textdp.cli import assess as _assess  # noqa: E402
 from textdp.cli import audit as _audit  # noqa: E402
+from textdp.cli import audit_synthesize as _audit_synthesize  # noqa: E402
 from textdp.cli import calibrate as _calibrate  # noqa: E402
 from textdp.cli import candidates as _candidates  # noqa: E402
 from textdp.cli import docembed as _docembed  # noqa: E402
@@ -90,6 +91,7 @@ app.command("report")(_report.report)
 app.command("audit")(_audit.audit)
 app.command("assess")(_assess.assess)
 app.command("synthesize")(_synthesize.synthesize)
+app.command("audit-synthesize")(_audit_synthesize.audit_synthesize)
 _candidates_app = typer.Typer(help="DeepCandidate's candidate set F, built from public documents.",
                               no_args_is_help=True)
 _candidates_app.command("build")(_candidates.build_candidates_command)

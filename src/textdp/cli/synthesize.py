@@ -65,7 +65,9 @@ def _read(path: Path, text_field: str, label_field: str | None, unit_field: str 
     if len(set(fields)) != len(fields):
         raise CLIError("--text-field, --label-field and --unit-field must be different fields")
     values: list[str] = []
-    with open_records(path, format=format, options=ReadOptions(text_fields=tuple(fields))) as r:
+    # Labels and persons may be integers or booleans (as most sets store them): read as text.
+    options = ReadOptions(text_fields=tuple(fields), scalar_fields=tuple(fields[1:]))
+    with open_records(path, format=format, options=options) as r:
         for batch in r.batches(4096):
             values += batch.texts
     k = len(fields)
@@ -121,10 +123,34 @@ def _check_paths(input: Path, output: Path, report: Path | None, ledger: Path | 
 
 
 def _bar(description: str, total: int) -> Any:
-    from tqdm import tqdm
+    """A bar on a terminal; elsewhere (a log, a pipe) one line when a stage starts and one when
+    it ends, so that a long run shows its progress on any standard error."""
+    if sys.stderr.isatty():
+        from tqdm import tqdm
 
-    return tqdm(total=total, desc=description, unit="doc", file=sys.stderr,
-                disable=not sys.stderr.isatty(), leave=False, dynamic_ncols=True)
+        return tqdm(total=total, desc=description, unit="doc", file=sys.stderr, leave=False,
+                    dynamic_ncols=True)
+    return _Lines(description, total)
+
+
+class _Lines:
+    """The progress of one stage as two status lines (see :func:`_bar`)."""
+
+    def __init__(self, description: str, total: int) -> None:
+        import time
+
+        self.description, self.total, self.done = description, total, 0
+        self.t0 = time.perf_counter()
+        say(f"{description}: generating {total:,} documents")
+
+    def update(self, k: int) -> None:
+        self.done += k
+
+    def close(self) -> None:
+        import time
+
+        say(f"{self.description}: {self.done:,} of {self.total:,} documents generated in "
+            f"{time.perf_counter() - self.t0:.1f} s")
 
 
 def synthesize(
@@ -138,11 +164,12 @@ def synthesize(
     text_field: Annotated[str, option("--text-field", help="The field holding the text.")]
         = "text",
     label_field: Annotated[str | None, option(
-        "--label-field", metavar="L", help="A field holding a label (strings): label-"
+        "--label-field", metavar="L", help="A field holding a label (strings, integers or "
+        "booleans): label-"
         "conditional generation; label names are treated as public.")] = None,
     unit_field: Annotated[str | None, option(
         "--unit-field", metavar="PERSON", help="A field naming who wrote each document "
-        "(strings): the guarantee then protects all documents of a person.")] = None,
+        "(strings or integers): the guarantee then protects all documents of a person.")] = None,
     delta: Annotated[float | None, option(
         "--delta", metavar="D", help="δ (default: the largest power of ten ≤ 1/n^1.1).")] = None,
     rounds: Annotated[int, option("--rounds", metavar="T", min=1,
@@ -174,6 +201,9 @@ def synthesize(
         "Reproducible run (not for production: the noise can be recomputed)."))] = None,
     model: Annotated[Path | None, option("--model", metavar="PATH", help=(
         "A local causal LM (directory or .gguf; default SmolLM2-135M-Instruct)."))] = None,
+    device: Annotated[str, option(
+        "--device", metavar="auto|cpu|cuda", help="Where the language model runs, and with "
+        "finetune where it trains (auto: a GPU when one is available).")] = "auto",
     report: Annotated[Path | None, option("--report", metavar="PATH",
                                           help="Write the privacy report (JSON) here.")] = None,
     format: Annotated[str | None, option("--format", metavar="FMT",
@@ -187,8 +217,6 @@ def synthesize(
         "finetune: expected units per DP-SGD step."))] = 64,
     learning_rate: Annotated[float, option("--learning-rate", metavar="LR", help=(
         "finetune: Adam's step size."))] = 2e-3,
-    device: Annotated[str, option("--device", metavar="auto|cpu|cuda", help=(
-        "finetune: where training and sampling run."))] = "auto",
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
 ) -> None:
     _run(dict(locals()))
@@ -209,7 +237,8 @@ def _spec(a: dict[str, Any]) -> Any:
             temperature=a["temperature"], top_p=a["top_p"],
             max_new_tokens=a["max_new_tokens"], screen=a["screen"], seed=a["seed"],
             identifiers=a["identifiers"],
-            entities="default" if a["entities"] is None else a["entities"], model=a["model"])
+            entities="default" if a["entities"] is None else a["entities"], model=a["model"],
+            device=a["device"])
     except (ValueError, TypeError) as exc:
         raise CLIError(one_line(exc)) from None
 
@@ -243,6 +272,13 @@ def _run(a: dict[str, Any]) -> None:
     book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
     spec = _spec(a)
     source = _read(input, a["text_field"], a["label_field"], a["unit_field"], a["format"])
+    if a["device"] == "cuda":  # before the ledger: a GPU asked for and absent is refused now
+        from textdp.lm import resolve_device
+
+        try:
+            resolve_device("cuda")
+        except (ValueError, ImportError) as exc:
+            raise CLIError(one_line(exc)) from None
 
     def commit(outcome: Any, exposed: Any) -> None:
         texts, labels = outcome.output

@@ -49,7 +49,7 @@ from textdp.pipeline import Privatizer
 from textdp.spec import ReleaseSpec, release_spec
 from textdp.tallies import Tallies
 
-__all__ = ["privatize", "assess", "COUNTERS_COLUMN"]
+__all__ = ["privatize", "assess", "synthesize", "COUNTERS_COLUMN"]
 
 #: The temporary column that carries each batch's counters (removed from the result).
 COUNTERS_COLUMN = "__textdp_counters__"
@@ -337,3 +337,48 @@ def assess(ds: Any, column: str = "text", label_column: str | None = None,
                             "string or None")
     return run([texts[i] for i in keep],
                None if labels is None else [labels[i] for i in keep], **options)
+
+
+def synthesize(ds: Any, column: str = "text", label_column: str | None = None,
+               unit_column: str | None = None, *, epsilon: float, n: int,
+               **options: Any) -> tuple[Any, Any]:
+    """:func:`textdp.synthesize` on a ``datasets.Dataset``: the rows with a text (and, when
+    named, a label and a unit) are the private documents, in row order. ``options`` are
+    :func:`textdp.synthesize`'s (``delta``, ``rounds``, ``seed``, ``ledger``, …).
+
+    Returns:
+        ``(dataset, report)``: a new ``Dataset`` of ``n`` rows — ``column`` and, with labels,
+        ``label_column`` (its feature kept: a ``ClassLabel`` stays one) — and the privacy report.
+    """
+    from textdp.synthesis.fronts import documents, synthesize_rows
+
+    datasets = _datasets()
+    if not isinstance(ds, datasets.Dataset):
+        raise TypeError(f"expected a datasets.Dataset, got {type(ds).__name__} (a DatasetDict: "
+                        "synthesize from one split, e.g. ds['train'])")
+    _check_column(ds, column)
+    named = [c for c in (column, label_column, unit_column) if c is not None]
+    for c in named[1:]:
+        if c not in ds.column_names:
+            raise KeyError(f"no column {c!r}; {names_listing(c, ds.column_names)}")
+    if len(set(named)) != len(named):
+        raise ValueError("column, label_column and unit_column must be different columns")
+    values = {c: list(ds[c]) for c in named}
+    others = [values[c] for c in (label_column, unit_column) if c is not None]
+    rows = documents(values[column], *others, where=f"column {column!r}")
+    picked = {c: [values[c][i] for i in rows] for c in named}
+    picked[None] = None
+    pick = picked.get
+    result, labels = synthesize_rows(pick(column), pick(label_column), pick(unit_column),
+                                     epsilon=epsilon, n=n,
+                                     input_name=f"dataset column {column!r}", **options)
+    columns = {column: result.texts}
+    features = {column: ds.features[column]}
+    if label_column is not None:
+        columns[label_column] = labels
+        features[label_column] = ds.features[label_column]
+    out = datasets.Dataset.from_dict(columns, features=datasets.Features(features))
+    report = result.report.with_context(engine="datasets", sections={"datasets": {
+        "column": column, "rows": len(ds), "documents": len(rows),
+        "document_numbering": "row order, rows missing a text, label or unit skipped"}})
+    return out, report

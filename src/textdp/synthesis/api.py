@@ -113,6 +113,7 @@ class SynthesisSpec:
     screen: str = "mask"
     model: Any = None
     encoder: Any = None
+    device: str = "auto"
 
     def __post_init__(self) -> None:
         _positive_int(self.n, "n")
@@ -132,6 +133,9 @@ class SynthesisSpec:
                 raise ValueError(f"{name} must be a finite number ≥ 0, got {v!r}")
         check_seed(self.seed)
         from textdp.synthesis.generation import NucleusSampler
+
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"device must be auto, cpu or cuda, got {self.device!r}")
 
         NucleusSampler([], temperature=self.temperature, top_p=self.top_p)  # checks both
 
@@ -216,7 +220,8 @@ class PrivateEvolutionEngine:
             bar = self.progress(what, len(prompts)) if self.progress is not None else None
             try:
                 rows = generate_ids(lm, ids, max_new_tokens=spec.max_new_tokens, sampler=sampler,
-                                    batch_size=spec.batch_size, progress=bar)
+                                    batch_size=spec.batch_size, progress=bar,
+                                    device=spec.device)
             finally:
                 if bar is not None:
                     bar.close()
@@ -280,7 +285,8 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
                input_name: str | None = None,
                progress: Callable[[str, int], Any] | None = None,
                method: str = "evolution",
-               finetune: dict[str, Any] | None = None) -> SynthesisResult:
+               finetune: dict[str, Any] | None = None,
+               device: str = "auto") -> SynthesisResult:
     """``n`` synthetic documents (with labels when ``labels`` are given) under (ε, δ)-DP at the
     dataset level, by Private Evolution (Xie et al., ICML 2024) or, with ``method="finetune"``,
     by DP fine-tuning then sampling (docs/synthesize.md).
@@ -317,6 +323,8 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
         finetune: options of :class:`textdp.synthesis.finetune.FinetuneSpec` (epochs,
             train_batch, learning_rate, clip, lora_rank, lora_alpha, max_length, min_signal,
             micro_batch, device) for ``method="finetune"``.
+        device: where the language model runs: ``auto`` (a GPU when one is available),
+            ``cpu``, ``cuda``; a seeded run is reproducible on one kind of device.
 
     Returns:
         ``.texts``, ``.labels`` (None without labels) and ``.report``.
@@ -340,7 +348,7 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
         prompts=Prompts(document_kind, prompt, variation_prompt), temperature=temperature,
         top_p=top_p, max_new_tokens=max_new_tokens, batch_size=batch_size,
         identifiers=identifiers, entities=entities, allow_list=tuple(allow_list or ()),
-        screen=screen, model=model, encoder=encoder)
+        screen=screen, model=model, encoder=encoder, device=device)
     outcome = run_release(spec, source, PrivateEvolutionEngine(progress), ledger=book)
     texts_out, labels_out = outcome.output
     return SynthesisResult(texts_out, labels_out, outcome.report)

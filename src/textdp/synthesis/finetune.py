@@ -381,7 +381,7 @@ def release_from_options(a: dict[str, Any]) -> tuple[list[str], list[str] | None
         top_p=a["top_p"], max_new_tokens=a["max_new_tokens"], batch_size=a["batch_size"],
         identifiers=a["identifiers"], entities=a["entities"],
         allow_list=tuple(a["allow_list"] or ()), screen=a["screen"], model=a["model"],
-        **(a["finetune"] or {}))
+        **({"device": a["device"]} | (a["finetune"] or {})))
     outcome = run_release(spec, a["source"], FinetuneEngine(a["progress"]), ledger=a["book"])
     texts, labels = outcome.output
     return texts, labels, outcome.report

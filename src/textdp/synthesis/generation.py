@@ -108,7 +108,7 @@ def generate_ids(lm: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: i
     """The generated token ids of every prompt (each row's first EOS kept), in order.
 
     The one adapter onto the engine (see the module docstring); ``progress`` gets ``update(k)``
-    whenever k prompts have finished; ``device``: the engine's (``cpu``, ``cuda``, ``auto``).
+    whenever k prompts have finished; ``device`` is the engine's (``auto``, ``cpu``, ``cuda``).
     """
     from textdp.lm import get_engine
 

@@ -1,0 +1,383 @@
+"""DP synthetic text (``textdp.synthesize``) measured on generated support tickets (issue 32,
+Deliver 4 and the goals): task accuracy against ε, the non-private ceiling, the zero-private-data
+baseline, the privacy-in-practice checks and the audit.
+
+    nice -n 5 python -m experiments.synthesize_results --n-private 1000 --n-synthetic 64 \\
+        --rounds 2                                  # → docs/results/synthesize.md
+
+Data: ``generate_tickets(n_private + n_test, seed, describe_issue=True)`` — the first
+``n_private`` are the private input, the other ``n_test`` the held-out originals every
+classifier is tested on (and the non-members of the membership test). Labels: the 8 issues.
+
+* **Synthetic, ε ∈ {1, 2, 4, 8}**: ``textdp.synthesize`` (Private Evolution, SmolLM2-135M-Instruct,
+  all-MiniLM-L6-v2, document level, δ by default) on the private tickets with the audit's
+  canaries planted (1, 10 and 100 copies); a TF-IDF + logistic regression trained on the
+  ``n_synthetic`` synthetic tickets, tested on the held-out ones.
+* **Non-private ceiling**: the same classifier trained on ``n_synthetic`` private tickets
+  (and on all of them).
+* **Zero-private-data baseline (ε = 0)**: the same generator writes ``n_synthetic`` tickets
+  from the label prompts alone (equal quotas), with no private data at all.
+* **Two-proportion test** (one-sided z, pooled) of each ε against the baseline.
+* **Privacy in practice** (:mod:`textdp.audit.practice`) and the **audit**
+  (:mod:`textdp.audit.synthesis`) of each release.
+
+Results are saved after every run (``results.json``, ``complete`` false until the last), so a
+run cut short still renders (``--from-results``), saying what was not run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments import _harness as harness
+
+NAME = "synthesize"
+say = harness.logger(NAME)
+EPSILONS = (4.0, 8.0, 1.0, 2.0)   # run order: the goal's ε first
+CANARIES = (1, 10, 100)
+GOAL_RATIO = 0.85
+KIND = "customer support ticket"
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _accuracy(train_texts: list[str], train_labels: list[str], test_texts: list[str],
+              test_labels: list[str]) -> dict[str, Any]:
+    """TF-IDF (1–2-grams, sublinear) + logistic regression: accuracy on the held-out set with
+    a 95% Clopper–Pearson interval."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from textdp.audit._stats import cp_lower, cp_upper
+
+    n = len(test_labels)
+    if len(set(train_labels)) < 2 or not any(t.strip() for t in train_texts):
+        correct = sum(1 for y in test_labels if y == (train_labels[0] if train_labels else None))
+    else:
+        model = make_pipeline(TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2)),
+                              LogisticRegression(max_iter=2000))
+        model.fit(train_texts, train_labels)
+        correct = int((model.predict(test_texts) == np.asarray(test_labels)).sum())
+    return {"correct": correct, "n": n, "accuracy": correct / n,
+            "low": float(cp_lower(correct, n, 0.025)), "high": float(cp_upper(correct, n, 0.025))}
+
+
+def two_proportion(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+    """One-sided pooled z-test of accuracy a > accuracy b (each correct of n)."""
+    p = (a["correct"] + b["correct"]) / (a["n"] + b["n"])
+    se = math.sqrt(p * (1 - p) * (1 / a["n"] + 1 / b["n"]))
+    z = (a["accuracy"] - b["accuracy"]) / se if se > 0 else 0.0
+    return {"z": z, "p_one_sided": 0.5 * math.erfc(z / math.sqrt(2))}
+
+
+def _identifiers(tickets: list[Any]) -> list[str]:
+    """The ground truth of the generator: full names, e-mails, phones, orders, streets."""
+    out = []
+    for t in tickets:
+        v = t.values
+        out += [f"{v['first_name']} {v['last_name']}", v["email"], v["phone"], v["order"],
+                v["street"]]
+    return out
+
+
+def _baseline(lm: Any, labels: list[str], n: int, seed: int, max_new_tokens: int) -> list[str]:
+    """``n`` tickets from the label prompts alone (equal quotas), the generator of
+    ``textdp.synthesize`` (the same prompts, sampler and engine)."""
+    from textdp.synthesis.evolution import quotas
+    from textdp.synthesis.generation import NucleusSampler, generate_ids, row_generators
+    from textdp.synthesis.prompts import Prompts, clean
+
+    prompts = Prompts(KIND)
+    sizes = quotas(n, np.ones(len(labels)))
+    codes = [label for label, k in zip(labels, sizes, strict=True) for _ in range(k)]
+    ids = lm.prompt_ids([prompts.first(label) for label in codes], "{document}")
+    rows = generate_ids(lm, ids, max_new_tokens=max_new_tokens, batch_size=64,
+                        sampler=NucleusSampler(row_generators(len(ids), seed, 0)))
+    texts = [clean(t) for t in lm.tokenizer.batch_decode(rows, skip_special_tokens=True)]
+    return list(zip(texts, codes, strict=True))
+
+
+def _progress(description: str, total: int) -> Any:
+    say(f"  {description}: generating {total}")
+
+    class Bar:
+        def update(self, k: int) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    return Bar()
+
+
+def run(args: Any, out: Path) -> dict[str, Any]:
+    import textdp
+    from textdp.audit.synthesis import audit_release, make_canaries, plant
+    from textdp.datasets.tickets import generate_tickets
+    from textdp.encoders import SBERT
+    from textdp.lm import shared_model
+
+    started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load_before = os.getloadavg()
+    tickets = generate_tickets(args.n_private + args.n_test, seed=args.seed, describe_issue=True)
+    private, test = tickets[:args.n_private], tickets[args.n_private:]
+    texts, labels = [t.text for t in private], [t.issue for t in private]
+    test_texts, test_labels = [t.text for t in test], [t.issue for t in test]
+    names = sorted(set(labels))
+    t0 = time.perf_counter()
+    lm, encoder = shared_model(None), SBERT()
+    encoder(["warm up"])
+    say(f"models loaded in {time.perf_counter() - t0:.0f} s")
+    results: dict[str, Any] = {
+        "settings": {"n_private": args.n_private, "n_test": args.n_test,
+                     "n_synthetic": args.n_synthetic, "rounds": args.rounds,
+                     "max_new_tokens": args.max_new_tokens, "seed": args.seed,
+                     "epsilons": list(args.epsilons), "canaries": list(CANARIES),
+                     "document_kind": KIND},
+        "machine": harness.machine(), "started": started,
+        "load_before": [round(x, 2) for x in load_before], "complete": False,
+        "command": " ".join(["nice -n 5 python -m experiments.synthesize_results",
+                             *sys.argv[1:]])}
+    pick = np.random.default_rng(args.seed)
+    results["test_label_counts"] = {k: test_labels.count(k) for k in names}
+    results["ceiling"] = _accuracy(texts[:args.n_synthetic], labels[:args.n_synthetic],
+                                   test_texts, test_labels)
+    results["ceiling_all"] = _accuracy(texts, labels, test_texts, test_labels)
+    say(f"ceiling {results['ceiling']['accuracy']:.3f} (all private: "
+        f"{results['ceiling_all']['accuracy']:.3f})")
+    t0, c0 = time.perf_counter(), _cpu()
+    pairs = _baseline(lm, names, args.n_synthetic, args.seed, args.max_new_tokens)
+    results["baseline"] = {**_accuracy([p[0] for p in pairs], [p[1] for p in pairs], test_texts,
+                                       test_labels),
+                           "seconds": time.perf_counter() - t0, "cpu_seconds": _cpu() - c0,
+                           "examples": [p[0] for p in pairs[:3]]}
+    say(f"baseline {results['baseline']['accuracy']:.3f}")
+    results["runs"] = []
+    save = out.with_suffix("") / "results.json"
+    harness.save_json(save, results, indent=1)
+    identifiers = _identifiers(private)
+    for epsilon in args.epsilons:
+        canaries = make_canaries(CANARIES, rng=pick, labels=names)
+        data = plant(texts, labels, None, canaries)
+        say(f"ε = {epsilon:g}: {len(data[0]):,} private documents ({sum(CANARIES)} canary "
+            "copies)")
+        t0, c0 = time.perf_counter(), _cpu()
+        release = textdp.synthesize(data[0], labels=data[1], epsilon=epsilon,
+                                    n=args.n_synthetic, rounds=args.rounds, seed=args.seed,
+                                    model=lm, encoder=encoder, document_kind=KIND,
+                                    max_new_tokens=args.max_new_tokens, batch_size=64,
+                                    progress=_progress)
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        accuracy = _accuracy(release.texts, release.labels, test_texts, test_labels)
+        audit = audit_release(release, members=texts, non_members=test_texts,
+                              canaries=canaries, encoder=encoder, identifiers=identifiers,
+                              rng=pick)
+        report = release.report
+        results["runs"].append({
+            "epsilon": epsilon, "epsilon_reported": report["guarantee"]["epsilon"],
+            "delta": report["guarantee"]["delta"],
+            "noise_multiplier": report["accounting"]["noise_multiplier"],
+            "accuracy": accuracy, "vs_baseline": two_proportion(accuracy, results["baseline"]),
+            "ratio_to_ceiling": accuracy["accuracy"] / max(results["ceiling"]["accuracy"], 1e-9),
+            "seconds": wall, "cpu_seconds": cpu, "rounds": report["mechanism"]["rounds"],
+            "generations": report["counts"]["generations"],
+            "generated_tokens": report["counts"]["generated_tokens"],
+            "screening": report["screening"]["found_by_kind"],
+            "audit": audit.to_dict(), "audit_markdown": audit.markdown(),
+            "examples": list(zip(release.texts[:3], release.labels[:3], strict=True))})
+        say(f"ε = {epsilon:g}: accuracy {accuracy['accuracy']:.3f}, {wall:.0f} s wall, "
+            f"{cpu:.0f} s CPU; {audit.summary()}")
+        harness.save_json(save, results, indent=1)
+    results["complete"] = True
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    results["finished"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return results
+
+
+def _acc(a: dict[str, Any]) -> str:
+    return f"{100 * a['accuracy']:.1f}% [{100 * a['low']:.1f}, {100 * a['high']:.1f}]"
+
+
+def _time_lines(r: dict[str, Any]) -> list[str]:
+    s = r["settings"]
+    lines = ["## Time", ""]
+    runs = r.get("runs", [])
+    if not runs:
+        return lines + ["No synthetic release finished.", ""]
+    lines += ["| ε | wall s | CPU s | generations | tokens | rounds (s each) |",
+              "|---|---|---|---|---|---|"]
+    for run in runs:
+        lines.append(f"| {run['epsilon']:g} | {run['seconds']:.0f} | {run['cpu_seconds']:.0f} | "
+                     f"{run['generations']} | {run['generated_tokens']:,} | "
+                     + ", ".join(f"{x['seconds']:.0f}" for x in run["rounds"]) + " |")
+    cpu = sum(x["cpu_seconds"] for x in runs)
+    gens = sum(x["generations"] for x in runs)
+    per = cpu / max(gens, 1)
+    # The share of each round's draws that were rewritten (the rest kept their parent).
+    share = (sum(y["generated"] for x in runs for y in x["rounds"])
+             / max(sum(y["candidates"] for x in runs for y in x["rounds"]), 1))
+    full = 2000 * (1 + s["rounds"] * share)
+    lines += ["", f"CPU time per generated document (everything of a release — masking, "
+              f"embedding, voting, generation — divided by its generations): "
+              f"**{per:.2f} CPU-seconds** at {s['max_new_tokens']} new tokens; "
+              f"{100 * share:.0f}% of each round's draws were rewritten.", "",
+              f"**Extrapolation, not a measurement**: 10,000 → 2,000 with {s['rounds']} rounds "
+              f"needs about 2,000·(1 + {s['rounds']}·{share:.2f}) ≈ {full:,.0f} generations ≈ "
+              f"{full * per / 60:,.0f} CPU-minutes at this rate, i.e. ≈ {full * per / 120:,.0f}"
+              " minutes on 2 cores if both were free for it — against the goal of 60 minutes. "
+              "Assumptions: the cost per generation stays as measured (the default 64 new "
+              "tokens would cost more per document; the masking and embedding of 10,000 "
+              "private tickets, counted here in the fixed part, grow with the input), and the "
+              "CPU seconds of this shared machine (inflated by contention) are those of a "
+              "quiet one. It is an estimate of order of magnitude only.", ""]
+    return lines
+
+
+def _reading(r: dict[str, Any]) -> list[str]:
+    """What the accuracy table says, and issue 32's goals against it (at this scale)."""
+    s, runs = r["settings"], r.get("runs", [])
+    if not runs:
+        return []
+    above = [x for x in runs if x["vs_baseline"]["p_one_sided"] < 0.05]
+    labels = 8
+    out = [f"**Reading.** {len(above)} of {len(runs)} synthetic releases beat the zero-private-"
+           "data baseline at p < 0.05" + (
+               "." if above else
+               ": at this scale the private data's votes did not make up for what selection and "
+               "rewriting lost. A likely cause, not measured separately here: the variation "
+               "prompt's rewrites of a 135M-parameter model drift from the label's topic (see "
+               f"the examples below), and with {math.ceil(s['n_synthetic'] / labels)} candidates "
+               f"per label and {s['rounds']} rounds the noisy votes have little to choose from. "
+               "Private Evolution papers run thousands of candidates and larger models."), ""]
+    counts = r.get("test_label_counts", {})
+    single = [x for x in runs if x["accuracy"]["correct"] in counts.values()]
+    if single:
+        label = {v: k for k, v in counts.items()}
+        out += [f"{len(single)} of {len(runs)} releases score exactly the number of held-out "
+                "tickets of one label (" + ", ".join(
+                    f"ε = {x['epsilon']:g}: {x['accuracy']['correct']} = "
+                    f"{label[x['accuracy']['correct']]!r}" for x in single)
+                + "): consistent with a classifier that predicts that one label for (nearly) "
+                "every test ticket, i.e. synthetic tickets that share almost no informative "
+                "vocabulary with the real ones (not checked row by row).", ""]
+    goal = next((x for x in runs if x["epsilon"] == 4.0), None)
+    rows = ["| issue 32's goal (at 10,000 → 2,000) | measured here (at this scale) | met? |",
+            "|---|---|---|"]
+    if goal is not None:
+        ok = goal["ratio_to_ceiling"] >= GOAL_RATIO and goal["vs_baseline"]["p_one_sided"] < 0.05
+        rows.append(f"| ε = 4: accuracy ≥ 85% of the same classifier on as many originals, and "
+                    f"above the zero-private baseline | {goal['ratio_to_ceiling']:.2f} of the "
+                    f"ceiling; p = {goal['vs_baseline']['p_one_sided']:.3g} against the baseline "
+                    f"| {'yes' if ok else 'no'} (not at the goal's scale) |")
+    seen = sum(c["verbatim"] + c["near_verbatim"] > 0 for x in runs
+               for c in x["audit"]["canaries"] if c["copies"] <= 10)
+    found = sum(x["audit"]["practice"]["identifiers_found"] for x in runs)
+    grams = sum(x["audit"]["practice"]["unique_ngrams_found"] for x in runs)
+    closer = max(x["audit"]["practice"]["closer_fraction"] or 0.0 for x in runs)
+    rows += [f"| 0 canaries inserted ≤ 10 times found | {seen} found, over {len(runs)} releases "
+             f"| {'yes' if seen == 0 else 'no'} |",
+             f"| 0 names or identifiers of the originals | {found} | "
+             f"{'yes' if found == 0 else 'no'} |",
+             f"| no 8-word sequence of exactly one original in the output | {grams} | "
+             f"{'yes' if grams == 0 else 'no'} |",
+             f"| ≤ 1% of originals with a synthetic document closer than their nearest other "
+             f"original | at most {100 * closer:.2f}% | {'yes' if closer <= 0.01 else 'no'} |",
+             "| 10,000 → 2,000 in ≤ 60 min on 2 cores | not run; see *Time* | – |"]
+    return out + rows + [""]
+
+
+def render(r: dict[str, Any], out: Path) -> None:
+    s = r["settings"]
+    runs = r.get("runs", [])
+    lines = ["# DP synthetic text on generated support tickets", "",
+             f"Command: `{r['command']}` (seed {s['seed']})"
+             + (f"; {r['note']}" if r.get("note") else "") + f"; started {r['started']}"
+             + (f", finished {r['finished']}" if r.get("finished") else "") + f"; "
+             f"{r['machine']}; load average at the start {r['load_before']}"
+             + (f", at the end {r['load_after']}" if r.get("load_after") else "")
+             + " (a shared machine: other engineers' jobs ran throughout).", "",
+             f"**Scale run: {s['n_private']:,} private tickets → {s['n_synthetic']} synthetic, "
+             f"{s['rounds']} rounds, {s['max_new_tokens']} new tokens per document**, tested on "
+             f"{s['n_test']} held-out tickets (8 issue labels). This is **not** the scale of "
+             "issue 32's goals (10,000 → 2,000): that run does not fit this shared 2-core "
+             "machine; see *Time* for the measured cost and its extrapolation.", ""]
+    if not r.get("complete"):
+        done = {x["epsilon"] for x in runs}
+        missing = [e for e in s["epsilons"] if e not in done]
+        lines += [f"**The run was cut short**: ε = {', '.join(f'{e:g}' for e in missing)} "
+                  "did not run.", ""]
+    lines += ["## Task accuracy", "",
+              "TF-IDF (1–2-grams) + logistic regression, trained on the documents of each row, "
+              "tested on the held-out originals; 95% Clopper–Pearson intervals. The p-value is "
+              "a one-sided pooled two-proportion z-test against the zero-private-data baseline "
+              "(it treats the two accuracies as independent; both are measured on the same "
+              "test tickets).", "",
+              "| trained on | ε (reported) | δ | accuracy | ÷ ceiling | vs baseline: z, p |",
+              "|---|---|---|---|---|---|",
+              f"| {s['n_synthetic']} private originals (non-private ceiling) | ∞ | – | "
+              f"{_acc(r['ceiling'])} | 1 | |",
+              f"| all {s['n_private']:,} private originals | ∞ | – | {_acc(r['ceiling_all'])} | "
+              f"| |",
+              f"| {s['n_synthetic']} from label prompts alone (zero private data) | 0 | 0 | "
+              f"{_acc(r['baseline'])} | "
+              f"{r['baseline']['accuracy'] / max(r['ceiling']['accuracy'], 1e-9):.2f} | |"]
+    for x in sorted(runs, key=lambda x: x["epsilon"]):
+        lines.append(f"| {s['n_synthetic']} synthetic | {x['epsilon_reported']:g} | "
+                     f"{x['delta']:g} | {_acc(x['accuracy'])} | {x['ratio_to_ceiling']:.2f} | "
+                     f"{x['vs_baseline']['z']:.2f}, {x['vs_baseline']['p_one_sided']:.3g} |")
+    lines += ["", *_reading(r)]
+    lines += [f"The private input of every synthetic row also held the audit's canaries "
+              f"({' + '.join(map(str, s['canaries']))} = {sum(s['canaries'])} copies of three "
+              "documents, each with a random label): the accuracy is that of a release with "
+              "them.", ""]
+    lines += ["## Privacy in practice and the audit", "",
+              "Per release: the canaries' occurrences and exposure, the membership test (members:"
+              f" the {s['n_private']:,} private tickets; non-members: the {s['n_test']} held-out "
+              "ones) beside the claimed ε, and the checks of issue 32's goals against the "
+              "generator's ground truth (full names, e-mails, phones, order numbers, streets). "
+              "An audit can refute a claim, never prove one: a lower bound far below the claimed "
+              "ε is no evidence of privacy, only of what this attack finds.", ""]
+    for x in sorted(runs, key=lambda x: x["epsilon"]):
+        lines += [f"### ε = {x['epsilon']:g}", "", x["audit_markdown"], "",
+                  f"Entities and identifiers found by the output screen (masked in the "
+                  f"release): {x['screening'] or 'none'}.", ""]
+    lines += _time_lines(r)
+    lines += ["## Examples", "", f"Zero private data: {r['baseline']['examples'][:2]}", ""]
+    for x in sorted(runs, key=lambda x: x["epsilon"])[-1:]:
+        lines += [f"ε = {x['epsilon']:g}: {[t for t, _ in x['examples'][:2]]}", ""]
+    lines += ["## Not done here", "",
+              "- the goals' scale (10,000 → 2,000, ≤ 60 min on 2 cores): extrapolated above, "
+              "not run;",
+              "- the word-level releases at their composed document-level ε, and the built-in "
+              "labelled set, beside these rows;",
+              "- DP fine-tuning (issue 32's second method) beside Private Evolution.", ""]
+    harness.write_text(out, "\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(NAME, __doc__)
+    ap.add_argument("--n-private", type=int, default=1000)
+    ap.add_argument("--n-test", type=int, default=400)
+    ap.add_argument("--n-synthetic", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--max-new-tokens", type=int, default=48)
+    ap.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    args = ap.parse_args(argv)
+    return harness.run_or_render(args, lambda: run(args, args.out), render, indent=1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
