@@ -14,6 +14,14 @@ generated tickets.
 * VADER: the fraction of in-vocabulary words (GloVe 6B 50d vocabulary) inside entity spans,
   over the four sets (23,703 sentences), and the entity stage's words/s on them.
 * End to end: ``Privatizer.run`` words/s for MVC and 1-Diffractor, entities on and off.
+* The entity + identifier stage as the pipeline runs it (``encode_batch`` with the default
+  recognisers, less ``encode_batch`` without any), per CPU second.
+* Start-up (issue 38, Deliver 5): ``textdp --version`` against ``python -c 'import numpy'``, and
+  a one-line ``textdp privatize`` with the defaults (a line with a name, and one without a
+  candidate word), CPU seconds and peak RSS of the child process, best of 3.
+* One long line (``TEXTDP_LONG_MB``, default 1): tickets joined by spaces into one document,
+  privatised by ``textdp privatize`` (MVC ε = 8, defaults): CPU seconds, words per CPU second and
+  peak RSS of the child process.
 
 Speeds are words per CPU second of this (single-threaded) process: on a shared machine the wall
 clock counts other people's work; the CPU time of one thread is what one core does.
@@ -23,8 +31,12 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 
 _WORD = re.compile(r"\w+")
 
@@ -208,7 +220,107 @@ def run() -> str:
                 runner.run(sample[s:s + 4096])
             rates.append(sample_words / (time.process_time() - c0))
         lines.append(f"| {name} (ε = {eps:g}) | {rates[0]:,.0f} | {rates[1]:,.0f} |")
+    lines += ["", *stage(vader), "", *startup(), "", *long_line(tickets)]
     load = os.getloadavg()
     lines += ["", f"Load average at the end: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) on "
               f"{os.cpu_count()} cores: figures taken on a shared machine are lower bounds."]
     return "\n".join(lines)
+
+
+def stage(texts: list[str]) -> list[str]:
+    """The entity + identifier stage inside ``encode_batch``, words per CPU second."""
+    from textdp.text._codes import encode_batch
+    from textdp.text.entities import Entities, Recognisers
+    from textdp.text.identifiers import Identifiers
+
+    n_words = sum(len(_WORD.findall(t)) for t in texts)
+    recognisers = Recognisers(Identifiers(), Entities())
+    ids = Identifiers()
+    encode_batch(texts[:64], recognisers)
+    encode_batch(texts[:64], ids)
+
+    def cpu(spans) -> float:  # noqa: ANN001
+        c0 = time.process_time()
+        for i in range(0, len(texts), 4096):
+            encode_batch(texts[i:i + 4096], spans)
+        return time.process_time() - c0
+
+    none, identifiers, both = cpu(None), cpu(ids), cpu(recognisers)
+    return [f"### The entity + identifier stage ({len(texts):,} VADER sentences, {n_words:,} "
+            "words; `encode_batch`, batches of 4,096, one thread)", "",
+            f"- tokenisation alone: {n_words / none:,.0f} words per CPU second",
+            f"- identifier stage alone (entities off): {n_words / (identifiers - none):,.0f} "
+            "words per CPU second",
+            f"- **entity + identifier stage: {n_words / (both - none):,.0f} words per CPU "
+            "second** (goal ≥ 150,000)"]
+
+
+_MEASURED = ("import resource, sys\n{body}\nu = resource.getrusage(resource.RUSAGE_SELF)\n"
+             "print('RUSAGE', u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr)\n"
+             "sys.exit(status)")
+
+
+def _child(body: str, *args: str) -> tuple[float, float, int]:
+    """(CPU seconds, peak RSS MiB, exit status) of one child process running ``body`` (which
+    sets ``status``), measured by the child itself at its end."""
+    done = subprocess.run([sys.executable, "-c", _MEASURED.format(body=body), *args],
+                          capture_output=True, text=True)
+    last = [ln for ln in done.stderr.splitlines() if ln.startswith("RUSAGE ")][-1].split()
+    return float(last[1]), int(last[2]) / 1024, done.returncode
+
+
+#: The ``textdp`` console script, as a child body (arguments follow).
+_TEXTDP = "from textdp.cli import main\nstatus = main(sys.argv[1:])"
+
+
+def startup() -> list[str]:
+    """``textdp --version`` and one-line releases: CPU seconds, best of 3 child processes, and
+    the largest peak RSS of the 3."""
+    lines = ["### Start-up (child processes: best of 3 CPU seconds, largest peak RSS of the 3)",
+             "", "| command | CPU s | peak RSS MiB | goal |", "|---|---:|---:|---|"]
+    rows = [("`python -c 'import numpy'`", ("import numpy\nstatus = 0",), "–"),
+            ("`textdp --version`", (_TEXTDP, "--version"), "≤ 2× `import numpy`")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in (("without a candidate word", "hello there, your order ships monday."),
+                           ("with a name", "Hello Maria Garcia, your order ships Monday.")):
+            src = Path(tmp) / f"{len(rows)}.txt"
+            src.write_text(text + "\n", encoding="utf-8")
+            rows.append((f"one-line `textdp privatize --epsilon 8`, {name}",
+                         (_TEXTDP, "privatize", str(src), "-o", str(src) + ".out.txt",
+                          "--epsilon", "8"), "≤ 2.5 CPU-s, ≤ 350 MiB"))
+        for name, argv, goal in rows:
+            runs = []
+            for _ in range(3):
+                for out in Path(tmp).glob("*.out.txt"):
+                    out.unlink()
+                runs.append(_child(*argv))
+            cpu = min(r[0] for r in runs)
+            lines.append(f"| {name} | {cpu:.2f} | {max(r[1] for r in runs):,.0f} | {goal} |")
+            if any(r[2] for r in runs):
+                lines[-1] += " (failed)"
+    return lines
+
+
+def long_line(tickets: list) -> list[str]:
+    """One line of ``TEXTDP_LONG_MB`` MB privatised by the command line (MVC ε = 8, defaults)."""
+    mb = float(os.environ.get("TEXTDP_LONG_MB", "1"))
+    pieces, size = [], 0
+    while size < mb * 1e6:
+        for t in tickets:
+            piece = " ".join(t.text.split())
+            pieces.append(piece)
+            size += len(piece) + 1
+            if size >= mb * 1e6:
+                break
+    line = " ".join(pieces)
+    n_words = len(_WORD.findall(line))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "line.txt"
+        src.write_text(line + "\n", encoding="utf-8")
+        cpu, rss, status = _child(_TEXTDP, "privatize", str(src), "-o", str(src) + ".out.txt",
+                                  "--epsilon", "8")
+    return [f"### One long line ({len(line) / 1e6:.1f} MB, {n_words:,} words, tickets joined by "
+            "spaces; `textdp privatize --epsilon 8`, defaults)", "",
+            f"- {cpu:.1f} CPU s, {n_words / cpu:,.0f} words per CPU second end to end, peak RSS "
+            f"{rss:,.0f} MiB"
+            + (" — failed" if status else "")]

@@ -16,7 +16,8 @@ import textdp
 from textdp import mechanisms
 
 FAMILIES = ("textdp.mechanisms.word.", "textdp.mechanisms.embedding", "textdp.mechanisms.document")
-HEAVY = ("scipy", "pyarrow", "wordfreq", "typer", "tqdm", "sklearn", "torch", "matplotlib", "randomgen")
+HEAVY = ("scipy", "pyarrow", "wordfreq", "typer", "tqdm", "sklearn", "torch", "matplotlib", "randomgen",
+         "spacy", "thinc", "transformers", "ray", "pandas", "datasets")
 
 
 def _modules_after(code: str) -> list[str]:
@@ -35,6 +36,26 @@ def test_import_textdp_loads_no_family_and_no_scipy_stats():
     assert _families(modules) == []
     assert "scipy.stats" not in modules
     assert [m for m in modules if m.split(".")[0] in HEAVY] == []
+
+
+#: What ``textdp --version`` must not pay for (issue 38, Deliver 5): the frameworks, the data
+#: libraries, and the command line's own application (Typer, numpy, the subcommands).
+NOT_FOR_VERSION = ("torch", "transformers", "spacy", "ray", "pandas", "sklearn", "datasets",
+                   "numpy", "typer", "textdp.cli._app")
+
+
+def test_version_imports_no_framework_and_no_application():
+    code = ("import sys, io, contextlib\nfrom textdp.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n    status = main(['--version'])\n"
+            "assert status == 0 and out.getvalue().startswith('textdp '), out.getvalue()")
+    modules = _modules_after(code)
+    assert [m for m in modules if m in NOT_FOR_VERSION or m.split(".")[0] in NOT_FOR_VERSION] == []
+
+
+def test_version_probe_can_fail():
+    """Any other command loads the application (so the check above has power)."""
+    modules = _modules_after("from textdp.cli import app")
+    assert "typer" in modules and "textdp.cli._app" in modules
 
 
 def test_available_lists_names_without_importing_families():

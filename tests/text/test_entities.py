@@ -1,5 +1,7 @@
 """Entities (textdp.text.entities): labels before the mechanism, on by default, per document."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -162,7 +164,10 @@ def test_construction_checks_the_model_without_loading_spacy(monkeypatch):
             "p.run(['nothing to see here'])\n"
             "assert 'spacy' not in sys.modules, 'spacy imported without a candidate'\n"
             "p.run(['Maria Garcia wrote'])\n"
-            "assert 'spacy' in sys.modules\n")
+            "assert 'spacy' in sys.modules\n"
+            # spaCy's thinc imports torch when it can (2 CPU-s, 200 MiB) though this pipeline
+            # never uses it; and no placeholder is left behind to stop a later import of it.
+            "assert 'torch' not in sys.modules, 'torch imported with spaCy'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
 
@@ -305,3 +310,50 @@ def test_a_capitalised_common_adjective_is_not_a_name_but_a_city_is():
     assert out[3] == "I moved to [LOCATION] last year."
     # A given name that is also an adjective (tagged JJ here) stays a person.
     assert textdp.privatize(["Thanks, Sunny"], **KW).texts == ["Thanks, [PERSON]"]
+
+
+def _windows_reference(text: str, margin: int) -> list[tuple[int, int]]:
+    """The screen's windows as first written (a character at a time, unbounded): what the
+    compiled screen must reproduce on ordinary text."""
+    from textdp.text.entities import _NOT_CANDIDATES, _candidate_regex
+
+    spans: list[tuple[int, int]] = []
+    for m in _candidate_regex().finditer(text):
+        if m.group().lower() in _NOT_CANDIDATES:
+            continue
+        a, b = max(0, m.start() - margin), min(len(text), m.end() + margin)
+        while a > 0 and not text[a - 1].isspace():
+            a -= 1
+        while b < len(text) and not text[b].isspace():
+            b += 1
+        if spans and a <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
+        else:
+            spans.append((a, b))
+    return spans
+
+
+def test_windows_are_the_candidates_neighbourhoods_and_stay_bounded():
+    from textdp.datasets.tickets import generate_tickets
+    from textdp.text.entities import _windows
+
+    texts = [TICKET, "", "no capitals here", "Maria", "  Maria  ", "x\u00a0Maria\tGarcia\r\nLeeds",
+             *(t.text for t in generate_tickets(30, seed=3))]
+    entities = Entities()
+    for text in texts:
+        assert entities.windows(text) == _windows_reference(text, entities.margin), text
+    # A batch's windows are its documents' windows, each document's own.
+    batch = _windows(texts, 16)
+    assert [(a, b) for d, a, b in batch if d == 0] == entities.windows(TICKET)
+
+    # A long line: windows stay short (a long document is never one spaCy document), and every
+    # candidate still has its margin on both sides inside one window.
+    line = "Maria Garcia met Ji-woo Müller in Leeds. " * 3000
+    windows = entities.windows(line)
+    assert max(b - a for a, b in windows) <= 4096  # entities._MAX_WINDOW
+    for m in re.finditer(r"Maria|Leeds", line):
+        assert any(a <= max(0, m.start() - 16) and min(len(line), m.end() + 16) <= b
+                   for a, b in windows)
+    # No whitespace for megabytes, or one giant word: bounded all the same.
+    for text in ("Ab" * 100_000 + " Maria", "x" * 100_000 + " Maria" + "y" * 100_000):
+        assert max(b - a for a, b in entities.windows(text)) <= 4096 + 2 * (16 + 64)

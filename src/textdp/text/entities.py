@@ -61,12 +61,14 @@ document; the model runs on each window alone, its convolutions padded per windo
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import re
+import sys
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -74,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from textdp.text._zipf import zipf_at_least
 from textdp.text.deny import DenyList
 from textdp.text.fold import Folded, FoldedBatch
 
@@ -250,8 +253,9 @@ def load_model() -> Any:
 def _load_model() -> Any:
     path, meta = _checked()
     try:
-        import spacy
-        __import__(_MODULE)
+        with _without_frameworks():
+            import spacy
+            __import__(_MODULE)
     except ImportError as exc:
         raise _not_installed(exc.name or "spacy") from None
     exclude = [c for c in meta["components"] if c not in _COMPONENTS]
@@ -267,6 +271,29 @@ def _load_model() -> Any:
     finally:
         if looked_up:
             plugins.entry_points = looked_up
+
+
+#: Frameworks that thinc (spaCy's machine-learning library) imports, if installed, only to offer
+#: wrappers around their models; this pipeline runs on thinc's own numpy operations.
+_FRAMEWORKS = ("torch", "tensorflow", "mxnet", "cupy", "jax")
+
+
+@contextlib.contextmanager
+def _without_frameworks() -> Iterator[None]:
+    """spaCy imported without the frameworks of :data:`_FRAMEWORKS` that are not imported yet
+    (``thinc.compat`` then records them as absent): importing torch with it cost 2 CPU-s and
+    200 MiB for nothing. A ``None`` entry in :data:`sys.modules` makes their import fail; the
+    entries are removed afterwards, so a later ``import torch`` (DP-Prompt, sentence embeddings)
+    works as usual. Called once per process, inside :func:`load_model`'s cache."""
+    blocked = [name for name in _FRAMEWORKS if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,6 +326,50 @@ def _not_candidates() -> frozenset[str]:
 
 
 _NOT_CANDIDATES = _not_candidates()
+_DIGIT = re.compile(r"\d")
+#: At most this many characters a window is widened by, on each side, to reach whitespace: a
+#: window stays bounded on text without spaces (a long URL, a base64 blob, a CJK line).
+_WIDEN = 64
+#: Overlapping windows are merged into one while it stays this short (characters); past it, the
+#: next window starts on its own (overlapping the last), so no window grows with the document:
+#: each candidate still has its whole margin on both sides in a window of its own.
+_MAX_WINDOW = 4096
+_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
+_NON_SPACE = re.compile(r"\S*")
+
+
+def _windows(texts: Sequence[str], margin: int) -> list[tuple[int, int, int]]:
+    """The model's windows ``(d, start, end)`` over documents ``texts`` (module docstring): each
+    candidate word with ``margin`` characters each side, widened to whitespace (at most
+    :data:`_WIDEN` characters more), overlapping or touching windows of a document merged (up
+    to :data:`_MAX_WINDOW` characters). Linear in the text: the scans are compiled regular
+    expressions, the Python work is per candidate word, never per character."""
+    out: list[tuple[int, int, int]] = []
+    candidates = _candidate_regex()
+    for d, text in enumerate(texts):
+        n = len(text)
+        last = len(out) - 1  # this document's windows start after it
+        for m in candidates.finditer(text):
+            if m.group().lower() in _NOT_CANDIDATES:
+                continue
+            # A word longer than a window (a blob of letters) is read from its start only: the
+            # span found is widened to the whole word later (Recognisers._merged).
+            a, b = m.start() - margin, min(m.end(), m.start() + _MAX_WINDOW) + margin
+            if a <= 0:
+                a = 0
+            else:
+                lo = max(0, a - _WIDEN)
+                back = _TO_LAST_SPACE.match(text, lo, a)
+                a = back.end() if back is not None else lo
+            if b >= n:
+                b = n
+            else:
+                b = _NON_SPACE.match(text, b, min(n, b + _WIDEN)).end()
+            if len(out) - 1 > last and a <= out[-1][2] and b - out[-1][1] <= _MAX_WINDOW:
+                out[-1] = (d, out[-1][1], max(b, out[-1][2]))
+            else:
+                out.append((d, a, b))
+    return out
 
 _EN_STREET = (r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|"
               r"Square|Sq|Terrace|Way|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Row|Circle|Cir|"
@@ -428,11 +499,12 @@ class Entities:
                 out[d] += [(a - base[d], b - base[d], ALLOWED) for a, b in spans]
         view = folded.cased
         docs = list(texts) if view.identity else view.docs()
+        # Spans of the folded documents, in their own offsets: each recogniser adds to them.
         found: list[list[tuple[int, int, str]]] = [[] for _ in texts]
-        if "address" in self.kinds:
+        if "address" in self.kinds and _DIGIT.search(view.text) is not None:
             pattern = _address_regex()
             for d, text in enumerate(docs):
-                if any(c.isdigit() for c in text):
+                if _DIGIT.search(text) is not None:  # compiled scan; the patterns need a digit
                     found[d] += [(m.start(), m.end(), "address") for m in pattern.finditer(text)]
         if self.uses_model:
             self._model_spans(docs, found)
@@ -440,39 +512,20 @@ class Entities:
 
             for d, text in enumerate(docs):
                 found[d] += gazetteer_spans(text, self.kinds)
-        for d, spans in enumerate(found):
-            if spans:
-                out[d] += _back(view, d, spans, base[d])
+        for d, spans in _back(view, found, base):
+            out[d] += spans
         return out
 
     def windows(self, text: str) -> list[tuple[int, int]]:
         """The merged windows of ``text`` the model reads (see the module docstring)."""
-        spans = []
-        n = len(text)
-        margin = self.margin
-        for m in _candidate_regex().finditer(text):
-            word = m.group()
-            if word.lower() in _NOT_CANDIDATES:
-                continue
-            a = max(0, m.start() - margin)
-            b = min(n, m.end() + margin)
-            while a > 0 and not text[a - 1].isspace():
-                a -= 1
-            while b < n and not text[b].isspace():
-                b += 1
-            if spans and a <= spans[-1][1]:
-                spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
-            else:
-                spans.append((a, b))
-        return spans
+        return [(a, b) for _, a, b in _windows([text], self.margin)]
 
     def _model_spans(self, texts: Sequence[str], out: list[list[tuple[int, int, str]]]) -> None:
         owners: list[tuple[int, int]] = []
         pieces: list[str] = []
-        for d, text in enumerate(texts):
-            for a, b in self.windows(text):
-                owners.append((d, a))
-                pieces.append(text[a:b])
+        for d, a, b in _windows(texts, self.margin):
+            owners.append((d, a))
+            pieces.append(texts[d][a:b])
         if pieces and not _utf8("".join(pieces)):
             # spaCy's strings are UTF-8: a lone surrogate becomes U+FFFD (one code point for
             # one, so offsets are kept).
@@ -532,9 +585,7 @@ def _common_one_word(ent: Any) -> bool:
     """A one-word entity whose word is common in English (Zipf frequency ≥ 3.5, wordfreq)."""
     if len(ent) != 1 or not any(c.isalpha() for c in ent.text):
         return False
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(ent.text, "en") >= 3.5
+    return zipf_at_least(ent.text, 3.5)
 
 
 def _tag_where_needed(nlp: Any, docs: list[Any], wanted: Mapping[str, str]) -> None:
@@ -585,9 +636,7 @@ _JOINING = ("'", "’", "-")  # characters that join a word to the next (O'Brien
 
 
 def _uncommon_candidate(word: str) -> bool:
-    from wordfreq import zipf_frequency
-
-    return word.lower() not in _NOT_CANDIDATES and zipf_frequency(word, "en") < 4.0
+    return word.lower() not in _NOT_CANDIDATES and not zipf_at_least(word, 4.0)
 
 
 def _adjacent_names(text: str, start: int, end: int) -> tuple[int, int]:
@@ -615,9 +664,7 @@ def _plausible(text: str, kind: str) -> bool:
     if not any(c.isupper() for c in text):
         return False
     if kind == "org" and text.isupper() and text.isalpha() and len(text) > 1:
-        from wordfreq import zipf_frequency
-
-        return zipf_frequency(text.lower(), "en") < 3.0
+        return not zipf_at_least(text.lower(), 3.0)
     return True
 
 
@@ -632,16 +679,27 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def _back(view: Folded, d: int, spans: list[tuple[int, int, str]],
-          base: int) -> list[tuple[int, int, str]]:
-    """Spans of folded document ``d`` in the original document's offsets."""
+def _back(view: Folded, found: Sequence[list[tuple[int, int, str]]],
+          base: Sequence[int]) -> list[tuple[int, list[tuple[int, int, str]]]]:
+    """``(d, spans)`` for each document with spans of the folded documents ``found``, in the
+    original document's offsets: every span of the batch mapped back in one call (the map's
+    cost is linear in the batch, so once per batch, not once per document)."""
+    if not any(found):
+        return []
     if view.source is None:
-        return spans
-    shift = int(view.bounds[d])
-    rows = np.array([(a, b) for a, b, _ in spans], dtype=np.int64) + shift
-    starts, ends = view.back(rows[:, 0], rows[:, 1])
-    return [(a - base, b - base, kind) for a, b, (_, _, kind)
-            in zip(starts.tolist(), ends.tolist(), spans, strict=True)]
+        return [(d, spans) for d, spans in enumerate(found) if spans]
+    owner = np.repeat(np.arange(len(found)), [len(spans) for spans in found])
+    rows = np.array([(a, b) for spans in found for a, b, _ in spans], dtype=np.int64)
+    shift = view.bounds.take(owner)
+    starts, ends = view.back(rows[:, 0] + shift, rows[:, 1] + shift)
+    starts, ends = starts.tolist(), ends.tolist()
+    out, i = [], 0
+    for d, spans in enumerate(found):
+        if spans:
+            out.append((d, [(starts[j] - base[d], ends[j] - base[d], kind)
+                            for j, (_, _, kind) in enumerate(spans, i)]))
+            i += len(spans)
+    return out
 
 
 _JOINERS = np.array([ord("-"), ord("'"), ord("’"), 0x2010, 0x2011], dtype=np.uint32)
