@@ -282,10 +282,8 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
                entities: Any = "default", allow_list: Sequence[str] | None = None,
                screen: str = "mask", model: Any = None, encoder: Any = None,
                ledger: Any = None, ledger_policy: str = "warn", budget: float | None = None,
-               input_name: str | None = None,
-               progress: Callable[[str, int], Any] | None = None,
-               method: str = "evolution",
-               finetune: dict[str, Any] | None = None,
+               input_name: str | None = None, progress: Callable[[str, int], Any] | None = None,
+               method: str = "evolution", finetune: dict[str, Any] | None = None,
                device: str = "auto") -> SynthesisResult:
     """``n`` synthetic documents (with labels when ``labels`` are given) under (ε, δ)-DP at the
     dataset level, by Private Evolution (Xie et al., ICML 2024) or, with ``method="finetune"``,
@@ -323,8 +321,7 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
         finetune: options of :class:`textdp.synthesis.finetune.FinetuneSpec` (epochs,
             train_batch, learning_rate, clip, lora_rank, lora_alpha, max_length, min_signal,
             micro_batch, device) for ``method="finetune"``.
-        device: where the language model runs: ``auto`` (a GPU when one is available),
-            ``cpu``, ``cuda``; a seeded run is reproducible on one kind of device.
+        device: where the model runs (``auto``: a GPU if any; ``cpu``; ``cuda``).
 
     Returns:
         ``.texts``, ``.labels`` (None without labels) and ``.report``.
