@@ -68,10 +68,15 @@ def _lexicon() -> Lexicon:
 
     folder = _data()
     entries: list[tuple[str, int]] = []
-    cities = json.loads((folder / "cities15000.json").read_text(encoding="utf-8"))
-    for city in cities.values():
+    cities = list(json.loads((folder / "cities15000.json").read_text(encoding="utf-8")).values())
+    # One fold of all non-ASCII names joined by a NUL (which the fold keeps and no name holds)
+    # costs what one name does: per name, 7,047 calls took ≈ 0.5 CPU-s.
+    foreign = [c["name"] for c in cities if not c["name"].isascii() and "\0" not in c["name"]]
+    folded = dict(zip(foreign, key_string("\0".join(foreign)).split("\0"), strict=True))
+    for city in cities:
         big = _BIG if (city.get("population") or 0) >= 1_000_000 else 0
-        entries.append((key(city["name"]), _CITY | big))
+        name = city["name"]
+        entries.append((folded[name] if name in folded else key(name), _CITY | big))
     for country in json.loads((folder / "countries.json").read_text(encoding="utf-8")).values():
         entries.append((key(country["name"]), _BIG))
     for state in json.loads((folder / "us_states.json").read_text(encoding="utf-8")).values():
