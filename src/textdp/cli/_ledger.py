@@ -28,12 +28,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from textdp.cli._common import CLIError, PipeClosed, one_line, option, pipe_message, warn
+from textdp.cli._common import CLIError, PipeClosed, option, pipe_message, warn
 from textdp.io import AtomicFiles, FileError, ReadOptions, open_records
 from textdp.io.paths import check_distinct, check_target, is_stream
 from textdp.io.streams import is_stdio
 
-__all__ = ["BudgetOpt", "CommandLedger", "LedgerOpt", "LedgerPolicyOpt", "embed_input",
+__all__ = ["BudgetOpt", "CommandLedger", "CommandSource", "LedgerOpt", "LedgerPolicyOpt", "embed_input",
            "encoder_space", "fingerprint_file"]
 
 LedgerOpt = Annotated[Path | None, option(
@@ -143,52 +143,81 @@ class CommandLedger:
         except ValueError as exc:
             raise CLIError(str(exc)) from None
 
-    @contextlib.contextmanager
-    def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
-              input_kind: str = "texts", space: str | None = None, *,
-              seed: int | None) -> Iterator[CommandLedger]:
-        """Check and write the pending line before the block (exit 2 when refused or when the
-        pending line cannot be written); complete it after the block, void it when the block
-        failed before its output group committed, keep it (counted) when it failed later."""
-        if self.book is None:
-            yield self
-            return
+    def source(self, fingerprint: Callable[[], tuple[str, int]], input_kind: str = "texts",
+               space: str | None = None) -> CommandSource:
+        """The runner's source for this command's INPUT: ``fingerprint()`` is its first pass
+        (run only with --ledger), compared again at commit (:meth:`before_commit`)."""
+        return CommandSource(self, fingerprint, input_kind, space)
+
+    def run(self, spec: Any, source: CommandSource, engine: Any,
+            commit: Callable[[Any, Callable[[], None]], None] | None = None) -> Any:
+        """The command's release through :func:`textdp.runner.run_release`: checked and written
+        ahead before ``engine`` runs (exit 2 when refused or when the pending line cannot be
+        written); completed after ``commit`` (which commits the output group from
+        :meth:`files`), voided when the release failed before its output group committed, kept
+        (counted) when it failed later. Returns the :class:`textdp.runner.Outcome`."""
         from textdp.ledger import LedgerError
+        from textdp.runner import run_release
 
-        fp, count = fingerprint()
-        self._fingerprint, self._expected = fingerprint, (fp, count)
         output = self.output
-        guard = self.book.release(mechanism=mechanism, input_fingerprint=fp, records=count,
-                                  seed=seed, input_kind=input_kind, space=space,
-                                  input_name=self.input,
-                                  output_path=("standard output" if output is not None
-                                               and is_stdio(output) else output))
         try:
-            self.release = guard.__enter__()
+            return run_release(spec, source, engine, ledger=self.book,
+                               output_path=("standard output" if output is not None
+                                            and is_stdio(output) else output),
+                               commit=commit, exposure=self._exposed, notify=warn,
+                               entered=self._entered)
         except LedgerError as exc:
+            if self.release is not None:
+                raise
             raise CLIError(str(exc)) from None
-        try:
-            yield self
-        except BaseException as exc:
-            self._failed(guard, exc)
-            raise
-        message = guard.complete()
-        if message:
-            warn(message)
-
-    def _failed(self, guard: Any, exc: BaseException) -> None:
-        """Close a release whose block raised: void it, unless some of its output may be
-        visible (then its pending line stays and counts; it is never completed)."""
-        if any(g.exposed for g in self._groups):
-            guard.exposed()
-        message = guard.void(f"{type(exc).__name__}: {one_line(exc)}")
-        if isinstance(exc, BrokenPipeError):
+        except BrokenPipeError as exc:
+            if self.release is None:
+                raise
+            guard = self.release
             what = (f"release {guard.id} stays pending and counts against the budget (part of "
                     "the output was delivered)" if guard.state == "pending" else
                     f"release {guard.id} is voided (nothing was delivered)")
             raise PipeClosed(f"{pipe_message(exc)}; ledger {self.book.path}: {what}") from None
-        if message:
-            warn(message)
+
+    def _entered(self, release: Any) -> None:
+        self.release = release
+
+    def _exposed(self) -> bool:
+        return any(g.exposed for g in self._groups)
+
+    @contextlib.contextmanager
+    def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
+              input_kind: str = "texts", space: str | None = None, *,
+              seed: int | None) -> Iterator[CommandLedger]:
+        """The guarded release around a block, for the engines not yet moved onto
+        :meth:`run` (``--engine ray``: :mod:`textdp.cli._ray`, :mod:`textdp.cli._ray_vectors`):
+        :func:`textdp.runner.guard` with this command's policy on failures (as :meth:`run`)."""
+        if self.book is None:
+            yield self
+            return
+        from textdp.ledger import LedgerError
+        from textdp.runner import guard
+
+        source = self.source(fingerprint, input_kind, space)
+        output = self.output
+        try:
+            with guard(self.book, mechanism, source, source.fingerprint(), seed=seed,
+                       space=space, exposure=self._exposed, notify=warn,
+                       output_path=("standard output" if output is not None
+                                    and is_stdio(output) else output)) as release:
+                self.release = release
+                yield self
+        except LedgerError as exc:
+            if self.release is not None:
+                raise
+            raise CLIError(str(exc)) from None
+        except BrokenPipeError as exc:
+            if self.release is None:
+                raise
+            what = (f"release {self.release.id} stays pending and counts against the budget "
+                    "(part of the output was delivered)" if self.release.state == "pending" else
+                    f"release {self.release.id} is voided (nothing was delivered)")
+            raise PipeClosed(f"{pipe_message(exc)}; ledger {self.book.path}: {what}") from None
 
     def files(self) -> AtomicFiles:
         """The command's output group (an :class:`AtomicFiles`): with a ledger, committing it
@@ -242,3 +271,22 @@ class CommandLedger:
     def attach(self, report: dict[str, Any]) -> dict[str, Any]:
         """The report with its ``ledger`` section and warnings (unchanged without --ledger)."""
         return self.release.attach(report) if self.release is not None else report
+
+
+class CommandSource:
+    """A command's INPUT as the runner's source (:class:`textdp.runner.Source`): its name, the
+    encoding and space the ledger records, and its first-pass fingerprint (kept by the command's
+    ledger to compare at commit)."""
+
+    def __init__(self, book: CommandLedger, fingerprint: Callable[[], tuple[str, int]],
+                 input_kind: str = "texts", space: str | None = None) -> None:
+        self.name = book.input
+        self.input_kind = input_kind
+        self.space = space
+        self._book = book
+        self._fingerprint = fingerprint
+
+    def fingerprint(self) -> tuple[str, int]:
+        seen = self._fingerprint()
+        self._book._fingerprint, self._book._expected = self._fingerprint, seen
+        return seen
