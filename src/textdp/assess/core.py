@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
+from textdp._checks import check_texts
 from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage
@@ -87,12 +88,7 @@ class Assessment:
 
 def _check_texts(texts: Any, labels: Any, known: Any = None
                  ) -> tuple[list[str], list[str] | None, list[Any] | None]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not one string")
-    texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"document {i} is {type(t).__name__}, expected str")
+    texts = check_texts(texts)
     if len(texts) < 2:
         raise ValueError(f"assess needs at least 2 documents, got {len(texts)}")
     if known is not None:
