@@ -63,14 +63,15 @@ def _innermost(tree: ast.AST) -> dict[int, str]:
 
 
 def _ledger_release_calls(source: str) -> list[str]:
-    """Functions calling ``X.release(mechanism=…, input_fingerprint=…)``: the ledger's guarded
-    release (a mechanism's ``release(x, rng)`` takes positional arguments)."""
+    """Functions calling ``X.release(mechanism=…, input_fingerprint=…)`` or ``X.release(**kw)``:
+    the ledger's guarded release (a mechanism's ``release(x, rng)`` takes positional
+    arguments)."""
     tree = ast.parse(source)
     owner = _innermost(tree)
     return [owner.get(id(n), "<module>") for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
             and n.func.attr == "release"
-            and {"input_fingerprint", "mechanism"} & {k.arg for k in n.keywords}]
+            and {"input_fingerprint", "mechanism", None} & {k.arg for k in n.keywords}]
 
 
 def _calls_named(source: str, name: str) -> list[str]:
@@ -126,6 +127,7 @@ def test_the_scans_catch_a_planted_call():
                "        return mech.release(x, rng)\n")
     assert _ledger_release_calls(planted) == ["front"]
     assert _mechanism_release_calls(planted) == ["front"]
+    assert _ledger_release_calls("def g(book, kw):\n    return book.release(**kw)\n") == ["g"]
     assert _calls_named("def f():\n    with guard(b, m, s, fp, seed=None, space=None):\n"
                         "        pass\n", "guard") == ["f"]
 

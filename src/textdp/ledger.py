@@ -18,8 +18,9 @@ One small API for every front (CLI, Python API, integrations)::
         output = ...                        # rel.section / rel.warnings go into the report
     # completed here if the block succeeded, voided if it raised
 
-:meth:`Ledger.release` is the one guarded release (budget check → release → record) every front
-uses; :func:`guarded_release` is the same for a front whose ledger is optional.
+:meth:`Ledger.release` is the one guarded release (budget check → release → record); every front
+reaches it through :func:`textdp.runner.run_release` (the runner's :func:`textdp.runner.guard` is
+its only caller: tests/test_runner.py).
 
 Per document (:mod:`textdp.ledger_documents`): a fingerprint computed by
 :mod:`textdp.privacy.fingerprint` carries the input's documents, and the pending line records a
@@ -85,7 +86,7 @@ from textdp.ledger_documents import (
 from textdp.privacy import format_up
 from textdp.privacy.composition import Composition, Spend, compose
 from textdp.privacy.fingerprint import ENCODING
-from textdp.privacy.measurement import legacy_metric_id, measurement_of, space_id
+from textdp.privacy.measurement import InputSpace, legacy_metric_id, measurement_of, space_id
 
 try:  # POSIX only: the ledger's exclusive lock
     import fcntl
@@ -93,7 +94,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["POLICIES", "SCHEMA", "SCHEMAS", "Contents", "Ledger", "LedgerError", "LedgerRefused",
-           "LedgerWarning", "Release", "as_ledger", "documents_summary", "guarded_release",
+           "LedgerWarning", "Release", "as_ledger", "documents_summary",
            "iter_inputs", "parse"]
 
 SCHEMA = "textdp.ledger/2"
@@ -535,7 +536,8 @@ class Ledger:
             os.close(fd)  # closing releases the lock
 
     def release(self, *, mechanism: Any, input_fingerprint: str, records: int,
-                seed: int | None, input_kind: str = "texts", space: str | None = None,
+                seed: int | None, input_kind: str = "texts",
+                space: InputSpace | str | None = None,
                 input_name: str | os.PathLike | None = None,
                 output_path: str | os.PathLike | None = None,
                 documents: Any = None) -> Release:
@@ -550,8 +552,11 @@ class Ledger:
             records: how many values are released.
             seed: the run's seed (a seeded run is flagged: reproducible, not for production).
             input_kind: ``texts``, ``vectors`` or ``documents`` (the fingerprint's encoding).
-            space: what else fixes the metric (vocabulary, encoder, sentence splitter); default:
-                the mechanism's vocabulary fingerprint, else "".
+            space: what else fixes the metric (vocabulary, encoder, sentence splitter), an
+                :class:`textdp.privacy.measurement.InputSpace` (its prose is recorded as the
+                line's ``space``, its id completes the measurement's metric id); default: the
+                mechanism's vocabulary, else none. A string is read as the words of an old
+                line's space (:func:`textdp.privacy.measurement.space_id`).
             input_name: what a person finds the input by: a file path, ``column 'text'`` of a
                 DataFrame or dataset; None when the front has no name for it.
             output_path: where the output was written, when it is a file.
@@ -562,7 +567,8 @@ class Ledger:
         """
         if space is None:
             vocabulary = getattr(mechanism, "vocabulary", None)
-            space = f"vocabulary sha256 {vocabulary.fingerprint}" if vocabulary is not None else ""
+            space = InputSpace.vocabulary(vocabulary.fingerprint) if vocabulary is not None \
+                else InputSpace()
         entry = _entry(mechanism, input_fingerprint, records, seed, input_kind, space,
                        self.policy, self.budget, _name(input_name), _name(output_path))
         if documents is None:
@@ -570,15 +576,6 @@ class Ledger:
         if documents is not None:
             entry = _with_documents(entry, documents, self.key, mechanism, input_kind)
         return Release(self, entry)
-
-
-def guarded_release(ledger: Ledger | None, **release: Any) -> contextlib.AbstractContextManager:
-    """:meth:`Ledger.release` for a front whose ledger is optional: with no ledger the block runs
-    unguarded and gets None; else it gets the entered :class:`Release` (keyword arguments as
-    :meth:`Ledger.release`)."""
-    if ledger is None:
-        return contextlib.nullcontext(None)
-    return ledger.release(**release)
 
 
 def _name(value: str | os.PathLike | None) -> str | None:
@@ -589,11 +586,12 @@ def _name(value: str | os.PathLike | None) -> str | None:
     return os.fspath(value)
 
 
-def _measurement(mechanism: Any, space: str) -> dict[str, str] | None:
+def _measurement(mechanism: Any, space: InputSpace | str) -> dict[str, str] | None:
     """The stable ids of the release's measurement (None for an object that has none: its line
     is then keyed as an old line is)."""
     try:
-        measured = measurement_of(mechanism, space_id(space))
+        measured = measurement_of(mechanism, space.id if isinstance(space, InputSpace)
+                                  else space_id(space))
     except (TypeError, ValueError, AttributeError):
         return None
     return {"name": measured.name, "notion": measured.notion,
@@ -621,7 +619,8 @@ def _with_documents(entry: dict[str, Any], documents: Any, key: LedgerKey, mecha
 
 
 def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
-           space: str, policy: str, budget: float | None, input_name: str | None = None,
+           space: InputSpace | str, policy: str, budget: float | None,
+           input_name: str | None = None,
            output_path: str | None = None) -> dict[str, Any]:
     """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
     from textdp._version import __version__
@@ -637,7 +636,7 @@ def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, inp
         "guarantee": _json_value({k: v for k, v in mechanism.guarantee.to_dict().items()
                                   if k in ("notion", "epsilon", "delta", "metric", "verified",
                                            "numerics")}),
-        "space": space,
+        "space": str(space),
         "seeded": seed is not None,
         "policy": policy,
         "budget": budget,

@@ -25,8 +25,9 @@ steps in the same order for all:
    leaves the pending line, which counts).
 
 The input space the ledger records (what else fixes the metric: a vocabulary, an encoder, a
-sentence splitter) is the source's ``space`` when it has one, else the spec's; a word
-mechanism's is its vocabulary (:meth:`textdp.ledger.Ledger.release`).
+sentence splitter; a typed :class:`textdp.privacy.measurement.InputSpace`) is the source's
+``space`` when it has one, else the spec's; a word mechanism's is its vocabulary
+(:meth:`textdp.ledger.Ledger.release`).
 """
 
 from __future__ import annotations
@@ -108,8 +109,10 @@ class Vectors:
     input_kind = "vectors"
 
     @property
-    def space(self) -> str:
-        return f"the input vectors themselves (R^{self.X.shape[1]})"
+    def space(self) -> Any:
+        from textdp.privacy.measurement import InputSpace
+
+        return InputSpace.vectors(self.X.shape[1])
 
     def fingerprint(self) -> tuple[str, int]:
         from textdp.privacy.fingerprint import fingerprint_vectors
@@ -124,7 +127,12 @@ class Documents:
     documents: Sequence[np.ndarray]
     name: str | None = None
     input_kind = "documents"
-    space = ""
+
+    @property
+    def space(self) -> Any:
+        from textdp.privacy.measurement import InputSpace
+
+        return InputSpace()
 
     def fingerprint(self) -> tuple[str, int]:
         from textdp.privacy.fingerprint import fingerprint_documents
@@ -136,7 +144,7 @@ class Documents:
 
 @contextlib.contextmanager
 def guard(ledger: Any, measurement: Any, source: Any, fingerprint: tuple[str, int], *,
-          seed: int | None, space: str | None, output_path: Any = None,
+          seed: int | None, space: Any, output_path: Any = None,
           exposure: Callable[[], bool] | None = None,
           notify: Callable[[str], None] | None = None) -> Iterator[Any]:
     """Step 3 and 6 of the module docstring around the block: the only caller of

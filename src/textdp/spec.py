@@ -125,11 +125,15 @@ class ReleaseSpec:
         return "prompt" if self.name in PROMPT_MECHANISMS else "word"
 
     @property
-    def space(self) -> str | None:
+    def space(self) -> Any:
         """The input space the ledger records (:func:`textdp.runner.run_release`): a prompt
         mechanism's neighbours are any two documents; a word mechanism's space is its
         vocabulary (None: the ledger reads it from the mechanism)."""
-        return "any two documents" if self.kind == "prompt" else None
+        if self.kind != "prompt":
+            return None
+        from textdp.privacy.measurement import InputSpace
+
+        return InputSpace.any_documents()
 
     def measure(self, source: Any) -> Any:
         """What the ledger records for this release (:func:`textdp.runner.run_release`): the

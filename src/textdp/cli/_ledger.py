@@ -68,24 +68,27 @@ def fingerprint_file(path: Path | list[Path], *, options: ReadOptions | None = N
     return h.hexdigest(), h.count
 
 
-def encoder_space(encoder: Any) -> str:
-    """What fixes the metric of embeddings of texts: the encoder's name and its fingerprint."""
+def encoder_space(encoder: Any) -> Any:
+    """What fixes the metric of embeddings of texts: the encoder's name and its fingerprint (an
+    :class:`textdp.privacy.measurement.InputSpace`)."""
+    from textdp.privacy.measurement import InputSpace
+
     d = encoder.describe()
     fp = (d.get("vocabulary") or {}).get("fingerprint") or d.get("weights_sha256") or ""
-    return f"encoder {d.get('name')} {fp}".strip()
+    return InputSpace.encoder(d.get("name"), fp)
 
 
 def embed_input(input: Path, X: Any, encoder: Any, text_field: str,
-                ) -> tuple[Callable[[], tuple[str, int]], str, str]:
+                ) -> tuple[Callable[[], tuple[str, int]], str, Any]:
     """``textdp embed``'s (fingerprint, input kind, space): the texts and the encoder when it
     encoded texts (a first pass over the file), else the vectors as read."""
     if encoder is not None:
         return (lambda: fingerprint_file(input, text_field=text_field)), "texts", \
             encoder_space(encoder)
     from textdp.privacy.fingerprint import fingerprint_vectors
+    from textdp.privacy.measurement import InputSpace
 
-    return (lambda: fingerprint_vectors(X)), "vectors", \
-        f"the input vectors themselves (R^{X.shape[1]})"
+    return (lambda: fingerprint_vectors(X)), "vectors", InputSpace.vectors(X.shape[1])
 
 
 class _LedgerFiles(AtomicFiles):
@@ -144,7 +147,7 @@ class CommandLedger:
             raise CLIError(str(exc)) from None
 
     def source(self, fingerprint: Callable[[], tuple[str, int]], input_kind: str = "texts",
-               space: str | None = None) -> CommandSource:
+               space: Any = None) -> CommandSource:
         """The runner's source for this command's INPUT: ``fingerprint()`` is its first pass
         (run only with --ledger), compared again at commit (:meth:`before_commit`)."""
         return CommandSource(self, fingerprint, input_kind, space)
@@ -187,7 +190,7 @@ class CommandLedger:
 
     @contextlib.contextmanager
     def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
-              input_kind: str = "texts", space: str | None = None, *,
+              input_kind: str = "texts", space: Any = None, *,
               seed: int | None) -> Iterator[CommandLedger]:
         """The guarded release around a block, for the engines not yet moved onto
         :meth:`run` (``--engine ray``: :mod:`textdp.cli._ray`, :mod:`textdp.cli._ray_vectors`):
@@ -279,7 +282,7 @@ class CommandSource:
     ledger to compare at commit)."""
 
     def __init__(self, book: CommandLedger, fingerprint: Callable[[], tuple[str, int]],
-                 input_kind: str = "texts", space: str | None = None) -> None:
+                 input_kind: str = "texts", space: Any = None) -> None:
         self.name = book.input
         self.input_kind = input_kind
         self.space = space

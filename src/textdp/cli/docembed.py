@@ -146,6 +146,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
     from textdp._checks import check_seed
     from textdp.encoders import encoder_name
+    from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, document_report
     from textdp.runner import Call, Outcome
     from textdp.sentences import splitter_name
@@ -186,7 +187,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
                 files.write_json(report, outcome.report)
 
     source = book.source(lambda: fingerprint_file(input, text_field=text_field),
-                         space=f"sentence splitter {splitter_name()}")
+                         space=InputSpace.splitter(splitter_name()))
     outcome = book.run(VectorSpec(mech, seed, kind="document"), source, Call(release), commit)
     out, result = outcome.output, outcome.report
     _done(out.shape[0], out.shape[1], output, mech, report, result)
@@ -246,12 +247,14 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
     as the local engine; the documents read, released and written on the workers."""
     from textdp.cli._ray_vectors import Job, io_section, run_docembed
     from textdp.encoders import encoder_name
+    from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, document_report
     from textdp.sentences import splitter_name
 
     paths = [src for src, _ in pairs]
     fingerprint = partial(fingerprint_file, paths, text_field=text_field)
-    with book.check(mech, fingerprint, seed=seed, space=f"sentence splitter {splitter_name()}"), \
+    with book.check(mech, fingerprint, seed=seed,
+                    space=InputSpace.splitter(splitter_name())), \
             Job(workers, address, verbose) as job, book.files() as files:
         answers = run_docembed(job, pairs, output, mechanism=mech, encoder=encoder_name(sentences),
                                seed=seed, text_field=text_field, batch_size=batch_size,

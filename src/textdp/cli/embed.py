@@ -391,6 +391,7 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
     from textdp.cli._ledger import encoder_space, fingerprint_file
     from textdp.cli._ray_vectors import Job, io_section, run_embed, shapes, vector_fingerprint
     from textdp.mechanisms.embedding.release import CHUNK_ROWS
+    from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, embedding_report, json_ready
 
     paths = [src for src, _ in pairs]
@@ -405,7 +406,7 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
         sizes = shapes(pairs, vector_field)
         rows, dim = [n for n, _ in sizes], sizes[0][1]
         fingerprint = vector_fingerprint(paths, vector_field, sum(rows), dim)
-        kind, space = "vectors", f"the input vectors themselves (R^{dim})"
+        kind, space = "vectors", InputSpace.vectors(dim)
     mech = build(dim)
     with book.check(mech, fingerprint, kind, space, seed=seed), \
             Job(workers, address, verbose) as job, book.files() as files:
