@@ -85,15 +85,15 @@ from textdp.ledger_lines import (
     SCHEMAS,
     Contents,
     _digest,
-    _json_value,
+    _entry,
+    _now,
     _printed,
     _spend,
     _spends,
     parse,
 )
 from textdp.privacy.composition import Composition, compose
-from textdp.privacy.fingerprint import ENCODING
-from textdp.privacy.measurement import InputSpace, measurement_of, space_id
+from textdp.privacy.measurement import InputSpace
 
 try:  # POSIX only: the ledger's exclusive lock
     import fcntl
@@ -154,11 +154,6 @@ def _read_fd(fd: int) -> bytes:
 def _encode(entry: dict[str, Any]) -> bytes:
     return json.dumps(entry, ensure_ascii=False, sort_keys=False, separators=(",", ":"),
                       allow_nan=False).encode("utf-8")
-
-
-def _now() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
 
 
 class Ledger:
@@ -290,18 +285,6 @@ def _name(value: str | os.PathLike | None) -> str | None:
     return os.fspath(value)
 
 
-def _measurement(mechanism: Any, space: InputSpace | str) -> dict[str, str] | None:
-    """The stable ids of the release's measurement (None for an object that has none: its line
-    is then keyed as an old line is)."""
-    try:
-        measured = measurement_of(mechanism, space.id if isinstance(space, InputSpace)
-                                  else space_id(space))
-    except (TypeError, ValueError, AttributeError):
-        return None
-    return {"name": measured.name, "notion": measured.notion,
-            "input_metric": measured.input_metric}
-
-
 def _with_documents(entry: dict[str, Any], documents: Any, key: LedgerKey, mechanism: Any,
                     input_kind: str) -> dict[str, Any]:
     """``entry`` with its documents' tags (under the ledger's key) and what one unit of a
@@ -320,40 +303,6 @@ def _with_documents(entry: dict[str, Any], documents: Any, key: LedgerKey, mecha
         pass  # an object without a usable privacy map: no whole-document ε is stated
     return {"schema": SCHEMA, "id": _digest(rest), **{k: v for k, v in rest.items()
                                                       if k != "schema"}}
-
-
-def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
-           space: InputSpace | str, policy: str, budget: float | None,
-           input_name: str | None = None,
-           output_path: str | None = None) -> dict[str, Any]:
-    """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
-    from textdp._version import __version__
-
-    entry = {
-        "schema": SCHEMA,
-        "type": "pending",
-        "time": _now(),
-        "textdp_version": __version__,
-        "input": {"fingerprint": fingerprint, "encoding": f"{ENCODING} {input_kind}",
-                  "records": int(records), "name": input_name, "output": output_path},
-        "mechanism": {"name": mechanism.name, "parameters": _json_value(mechanism.parameters)},
-        "guarantee": _json_value({k: v for k, v in mechanism.guarantee.to_dict().items()
-                                  if k in ("notion", "epsilon", "delta", "metric", "verified",
-                                           "numerics")}),
-        "space": str(space),
-        "seeded": seed is not None,
-        "policy": policy,
-        "budget": budget,
-        "pid": os.getpid(),
-    }
-    measured = _measurement(mechanism, space)
-    if measured is not None:
-        entry["measurement"] = measured
-    accounting = getattr(mechanism, "accounting", None)
-    if accounting is not None:  # a dataset-level release: its events, for the accountant
-        entry["accounting"] = _json_value(dict(accounting))
-    return {"schema": SCHEMA, "id": _digest(entry), **{k: v for k, v in entry.items()
-                                                       if k != "schema"}}
 
 
 class Release:

@@ -4,8 +4,9 @@
 ones, the lines that cannot be validated, a torn last line); :func:`_spend` keys a release's
 spend on its measurement's stable ids (a line written before they were recorded gets the metric
 id derived from its mechanism, parameters and space: :func:`textdp.privacy.measurement.
-legacy_metric_id`). Writing lines — the pending, complete and void lines of the write-ahead
-protocol — is :mod:`textdp.ledger`'s alone; this module opens no file.
+legacy_metric_id`). :func:`_entry` builds a pending line's content. Writing lines — the pending,
+complete and void lines of the write-ahead protocol — is :mod:`textdp.ledger`'s alone; this
+module opens no file.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import json
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from textdp.ledger_documents import check_field
 from textdp.privacy import format_up
 from textdp.privacy.composition import Spend
-from textdp.privacy.measurement import legacy_metric_id
+from textdp.privacy.fingerprint import ENCODING
+from textdp.privacy.measurement import InputSpace, legacy_metric_id, measurement_of, space_id
 
 __all__ = ["POLICIES", "SCHEMA", "SCHEMAS", "Contents", "parse"]
 
@@ -327,3 +330,56 @@ def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
+
+
+# --- building a pending line ----------------------------------------------------------------------
+
+def _measurement(mechanism: Any, space: InputSpace | str) -> dict[str, str] | None:
+    """The stable ids of the release's measurement (None for an object that has none: its line
+    is then keyed as an old line is)."""
+    try:
+        measured = measurement_of(mechanism, space.id if isinstance(space, InputSpace)
+                                  else space_id(space))
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return {"name": measured.name, "notion": measured.notion,
+            "input_metric": measured.input_metric}
+
+
+def _entry(mechanism: Any, fingerprint: str, records: int, seed: int | None, input_kind: str,
+           space: InputSpace | str, policy: str, budget: float | None,
+           input_name: str | None = None,
+           output_path: str | None = None) -> dict[str, Any]:
+    """A pending line's content; its id is the sha256 of the rest (16 hex digits)."""
+    from textdp._version import __version__
+
+    entry = {
+        "schema": SCHEMA,
+        "type": "pending",
+        "time": _now(),
+        "textdp_version": __version__,
+        "input": {"fingerprint": fingerprint, "encoding": f"{ENCODING} {input_kind}",
+                  "records": int(records), "name": input_name, "output": output_path},
+        "mechanism": {"name": mechanism.name, "parameters": _json_value(mechanism.parameters)},
+        "guarantee": _json_value({k: v for k, v in mechanism.guarantee.to_dict().items()
+                                  if k in ("notion", "epsilon", "delta", "metric", "verified",
+                                           "numerics")}),
+        "space": str(space),
+        "seeded": seed is not None,
+        "policy": policy,
+        "budget": budget,
+        "pid": os.getpid(),
+    }
+    measured = _measurement(mechanism, space)
+    if measured is not None:
+        entry["measurement"] = measured
+    accounting = getattr(mechanism, "accounting", None)
+    if accounting is not None:  # a dataset-level release: its events, for the accountant
+        entry["accounting"] = _json_value(dict(accounting))
+    return {"schema": SCHEMA, "id": _digest(entry), **{k: v for k, v in entry.items()
+                                                       if k != "schema"}}
+
+
+def _now() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
