@@ -2,13 +2,15 @@
 ``--budget``) and the step that checks a release against the ledger and records it.
 
 A command builds :class:`CommandLedger` with the paths, before reading anything (bad options fail
-first), and wraps its release and its atomic output in :meth:`CommandLedger.check`, taking its
-output group from :meth:`CommandLedger.files`::
+first), and runs its release through :meth:`CommandLedger.run` (:func:`textdp.runner.run_release`),
+with its INPUT as the source and an engine that stages its output in the group from
+:meth:`CommandLedger.files`::
 
-    with book.check(mech, fingerprint, seed=seed), book.files() as files:
-        ...                                  # book.attach(report) before writing the report
+    source = book.source(lambda: fingerprint_file(input))   # the first pass, with --ledger only
+    with book.files() as files:
+        outcome = book.run(spec, source, engine, commit)     # commit stages the report, commits
 
-``check`` computes the input's fingerprint (a first pass over a text file), reads the ledger,
+The runner computes the input's fingerprint (a first pass over a text file), reads the ledger,
 applies the policy and writes the pending line before any output (write-ahead, see
 :mod:`textdp.ledger`). Committing the group first checks that the input released is the input
 fingerprinted (else exit 2, "INPUT changed while it was read", and the pending line is voided),
