@@ -161,28 +161,39 @@ class CommandLedger:
         written); completed after ``commit`` (which commits the output group from
         :meth:`files`), voided when the release failed before its output group committed, kept
         (counted) when it failed later. Returns the :class:`textdp.runner.Outcome`."""
-        from textdp.ledger import LedgerError
         from textdp.runner import run_release
 
         output = self.output
+        messages: list[str] = []
         try:
-            return run_release(spec, source, engine, ledger=self.book,
-                               output_path=("standard output" if output is not None
-                                            and is_stdio(output) else output),
-                               commit=commit, exposure=self._exposed, notify=warn,
-                               entered=self._entered)
-        except LedgerError as exc:
-            if self.release is not None:
-                raise
+            outcome = run_release(spec, source, engine, ledger=self.book,
+                                  output_path=("standard output" if output is not None
+                                               and is_stdio(output) else output),
+                                  commit=commit, exposure=self._exposed, notify=messages.append,
+                                  entered=self._entered)
+        except BaseException as exc:
+            self._failed(exc, messages)
+            raise
+        for message in messages:
+            warn(message)
+        return outcome
+
+    def _failed(self, exc: BaseException, messages: list[str]) -> None:
+        """A release that raised: a LedgerError before it was entered is exit 2; a closed pipe
+        says whether the release stays pending (that line replaces the ledger's own message);
+        otherwise the ledger's messages are warned and the error goes on."""
+        from textdp.ledger import LedgerError
+
+        if isinstance(exc, LedgerError) and self.release is None:
             raise CLIError(str(exc)) from None
-        except BrokenPipeError as exc:
-            if self.release is None:
-                raise
+        if isinstance(exc, BrokenPipeError) and self.release is not None:
             guard = self.release
             what = (f"release {guard.id} stays pending and counts against the budget (part of "
                     "the output was delivered)" if guard.state == "pending" else
                     f"release {guard.id} is voided (nothing was delivered)")
             raise PipeClosed(f"{pipe_message(exc)}; ledger {self.book.path}: {what}") from None
+        for message in messages:
+            warn(message)
 
     def _entered(self, release: Any) -> None:
         self.release = release
@@ -200,29 +211,23 @@ class CommandLedger:
         if self.book is None:
             yield self
             return
-        from textdp.ledger import LedgerError
         from textdp.runner import guard
 
         source = self.source(fingerprint, input_kind, space)
         output = self.output
+        messages: list[str] = []
         try:
             with guard(self.book, mechanism, source, source.fingerprint(), seed=seed,
-                       space=space, exposure=self._exposed, notify=warn,
+                       space=space, exposure=self._exposed, notify=messages.append,
                        output_path=("standard output" if output is not None
                                     and is_stdio(output) else output)) as release:
                 self.release = release
                 yield self
-        except LedgerError as exc:
-            if self.release is not None:
-                raise
-            raise CLIError(str(exc)) from None
-        except BrokenPipeError as exc:
-            if self.release is None:
-                raise
-            what = (f"release {self.release.id} stays pending and counts against the budget "
-                    "(part of the output was delivered)" if self.release.state == "pending" else
-                    f"release {self.release.id} is voided (nothing was delivered)")
-            raise PipeClosed(f"{pipe_message(exc)}; ledger {self.book.path}: {what}") from None
+        except BaseException as exc:
+            self._failed(exc, messages)
+            raise
+        for message in messages:
+            warn(message)
 
     def files(self) -> AtomicFiles:
         """The command's output group (an :class:`AtomicFiles`): with a ledger, committing it
