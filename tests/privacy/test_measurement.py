@@ -220,7 +220,7 @@ def test_an_allocation_is_a_measurement_of_its_own():
 
 
 def _legacy(mech, space: str) -> str:
-    from textdp.ledger import _json_value
+    from textdp.ledger_lines import _json_value
 
     return legacy_metric_id(mech.name, _json_value(mech.parameters), mech.guarantee.metric,
                             space)
