@@ -17,7 +17,26 @@ import numpy as np
 
 __all__ = ["REQUIRED", "Parameter", "check_epsilon", "check_names", "check_nonnegative_int",
            "check_parameters", "check_positive",
-           "check_probability", "check_real", "check_rng", "check_seed", "check_size"]
+           "check_probability", "check_real", "check_rng", "check_seed", "check_size",
+           "check_texts"]
+
+
+def check_texts(texts: object, name: str = "texts") -> list[str]:
+    """``texts`` as a list of documents, decided here for every front (``textdp.privatize``,
+    the engines, assess, synthesize, the encoders): an iterable of strings — not one string
+    (its characters would be the documents), not a mapping (its keys would be privatised and its
+    values dropped), no item that is not a ``str``."""
+    if isinstance(texts, str):
+        raise TypeError(f"{name} must be a list of strings, not one string (wrap it in a list)")
+    if isinstance(texts, Mapping):
+        raise TypeError(f"{name} must be a list of strings, not a dict (iterating it gives its "
+                        "keys): pass list(d.values()) to privatise the values")
+    out = list(texts)  # type: ignore[call-overload]
+    if set(map(type, out)) - {str}:  # C-level screen; the loop names the culprit
+        for i, t in enumerate(out):
+            if not isinstance(t, str):
+                raise TypeError(f"{name}[{i}] is {type(t).__name__}, expected str")
+    return out
 
 
 def check_real(value: object, name: str) -> float:

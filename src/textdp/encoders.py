@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from textdp._checks import check_texts
 from textdp._guide import MissingExtra, install_hint
 
 __all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "SentenceEncoder",
@@ -54,16 +55,6 @@ class Encoder(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-def _check_texts(texts: object) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not one string (wrap it in a list)")
-    texts = list(texts)  # type: ignore[call-overload]
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
-    return texts
-
-
 class GloveMean:
     """Mean of the word vectors of a text's in-vocabulary words (GloVe 6B 50d by default)."""
 
@@ -86,7 +77,7 @@ class GloveMean:
 
         from textdp.text import split_batch
 
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         n = len(texts)
         batch = split_batch(texts)
         lookup = self.vocabulary.lookup
@@ -147,7 +138,7 @@ class SBERT:
         return SentenceTransformer(str(model_dir), device=self.device, local_files_only=True)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         if not texts:
             return np.zeros((0, self.dim))
         out = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
@@ -183,7 +174,7 @@ class CallableEncoder:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         from textdp.mechanisms.embedding import check_vectors
 
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         try:
             out = check_vectors(self.function(texts), name=f"output of encoder {self.name!r}")
         except (TypeError, ValueError) as exc:

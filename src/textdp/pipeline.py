@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from textdp._checks import check_probability, check_seed
+from textdp._checks import check_probability, check_seed, check_texts
 from textdp.allocation import Allocation, Allocator
 from textdp.mechanisms import WordMechanism, create
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
@@ -178,13 +178,7 @@ class Privatizer:
         """Privatise one batch. ``start`` is the corpus position of ``texts[0]`` (default: after
         the previous batch); it selects the per-document generators of a seeded run."""
         t0 = time.perf_counter_ns()
-        if isinstance(texts, str):
-            raise TypeError("texts must be a sequence of strings, not a single string")
-        texts = list(texts)
-        if set(map(type, texts)) - {str}:  # C-level screen; the loop names the culprit
-            for i, t in enumerate(texts):
-                if not isinstance(t, str):
-                    raise TypeError(f"document {i} is {type(t).__name__}, expected str")
+        texts = check_texts(texts)
         if start is None:
             start = self._next_position
         self._next_position = start + len(texts)

@@ -13,15 +13,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from textdp._checks import check_texts
 from textdp.allocation import Allocation
 from textdp.mechanisms import WordMechanism
-from textdp.pipeline import DEFAULT_BATCH_CHARS, DEFAULT_BATCH_SIZE, DEFAULT_MASK, Privatizer
+from textdp.pipeline import DEFAULT_BATCH_CHARS, DEFAULT_BATCH_SIZE, DEFAULT_MASK
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 from textdp.text.entities import Entities
 from textdp.text.identifiers import Identifiers
 from textdp.vocab import Vocabulary
 
-__all__ = ["PrivatizeResult", "privatize", "run_spec"]
+__all__ = ["PrivatizeResult", "WordEngine", "privatize", "run_spec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,7 @@ def privatize(texts: Iterable[str], mechanism: str | WordMechanism = "mvc",
     from textdp.ledger import as_ledger
     from textdp.spec import release_spec
 
-    _check_texts(texts)
+    texts = check_texts(texts)
     book = as_ledger(ledger, ledger_policy, budget)
     spec = release_spec(
         mechanism, epsilon, seed=seed, vocabulary=vocabulary, oov=oov, mask_token=mask_token,
@@ -111,46 +112,37 @@ def run_spec(spec: Any, texts: Iterable[str], *, batch_size: int | None = None,
              book: Any = None, input_name: str | None = None) -> PrivatizeResult:
     """Run one release ``spec`` (:class:`textdp.spec.ReleaseSpec`) over ``texts``, guarded by the
     ledger ``book`` (a :class:`textdp.ledger.Ledger` or None): what :func:`textdp.privatize` does
-    once its keywords are a spec, for the fronts that build the spec themselves (pandas)."""
-    _check_texts(texts)
+    once its keywords are a spec, for the fronts that build the spec themselves (pandas,
+    scikit-learn). The release runs through :func:`textdp.runner.run_release`."""
+    from textdp.runner import Texts, run_release
+
+    texts = check_texts(texts)
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
                                    or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    texts = list(texts)
     if spec.kind == "prompt":
-        from textdp.lm import privatize_spec
+        from textdp.lm.paraphrase import PromptEngine
 
-        out, report = privatize_spec(spec, texts, batch_size=batch_size, book=book,
-                                     input_name=input_name)
-        return PrivatizeResult(out, report)
-    runner = spec.privatizer()
-    size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
-    if book is None:
-        return PrivatizeResult(_run_all(runner, texts, size), runner.report())
-    from textdp.privacy.fingerprint import fingerprint_texts
-
-    fingerprint, count = fingerprint_texts(texts)
-    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
-                      seed=spec.seed, input_name=input_name) as release:
-        out = _run_all(runner, texts, size)
-        report = runner.report(ledger=release)
-    return PrivatizeResult(out, report)
+        engine: Any = PromptEngine(spec, batch_size)
+    else:
+        engine = WordEngine(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
+    outcome = run_release(spec, Texts(texts, input_name), engine, ledger=book)
+    return PrivatizeResult(outcome.output, outcome.report)
 
 
-def _check_texts(texts: Any) -> None:
-    """``texts`` is an iterable of documents: not one string (its characters), not a mapping (its
-    keys would be privatised and its values dropped)."""
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, not a single string")
-    if isinstance(texts, Mapping):
-        raise TypeError("texts must be a list of strings, not a dict (iterating it gives its "
-                        "keys): pass list(d.values()) to privatise the values")
+class WordEngine:
+    """The local word engine: the spec's :class:`Privatizer` over the texts, ``batch_size``
+    documents at a time (never the output of a seeded run)."""
 
+    def __init__(self, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        self.batch_size = batch_size
 
-def _run_all(runner: Privatizer, texts: list[str], batch_size: int) -> list[str]:
-    out: list[str] = []
-    for s in range(0, len(texts), batch_size):
-        out.extend(runner.run(texts[s:s + batch_size]))
-    return out
+    def run(self, spec: Any, source: Any, measurement: Any) -> Any:
+        from textdp.runner import Outcome
 
-
+        runner = spec.privatizer()
+        texts, size = source.texts, self.batch_size
+        out: list[str] = []
+        for s in range(0, len(texts), size):
+            out.extend(runner.run(texts[s:s + size]))
+        return Outcome(out, runner.report())

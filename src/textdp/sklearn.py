@@ -45,10 +45,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from textdp.ledger import as_ledger
 from textdp.mechanisms.embedding import DEFAULT_PROJECTION_SEED, LaplaceVector, PrivEmb
 from textdp.mechanisms.embedding.release import CHUNK_ROWS, release_vectors
-from textdp.privacy.fingerprint import fingerprint_vectors
 from textdp.privacy.report import embedding_report
 from textdp.release import run_spec
-from textdp.spec import DEFAULT_MASK, OPTION_NAMES, release_spec
+from textdp.runner import Outcome, Vectors, run_release
+from textdp.spec import DEFAULT_MASK, OPTION_NAMES, VectorSpec, release_spec
 
 __all__ = ["TextPrivatizer", "PrivEmbTransformer", "RepeatedReleaseWarning", "PRIVATIZE_MODES"]
 
@@ -351,26 +351,27 @@ class PrivEmbTransformer(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "mechanism_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         book = as_ledger(self.ledger, self.ledger_policy, self.budget)
-        if book is None:
-            return self._release(X)
-        fingerprint, rows = fingerprint_vectors(X)
-        with book.release(mechanism=self.mechanism_, input_fingerprint=fingerprint, records=rows,
-                          seed=self.seed, input_kind="vectors",
-                          space=f"the input vectors themselves (R^{X.shape[1]})") as release:
-            W = self._release(X)
-            self.report_ = release.attach(self.report_)
-        return W
-
-    def _release(self, X: np.ndarray) -> np.ndarray:
-        t0 = time.perf_counter()
-        W = release_vectors(self.mechanism_, X, seed=self.seed)
-        self.report_ = embedding_report(
-            self.mechanism_, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
-            dim_out=W.shape[1], seed=self.seed, seconds=time.perf_counter() - t0,
-            chunk_rows=CHUNK_ROWS)
-        return W
+        spec = VectorSpec(self.mechanism_, seed=self.seed)
+        outcome = run_release(spec, Vectors(X), _VectorEngine(), ledger=book)
+        self.report_ = outcome.report
+        return outcome.output
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         check_is_fitted(self, "mechanism_")
         k = self.mechanism_.output_dim(self.n_features_in_)
         return np.array([f"privemb{i}" for i in range(k)], dtype=object)
+
+
+class _VectorEngine:
+    """The runner's engine for :class:`PrivEmbTransformer` (:func:`textdp.runner.run_release`):
+    the private vectors of ``source.X`` (:func:`release_vectors`) and their report."""
+
+    @staticmethod
+    def run(spec: Any, source: Any, measurement: Any) -> Outcome:
+        X = source.X
+        t0 = time.perf_counter()
+        W = release_vectors(spec.mechanism, X, seed=spec.seed)
+        return Outcome(W, embedding_report(
+            spec.mechanism, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
+            dim_out=W.shape[1], seed=spec.seed, seconds=time.perf_counter() - t0,
+            chunk_rows=CHUNK_ROWS))

@@ -21,8 +21,8 @@ from textdp._checks import check_probability, check_real, check_seed
 from textdp._guide import names_listing
 from textdp.mechanisms.prompt import MECHANISMS as _PROMPT_CLASSES
 
-__all__ = ["ReleaseSpec", "TokenPolicy", "release_spec", "OPTION_NAMES", "POLICY_OPTIONS",
-           "PROMPT_MECHANISMS", "DEFAULT_MASK"]
+__all__ = ["KINDS", "ReleaseSpec", "TokenPolicy", "VectorSpec", "release_spec", "OPTION_NAMES",
+           "POLICY_OPTIONS", "PROMPT_MECHANISMS", "DEFAULT_MASK"]
 
 DEFAULT_MASK = "[MASK]"
 #: Mechanisms that rewrite whole documents with a language model (run by :mod:`textdp.lm`):
@@ -126,6 +126,22 @@ class ReleaseSpec:
         """``"prompt"`` (a language model rewrites each document) or ``"word"``."""
         return "prompt" if self.name in PROMPT_MECHANISMS else "word"
 
+    @property
+    def space(self) -> Any:
+        """The input space the ledger records (:func:`textdp.runner.run_release`): a prompt
+        mechanism's neighbours are any two documents; a word mechanism's space is its
+        vocabulary (None: the ledger reads it from the mechanism)."""
+        if self.kind != "prompt":
+            return None
+        from textdp.privacy.measurement import InputSpace
+
+        return InputSpace.any_documents()
+
+    def measure(self, source: Any) -> Any:
+        """What the ledger records for this release (:func:`textdp.runner.run_release`): the
+        built mechanism (its name, parameters, guarantee and measurement)."""
+        return self.mechanism_object()
+
     def mechanism_object(self) -> Any:
         """The built mechanism (built once per process and spec; a worker builds its own)."""
         if not isinstance(self.mechanism, str):
@@ -157,6 +173,46 @@ class ReleaseSpec:
 
 
 _BUILT: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+#: The kinds of release a spec describes: word and prompt (:class:`ReleaseSpec`), embedding and
+#: document (:class:`VectorSpec`), synthetic (:class:`textdp.synthesis.SynthesisSpec`).
+KINDS = ("word", "prompt", "embedding", "document", "synthetic")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSpec:
+    """A release of vectors (``kind="embedding"``: PrivEmb, LaplaceVector over an (N, d) array)
+    or of documents (``kind="document"``: DeepCandidate, Truncation over sentence embeddings):
+    the built mechanism and the seed, checked once here.
+
+    Attributes:
+        mechanism: a built embedding or document mechanism (it checked its own parameters).
+        seed: None (OS entropy) or an integer (reproducible; flagged in the report).
+        kind: ``"embedding"`` or ``"document"``.
+        start: the position of the first document in the whole corpus (seeded document runs).
+    """
+
+    mechanism: Any
+    seed: int | None = None
+    kind: str = "embedding"
+    start: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("embedding", "document"):
+            raise ValueError(f"a vector release is an embedding or a document release, got "
+                             f"{self.kind!r}")
+        object.__setattr__(self, "seed", check_seed(self.seed))
+        if not hasattr(self.mechanism, "release"):
+            raise TypeError(f"{type(self.mechanism).__name__} is not an embedding or document "
+                            "mechanism")
+
+    @property
+    def name(self) -> str:
+        return self.mechanism.name
+
+    def measure(self, source: Any) -> Any:
+        """What the ledger records: the built mechanism."""
+        return self.mechanism
 
 
 def _build(spec: ReleaseSpec) -> Any:

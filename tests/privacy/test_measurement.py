@@ -21,6 +21,7 @@ from textdp.mechanisms.prompt import DPPrompt
 from textdp.privacy import Notion
 from textdp.privacy.measurement import (
     NOTION_IDS,
+    InputSpace,
     allocated,
     composed,
     document_map,
@@ -165,6 +166,26 @@ def test_space_ids_of_the_words_fronts_record():
     assert space_id("something else") != space_id("something other")
 
 
+def test_typed_spaces_render_the_words_and_ids_old_lines_are_read_with():
+    """A release records the prose and the id of its typed space, both rendered from the
+    fields; a line written before ids were recorded is read back from that same prose (the
+    legacy reader) to the same id, so old and new releases of one input compose."""
+    fp = "cd" * 32
+    spaces = {InputSpace.vocabulary(fp): (f"vocabulary sha256 {fp}", f"vocabulary:{fp}"),
+              InputSpace.vectors(384): ("the input vectors themselves (R^384)", "vectors"),
+              InputSpace.encoder("glove-mean", fp): (f"encoder glove-mean {fp}",
+                                                     f"encoder:glove-mean:{fp}"),
+              InputSpace.encoder("sbert"): ("encoder sbert", "encoder:sbert"),
+              InputSpace.splitter("pysbd"): ("sentence splitter pysbd", "splitter:pysbd"),
+              InputSpace.any_documents(): ("any two documents", ""),
+              InputSpace(): ("", "")}
+    for space, (prose, ident) in spaces.items():
+        assert (space.prose, space.id, str(space)) == (prose, ident, prose), space
+        assert space_id(space.prose) == space.id, space
+    assert InputSpace.text("my own space").id == space_id("my own space")
+    assert InputSpace.vectors(3) != InputSpace.vectors(4)
+
+
 def test_composed_measurement_adds_exactly_and_rounds_up():
     a, b = word("mvc", toy(), 0.1), word("santext", toy(), 0.2)
     both = composed([a.measurement, b.measurement])
@@ -199,7 +220,7 @@ def test_an_allocation_is_a_measurement_of_its_own():
 
 
 def _legacy(mech, space: str) -> str:
-    from textdp.ledger import _json_value
+    from textdp.ledger_lines import _json_value
 
     return legacy_metric_id(mech.name, _json_value(mech.parameters), mech.guarantee.metric,
                             space)

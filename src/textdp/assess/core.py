@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
+from textdp._checks import check_texts
 from textdp.assess.attacks import (
     attribute_baseline,
     attribute_inference,
@@ -112,12 +113,7 @@ def _check_field(values: Any, n: int, what: str) -> list[str] | None:
 
 def _check_texts(texts: Any, labels: Any, known: Any = None
                  ) -> tuple[list[str], list[str] | None, list[Any] | None]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not one string")
-    texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"document {i} is {type(t).__name__}, expected str")
+    texts = check_texts(texts)
     if len(texts) < 2:
         raise ValueError(f"assess needs at least 2 documents, got {len(texts)}")
     if known is not None:

@@ -2,13 +2,15 @@
 ``--budget``) and the step that checks a release against the ledger and records it.
 
 A command builds :class:`CommandLedger` with the paths, before reading anything (bad options fail
-first), and wraps its release and its atomic output in :meth:`CommandLedger.check`, taking its
-output group from :meth:`CommandLedger.files`::
+first), and runs its release through :meth:`CommandLedger.run` (:func:`textdp.runner.run_release`),
+with its INPUT as the source and an engine that stages its output in the group from
+:meth:`CommandLedger.files`::
 
-    with book.check(mech, fingerprint, seed=seed), book.files() as files:
-        ...                                  # book.attach(report) before writing the report
+    source = book.source(lambda: fingerprint_file(input))   # the first pass, with --ledger only
+    with book.files() as files:
+        outcome = book.run(spec, source, engine, commit)     # commit stages the report, commits
 
-``check`` computes the input's fingerprint (a first pass over a text file), reads the ledger,
+The runner computes the input's fingerprint (a first pass over a text file), reads the ledger,
 applies the policy and writes the pending line before any output (write-ahead, see
 :mod:`textdp.ledger`). Committing the group first checks that the input released is the input
 fingerprinted (else exit 2, "INPUT changed while it was read", and the pending line is voided),
@@ -28,12 +30,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from textdp.cli._common import CLIError, PipeClosed, one_line, option, pipe_message, warn
+from textdp.cli._common import CLIError, PipeClosed, option, pipe_message, warn
 from textdp.io import AtomicFiles, FileError, ReadOptions, open_records
 from textdp.io.paths import check_distinct, check_target, is_stream
 from textdp.io.streams import is_stdio
 
-__all__ = ["BudgetOpt", "CommandLedger", "LedgerOpt", "LedgerPolicyOpt", "embed_input",
+__all__ = ["BudgetOpt", "CommandLedger", "CommandSource", "LedgerOpt", "LedgerPolicyOpt", "embed_input",
            "encoder_space", "fingerprint_file"]
 
 LedgerOpt = Annotated[Path | None, option(
@@ -68,24 +70,27 @@ def fingerprint_file(path: Path | list[Path], *, options: ReadOptions | None = N
     return h.hexdigest(), h.count
 
 
-def encoder_space(encoder: Any) -> str:
-    """What fixes the metric of embeddings of texts: the encoder's name and its fingerprint."""
+def encoder_space(encoder: Any) -> Any:
+    """What fixes the metric of embeddings of texts: the encoder's name and its fingerprint (an
+    :class:`textdp.privacy.measurement.InputSpace`)."""
+    from textdp.privacy.measurement import InputSpace
+
     d = encoder.describe()
     fp = (d.get("vocabulary") or {}).get("fingerprint") or d.get("weights_sha256") or ""
-    return f"encoder {d.get('name')} {fp}".strip()
+    return InputSpace.encoder(d.get("name"), fp)
 
 
 def embed_input(input: Path, X: Any, encoder: Any, text_field: str,
-                ) -> tuple[Callable[[], tuple[str, int]], str, str]:
+                ) -> tuple[Callable[[], tuple[str, int]], str, Any]:
     """``textdp embed``'s (fingerprint, input kind, space): the texts and the encoder when it
     encoded texts (a first pass over the file), else the vectors as read."""
     if encoder is not None:
         return (lambda: fingerprint_file(input, text_field=text_field)), "texts", \
             encoder_space(encoder)
     from textdp.privacy.fingerprint import fingerprint_vectors
+    from textdp.privacy.measurement import InputSpace
 
-    return (lambda: fingerprint_vectors(X)), "vectors", \
-        f"the input vectors themselves (R^{X.shape[1]})"
+    return (lambda: fingerprint_vectors(X)), "vectors", InputSpace.vectors(X.shape[1])
 
 
 class _LedgerFiles(AtomicFiles):
@@ -143,51 +148,85 @@ class CommandLedger:
         except ValueError as exc:
             raise CLIError(str(exc)) from None
 
-    @contextlib.contextmanager
-    def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
-              input_kind: str = "texts", space: str | None = None, *,
-              seed: int | None) -> Iterator[CommandLedger]:
-        """Check and write the pending line before the block (exit 2 when refused or when the
-        pending line cannot be written); complete it after the block, void it when the block
-        failed before its output group committed, keep it (counted) when it failed later."""
-        if self.book is None:
-            yield self
-            return
+    def source(self, fingerprint: Callable[[], tuple[str, int]], input_kind: str = "texts",
+               space: Any = None) -> CommandSource:
+        """The runner's source for this command's INPUT: ``fingerprint()`` is its first pass
+        (run only with --ledger), compared again at commit (:meth:`before_commit`)."""
+        return CommandSource(self, fingerprint, input_kind, space)
+
+    def run(self, spec: Any, source: CommandSource, engine: Any,
+            commit: Callable[[Any, Callable[[], None]], None] | None = None) -> Any:
+        """The command's release through :func:`textdp.runner.run_release`: checked and written
+        ahead before ``engine`` runs (exit 2 when refused or when the pending line cannot be
+        written); completed after ``commit`` (which commits the output group from
+        :meth:`files`), voided when the release failed before its output group committed, kept
+        (counted) when it failed later. Returns the :class:`textdp.runner.Outcome`."""
+        from textdp.runner import run_release
+
+        output = self.output
+        messages: list[str] = []
+        try:
+            outcome = run_release(spec, source, engine, ledger=self.book,
+                                  output_path=("standard output" if output is not None
+                                               and is_stdio(output) else output),
+                                  commit=commit, exposure=self._exposed, notify=messages.append,
+                                  entered=self._entered)
+        except BaseException as exc:
+            self._failed(exc, messages)
+            raise
+        for message in messages:
+            warn(message)
+        return outcome
+
+    def _failed(self, exc: BaseException, messages: list[str]) -> None:
+        """A release that raised: a LedgerError before it was entered is exit 2; a closed pipe
+        says whether the release stays pending (that line replaces the ledger's own message);
+        otherwise the ledger's messages are warned and the error goes on."""
         from textdp.ledger import LedgerError
 
-        fp, count = fingerprint()
-        self._fingerprint, self._expected = fingerprint, (fp, count)
-        output = self.output
-        guard = self.book.release(mechanism=mechanism, input_fingerprint=fp, records=count,
-                                  seed=seed, input_kind=input_kind, space=space,
-                                  input_name=self.input,
-                                  output_path=("standard output" if output is not None
-                                               and is_stdio(output) else output))
-        try:
-            self.release = guard.__enter__()
-        except LedgerError as exc:
+        if isinstance(exc, LedgerError) and self.release is None:
             raise CLIError(str(exc)) from None
-        try:
-            yield self
-        except BaseException as exc:
-            self._failed(guard, exc)
-            raise
-        message = guard.complete()
-        if message:
-            warn(message)
-
-    def _failed(self, guard: Any, exc: BaseException) -> None:
-        """Close a release whose block raised: void it, unless some of its output may be
-        visible (then its pending line stays and counts; it is never completed)."""
-        if any(g.exposed for g in self._groups):
-            guard.exposed()
-        message = guard.void(f"{type(exc).__name__}: {one_line(exc)}")
-        if isinstance(exc, BrokenPipeError):
+        if isinstance(exc, BrokenPipeError) and self.release is not None:
+            guard = self.release
             what = (f"release {guard.id} stays pending and counts against the budget (part of "
                     "the output was delivered)" if guard.state == "pending" else
                     f"release {guard.id} is voided (nothing was delivered)")
             raise PipeClosed(f"{pipe_message(exc)}; ledger {self.book.path}: {what}") from None
-        if message:
+        for message in messages:
+            warn(message)
+
+    def _entered(self, release: Any) -> None:
+        self.release = release
+
+    def _exposed(self) -> bool:
+        return any(g.exposed for g in self._groups)
+
+    @contextlib.contextmanager
+    def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
+              input_kind: str = "texts", space: Any = None, *,
+              seed: int | None) -> Iterator[CommandLedger]:
+        """The guarded release around a block, for the engines not yet moved onto
+        :meth:`run` (``--engine ray``: :mod:`textdp.cli._ray`, :mod:`textdp.cli._ray_vectors`):
+        :func:`textdp.runner.guard` with this command's policy on failures (as :meth:`run`)."""
+        if self.book is None:
+            yield self
+            return
+        from textdp.runner import guard
+
+        source = self.source(fingerprint, input_kind, space)
+        output = self.output
+        messages: list[str] = []
+        try:
+            with guard(self.book, mechanism, source, source.fingerprint(), seed=seed,
+                       space=space, exposure=self._exposed, notify=messages.append,
+                       output_path=("standard output" if output is not None
+                                    and is_stdio(output) else output)) as release:
+                self.release = release
+                yield self
+        except BaseException as exc:
+            self._failed(exc, messages)
+            raise
+        for message in messages:
             warn(message)
 
     def files(self) -> AtomicFiles:
@@ -242,3 +281,22 @@ class CommandLedger:
     def attach(self, report: dict[str, Any]) -> dict[str, Any]:
         """The report with its ``ledger`` section and warnings (unchanged without --ledger)."""
         return self.release.attach(report) if self.release is not None else report
+
+
+class CommandSource:
+    """A command's INPUT as the runner's source (:class:`textdp.runner.Source`): its name, the
+    encoding and space the ledger records, and its first-pass fingerprint (kept by the command's
+    ledger to compare at commit)."""
+
+    def __init__(self, book: CommandLedger, fingerprint: Callable[[], tuple[str, int]],
+                 input_kind: str = "texts", space: Any = None) -> None:
+        self.name = book.input
+        self.input_kind = input_kind
+        self.space = space
+        self._book = book
+        self._fingerprint = fingerprint
+
+    def fingerprint(self) -> tuple[str, int]:
+        seen = self._fingerprint()
+        self._book._fingerprint, self._book._expected = self._fingerprint, seen
+        return seen

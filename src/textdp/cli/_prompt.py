@@ -13,9 +13,9 @@ from typing import Annotated
 import typer
 
 from textdp.cli._arguments import DEFAULT_BATCH_SIZE, PrivatizeArguments, say_outcome
-from textdp.cli._common import CLIError, one_line, progress_bar, say
+from textdp.cli._common import CLIError, one_line, say
 from textdp.cli._ledger import CommandLedger, fingerprint_file
-from textdp.io import map_text_file
+from textdp.cli._local import FileEngine
 from textdp.mechanisms import prompt
 from textdp.spec import ReleaseSpec, release_spec
 
@@ -96,15 +96,10 @@ def run(args: PrivatizeArguments) -> None:
         raise CLIError(one_line(exc)) from None
     book = CommandLedger(args.ledger, args.ledger_policy, args.budget, args.input, args.output,
                          args.report)
-    with book.check(mechanism, lambda: fingerprint_file(args.input, options=options,
-                                                        format=args.format),
-                    seed=spec.seed, space="any two documents"), \
-            book.files() as files:
-        io_summary = map_text_file(args.input, args.output, book.watch(runner.run),
-                                   options=options, format=args.format,
-                                   batch_size=_IO_BATCHES_PER_ROW * runner.batch_size,
-                                   progress=progress_bar("dp_prompt"), files=files)
-        result = book.attach(runner.report(io=io_summary))
-        if args.report is not None:
-            files.write_json(args.report, result)
-    say_outcome(io_summary, args.output, args.report, result)
+    source = book.source(lambda: fingerprint_file(args.input, options=options,
+                                                  format=args.format))
+    with book.files() as files:
+        engine = FileEngine(runner, args, files, book, _IO_BATCHES_PER_ROW * runner.batch_size,
+                            "dp_prompt")
+        outcome = book.run(spec, source, engine, engine.commit)
+    say_outcome(outcome.output, args.output, args.report, outcome.report)

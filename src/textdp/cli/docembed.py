@@ -146,8 +146,11 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
     from textdp._checks import check_seed
     from textdp.encoders import encoder_name
+    from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, document_report
+    from textdp.runner import Call, Outcome
     from textdp.sentences import splitter_name
+    from textdp.spec import VectorSpec
 
     started = time.perf_counter()
     # 1. Paths and parameters, before anything is read or loaded; no two paths the same file.
@@ -165,23 +168,28 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
         return _on_ray(pairs, input, output, report, book, mech, sentences, seed=seed,
                        text_field=text_field, batch_size=batch_size, workers=workers,
                        address=ray_address, verbose=verbose, started=started)
-    with book.check(mech, lambda: fingerprint_file(input, text_field=text_field),
-                    seed=seed, space=f"sentence splitter {splitter_name()}"):
-        out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
 
-        # 4. Output and report together, or neither (then the --ledger completion).
+    def release(spec: Any, source: Any, measurement: Any) -> Any:
+        out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
         io = {"input": str(input), "output": str(output), "records_in": len(counts),
               "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
-        result = book.attach(document_report(
+        return Outcome(out, document_report(
             mech, sentence_counts=counts, seed=seed, seconds=time.perf_counter() - started,
             encoder=encoder_name(sentences), sentence_splitter=splitter_name(),
             context=ReportContext(io=io)))
+
+    def commit(outcome: Any, exposed: Any) -> None:
+        # 4. Output and report together, or neither (then the --ledger completion).
         with book.files() as files:
             with files.writing(output) as tmp, open(tmp, "wb") as f:
-                np.save(f, out)
+                np.save(f, outcome.output)
             if report is not None:
-                files.write_json(report, result)
+                files.write_json(report, outcome.report)
 
+    source = book.source(lambda: fingerprint_file(input, text_field=text_field),
+                         space=InputSpace.splitter(splitter_name()))
+    outcome = book.run(VectorSpec(mech, seed, kind="document"), source, Call(release), commit)
+    out, result = outcome.output, outcome.report
     _done(out.shape[0], out.shape[1], output, mech, report, result)
 
 
@@ -238,17 +246,19 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
             book: CommandLedger, mech: Any, sentences: Any, *, seed: int | None,
             text_field: str, batch_size: int, workers: int | None, address: str | None,
             verbose: bool, started: float) -> None:
-    """``--engine ray`` (:mod:`textdp.engines.ray.vector_files`): the same mechanism, report and ledger
-    as the local engine; the documents read, released and written on the workers."""
+    """``--engine ray`` (:mod:`textdp.engines.ray.vector_files`): the same mechanism, report and
+    ledger as the local engine; the documents read, released and written on the workers."""
     from textdp.encoders import encoder_name
     from textdp.engines.ray.pool import Job, io_section
     from textdp.engines.ray.vector_files import run_docembed
+    from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, document_report
     from textdp.sentences import splitter_name
 
     paths = [src for src, _ in pairs]
     fingerprint = partial(fingerprint_file, paths, text_field=text_field)
-    with book.check(mech, fingerprint, seed=seed, space=f"sentence splitter {splitter_name()}"), \
+    with book.check(mech, fingerprint, seed=seed,
+                    space=InputSpace.splitter(splitter_name())), \
             Job(workers, address, verbose) as job, book.files() as files:
         answers = run_docembed(job, pairs, output, mechanism=mech, encoder=encoder_name(sentences),
                                seed=seed, text_field=text_field, batch_size=batch_size,

@@ -278,6 +278,8 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
           engine: EngineOption = "local", workers: WorkersOption = None,
           ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
     from textdp.privacy.report import ReportContext, embedding_report, json_ready
+    from textdp.runner import Call, Outcome
+    from textdp.spec import VectorSpec
 
     t0 = time.perf_counter()
     # 1. Paths and parameters, before anything is read: INPUT and OUTPUT as privatize's.
@@ -304,23 +306,29 @@ def embed(input: InputArg, output: OutputOpt, epsilon: EpsilonOpt, delta: DeltaO
     X, encoder, empty_texts = _read_input(input, encode, text_field, vector_field, batch_size,
                                           vocabulary)
     mech = build(X.shape[1])
-    with book.check(mech, *embed_input(input, X, encoder, text_field), seed=seed):
-        W, audit = _release(mech, X, seed, audit_pairs)
 
-        # 4. Output and report, together or not at all (then the --ledger completion).
+    def release(spec: Any, source: Any, measurement: Any) -> Any:
+        W, audit = _release(mech, X, seed, audit_pairs)
         io = {"input": os.fspath(input), "output": os.fspath(output),
               "records_in": int(X.shape[0]), "records_out": int(W.shape[0])}
-        result = book.attach(embedding_report(
+        return Outcome((W, audit), embedding_report(
             mech, vectors_in=X.shape[0], vectors_out=W.shape[0], dim_in=X.shape[1],
             dim_out=W.shape[1], seed=seed, seconds=time.perf_counter() - t0,
             encoder=encoder.describe() if encoder is not None else None, empty_texts=empty_texts,
             audit=audit, chunk_rows=CHUNK_ROWS, context=ReportContext(io=io)))
+
+    def commit(outcome: Any, exposed: Any) -> None:
+        # 4. Output and report, together or not at all (then the --ledger completion).
         with book.files() as files:
             with files.writing(output) as tmp:  # a full disk names OUTPUT
-                write_vectors(tmp, W, vector_field, suffix=output.suffix)
+                write_vectors(tmp, outcome.output[0], vector_field, suffix=output.suffix)
             if report is not None:
-                files.write_json(report, json_ready(result))
+                files.write_json(report, json_ready(outcome.report))
 
+    outcome = book.run(VectorSpec(mech, seed), book.source(*embed_input(input, X, encoder,
+                                                                        text_field)),
+                       Call(release), commit)
+    (W, audit), result = outcome.output, outcome.report
     _done(W.shape[0], W.shape[1], output, mech, audit, report, result)
 
 
@@ -388,6 +396,7 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
     from textdp.engines.ray.pool import Job, io_section
     from textdp.engines.ray.vector_files import run_embed, shapes, vector_fingerprint
     from textdp.mechanisms.embedding.release import CHUNK_ROWS
+    from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, embedding_report, json_ready
 
     paths = [src for src, _ in pairs]
@@ -402,7 +411,7 @@ def _on_ray(pairs: list[tuple[Any, Any]], input: Any, output: Any, report: Path 
         sizes = shapes(pairs, vector_field)
         rows, dim = [n for n, _ in sizes], sizes[0][1]
         fingerprint = vector_fingerprint(paths, vector_field, sum(rows), dim)
-        kind, space = "vectors", f"the input vectors themselves (R^{dim})"
+        kind, space = "vectors", InputSpace.vectors(dim)
     mech = build(dim)
     with book.check(mech, fingerprint, kind, space, seed=seed), \
             Job(workers, address, verbose) as job, book.files() as files:

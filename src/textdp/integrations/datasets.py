@@ -209,17 +209,12 @@ def privatize(ds: Any, column: str | list[str] = "text", mechanism: Any = "mvc",
 def _privatize_columns(ds: Any, names: list[str], spec: ReleaseSpec, num_proc: int | None,
                        batch_size: int, book: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
     """Each of ``names`` privatised in turn (a release each); their reports by column."""
+    from textdp.runner import run_release
+
     reports: dict[str, dict[str, Any]] = {}
     for c in names:
-        if book is None:
-            ds, reports[c] = _privatize(ds, c, spec, num_proc, batch_size)
-            continue
-        fingerprint, count = _column_fingerprint(ds, c)
-        with book.release(mechanism=spec.mechanism_object(), input_fingerprint=fingerprint,
-                          records=count, seed=spec.seed,
-                          input_name=f"dataset column {c!r}") as release:
-            ds, report = _privatize(ds, c, spec, num_proc, batch_size)
-            reports[c] = release.attach(report)
+        outcome = run_release(spec, _Column(ds, c), _MapEngine(num_proc, batch_size), ledger=book)
+        ds, reports[c] = outcome.output, outcome.report
     if len(names) > 1 and spec.seed is not None:
         note = (f"one seed drives columns {', '.join(names)}: document i of each draws from the "
                 "same stream (seed, i), so their noise is correlated")
@@ -255,14 +250,39 @@ def _budget(by_split: dict[Any, dict[str, dict[str, Any]]], spec: ReleaseSpec) -
                            "rows: a row's guarantee is its own split's)"}
 
 
-def _column_fingerprint(ds: Any, column: str) -> tuple[str, int]:
-    """The ledger's fingerprint of the non-missing texts of ``ds[column]`` in row order."""
-    from textdp.privacy.fingerprint import InputHash
+@dataclasses.dataclass(frozen=True)
+class _Column:
+    """The runner's source (:func:`textdp.runner.run_release`): one column of a dataset."""
 
-    h = InputHash("texts")
-    for chunk in ds.data.column(column).chunks:  # Arrow chunks: never the whole column at once
-        h.texts(t for t in chunk.to_pylist() if t is not None)
-    return h.hexdigest(), h.count
+    ds: Any
+    column: str
+
+    @property
+    def name(self) -> str:
+        return f"dataset column {self.column!r}"
+
+    def fingerprint(self) -> tuple[str, int]:
+        """The ledger's fingerprint of the non-missing texts of the column in row order."""
+        from textdp.privacy.fingerprint import InputHash
+
+        h = InputHash("texts")
+        for chunk in self.ds.data.column(self.column).chunks:  # never the whole column at once
+            h.texts(t for t in chunk.to_pylist() if t is not None)
+        return h.hexdigest(), h.count
+
+
+@dataclasses.dataclass(frozen=True)
+class _MapEngine:
+    """The runner's engine: ``Dataset.map`` over the column (:func:`_privatize`)."""
+
+    num_proc: int | None
+    batch_size: int
+
+    def run(self, spec: ReleaseSpec, source: _Column, measurement: Any) -> Any:
+        from textdp.runner import Outcome
+
+        return Outcome(*_privatize(source.ds, source.column, spec, self.num_proc,
+                                   self.batch_size))
 
 
 def _privatize(ds: Any, column: str, spec: ReleaseSpec, num_proc: int | None,

@@ -24,8 +24,8 @@ from textdp.lm.engine import Engine, UniformSampler
 from textdp.lm.model import LanguageModel, shared_model
 from textdp.mechanisms.prompt import DPPrompt
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DPPromptSampler", "Paraphraser", "generate_ids", "paraphrase",
-           "privatize_spec", "torch_sample_tokens"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DPPromptSampler", "Paraphraser", "PromptEngine", "generate_ids",
+           "paraphrase", "privatize_spec", "torch_sample_tokens"]
 
 #: Default documents generated together on the CPU.
 DEFAULT_BATCH_SIZE = 16
@@ -180,24 +180,30 @@ def privatize_spec(spec: Any, texts: Sequence[str], *, batch_size: int | None = 
     over ``texts``: (the paraphrases, the report). ``book``, a :class:`textdp.ledger.Ledger` or
     None, guards the release (checked before the model runs, recorded after) and its section
     is attached to the report. Pure ε-DP per document composes by adding ε's, whatever the model.
+    The release runs through :func:`textdp.runner.run_release`.
     """
-    if spec.kind != "prompt":
-        raise ValueError(f"mechanism {spec.name!r} is a word mechanism: run it with "
-                         "spec.privatizer()")
-    params = dict(spec.params)
-    runner = Paraphraser(spec.mechanism_object(), model=params.get("model"), seed=spec.seed,
-                         batch_size=batch_size,
-                         device=params.get("device", "auto"))
-    texts = list(texts)
-    if book is None:
-        out = runner.run(texts)
-        return out, runner.report()
-    from textdp.privacy.fingerprint import fingerprint_texts
+    from textdp.runner import Texts, run_release
 
-    fingerprint, count = fingerprint_texts(texts)
-    with book.release(mechanism=runner.mechanism, input_fingerprint=fingerprint, records=count,
-                      seed=spec.seed, space="any two documents",
-                      input_name=input_name) as release:
-        out = runner.run(texts)
-        report = runner.report(ledger=release)
-    return out, report
+    engine = PromptEngine(spec, batch_size)
+    outcome = run_release(spec, Texts(list(texts), input_name), engine, ledger=book)
+    return outcome.output, outcome.report
+
+
+class PromptEngine:
+    """The runner's engine for a prompt release (:func:`textdp.runner.run_release`): the spec's
+    :class:`Paraphraser`, built (model loaded) before the ledger is touched."""
+
+    def __init__(self, spec: Any, batch_size: int | None = None) -> None:
+        if spec.kind != "prompt":
+            raise ValueError(f"mechanism {spec.name!r} is a word mechanism: run it with "
+                             "spec.privatizer()")
+        params = dict(spec.params)
+        self.paraphraser = Paraphraser(spec.mechanism_object(), model=params.get("model"),
+                                       seed=spec.seed, batch_size=batch_size,
+                                       device=params.get("device", "auto"))
+
+    def run(self, spec: Any, source: Any, measurement: Any) -> Any:
+        from textdp.runner import Outcome
+
+        out = self.paraphraser.run(source.texts)
+        return Outcome(out, self.paraphraser.report())

@@ -25,7 +25,9 @@ Ids are plain strings, stable across processes and textdp versions (they are wri
 
 A word mechanism's id names its vocabulary (or lists), so it is complete; the id of a mechanism
 whose inputs reach it through a map the mechanism does not see (an encoder, a sentence
-splitter) is completed by the release's input space (:func:`space_id`).
+splitter) is completed by the release's input space (:class:`InputSpace`, typed: its id and its
+prose are rendered from its fields; only ledger lines written before ids were recorded are read
+back from their prose, by :func:`legacy_metric_id`).
 
 Pure: no files, no mechanisms imported (they import :mod:`textdp.privacy`).
 """
@@ -43,8 +45,8 @@ import numpy as np
 
 from textdp.privacy import Budget, Notion, check_distance, round_up_product, round_up_sum
 
-__all__ = ["NOTION_IDS", "Measurement", "allocated", "composed", "document_map", "legacy_metric_id",
-           "measurement_of", "notion_from_id", "notion_id", "space_id"]
+__all__ = ["NOTION_IDS", "InputSpace", "Measurement", "allocated", "composed", "document_map",
+           "legacy_metric_id", "measurement_of", "notion_from_id", "notion_id", "space_id"]
 
 #: The stable id of each notion (what ledgers key on; the Notion's value is the prose).
 NOTION_IDS: dict[Notion, str] = {
@@ -210,7 +212,86 @@ def document_map(epsilon_document: float, d_in: Any) -> Budget:
     return Budget(round_up_product(epsilon_document, check_distance(d_in)))
 
 
-# --- input spaces and ledger lines written before these ids --------------------------------------
+# --- input spaces ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class InputSpace:
+    """What else fixes a release's metric besides the mechanism, typed: the vocabulary a word
+    mechanism's metric is measured in, the vectors themselves, the encoder that turned texts into
+    vectors, the sentence splitter of a document mechanism, or any two documents.
+
+    Its :attr:`id` completes the measurement's metric id (:meth:`Measurement.with_space`) and
+    its :attr:`prose` is what the ledger line records as ``space``: both are rendered from the
+    fields, and nothing parses the prose back (the lines written before ids were recorded
+    aside: :func:`legacy_metric_id`). Build one with the class methods.
+    """
+
+    kind: str = ""
+    name: str = ""
+    fingerprint: str = ""
+    dim: int | None = None
+
+    @classmethod
+    def vocabulary(cls, fingerprint: str) -> InputSpace:
+        return cls("vocabulary", fingerprint=fingerprint)
+
+    @classmethod
+    def vectors(cls, dim: int) -> InputSpace:
+        return cls("vectors", dim=int(dim))
+
+    @classmethod
+    def encoder(cls, name: str, fingerprint: str = "") -> InputSpace:
+        return cls("encoder", name=str(name), fingerprint=fingerprint or "")
+
+    @classmethod
+    def splitter(cls, name: str) -> InputSpace:
+        return cls("splitter", name=str(name))
+
+    @classmethod
+    def any_documents(cls) -> InputSpace:
+        return cls("documents")
+
+    @classmethod
+    def text(cls, prose: str) -> InputSpace:
+        """A space known only by its words (a caller's own): its id is a hash of them."""
+        return cls("prose", name=prose) if prose else cls()
+
+    @property
+    def id(self) -> str:
+        """The stable id (``vocabulary:<fp>``, ``vectors``, ``encoder:<name>[:<fp>]``,
+        ``splitter:<name>``; ``""`` for any two documents or no space; ``prose:<hash>``)."""
+        if self.kind == "vocabulary":
+            return f"vocabulary:{self.fingerprint}"
+        if self.kind == "vectors":
+            return "vectors"
+        if self.kind == "encoder":
+            return f"encoder:{self.name}" + (f":{self.fingerprint}" if self.fingerprint else "")
+        if self.kind == "splitter":
+            return f"splitter:{self.name}"
+        if self.kind == "prose":
+            return _prose_id(self.name)
+        return ""
+
+    @property
+    def prose(self) -> str:
+        """The space in words, as ledger lines record it."""
+        if self.kind == "vocabulary":
+            return f"vocabulary sha256 {self.fingerprint}"
+        if self.kind == "vectors":
+            return f"the input vectors themselves (R^{self.dim})"
+        if self.kind == "encoder":
+            return f"encoder {self.name} {self.fingerprint}".strip()
+        if self.kind == "splitter":
+            return f"sentence splitter {self.name}"
+        if self.kind == "documents":
+            return "any two documents"
+        return self.name
+
+    def __str__(self) -> str:
+        return self.prose
+
+
+# --- ledger lines written before these ids ---------------------------------------------------------
 
 _SPACES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"vocabulary sha256 ([0-9a-f]{64})\Z"), lambda m: f"vocabulary:{m[1]}"),
@@ -223,9 +304,11 @@ _SPACES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
 
 
 def space_id(space: str | None) -> str:
-    """The stable id of a release's input space, from the words textdp's fronts record
-    (``vocabulary sha256 …``, ``the input vectors themselves (R^d)``, ``encoder NAME FP``,
-    ``sentence splitter NAME``, ``any two documents``); other words get ``prose:<sha256>``."""
+    """The stable id of the input space recorded in words by a ledger line written before ids
+    were recorded (``vocabulary sha256 …``, ``the input vectors themselves (R^d)``, ``encoder NAME
+    FP``, ``sentence splitter NAME``, ``any two documents``); other words get ``prose:<sha256>``.
+    Only :func:`legacy_metric_id` reads prose: a release made now records the id of its typed
+    :class:`InputSpace`."""
     if not space:
         return ""
     for pattern, render in _SPACES:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from textdp._checks import check_seed
+from textdp._checks import check_seed, check_texts
 from textdp.runner import Outcome, run_release
 from textdp.synthesis.accountant import DataRefused
 from textdp.synthesis.evolution import LABEL_MIXES, Evolution, signal_check
@@ -52,12 +52,7 @@ class TextSource:
     @classmethod
     def build(cls, texts: Sequence[str], labels: Sequence[Any] | None = None,
               units: Sequence[Any] | None = None, name: str | None = None) -> TextSource:
-        if isinstance(texts, str):
-            raise TypeError("texts must be a list of strings, not a single string")
-        texts = tuple(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        texts = tuple(check_texts(texts))
         out = []
         for what, values in (("labels", labels), ("units", units)):
             if values is None:

@@ -36,9 +36,16 @@ def release_documents(mechanism: DocumentMechanism, documents: Sequence[np.ndarr
             :mod:`textdp.privacy.fingerprint`) and recorded once done. The core opens no file:
             it only calls the ledger's ``release``.
     """
-    if ledger is not None:
-        return _guarded(ledger, mechanism, documents, seed, lambda: release_documents(
-            mechanism, documents, seed=seed, rng=rng, start=start))
+    if ledger is not None:  # the guarded release: the runner calls this again without it
+        from textdp.runner import Call, Documents, Outcome, run_release
+        from textdp.spec import VectorSpec
+
+        def engine(spec: Any, source: Any, measurement: Any) -> Any:
+            return Outcome(release_documents(mechanism, source.documents, seed=seed, rng=rng,
+                                             start=start), None)
+
+        return run_release(VectorSpec(mechanism, seed, kind="document", start=start),
+                           Documents(documents), Call(engine), ledger=ledger).output
     seed = check_seed(seed)
     if seed is not None and rng is not None:
         raise ValueError("give seed or rng, not both")
@@ -49,19 +56,6 @@ def release_documents(mechanism: DocumentMechanism, documents: Sequence[np.ndarr
                                          else _random.document_generator(seed, start + i)))
             for i, doc in enumerate(documents)]
     return np.vstack(rows) if rows else np.zeros((0, mechanism.dim))
-
-
-def _guarded(ledger: Any, mechanism: Any, documents: Sequence[np.ndarray], seed: int | None,
-             release: Any) -> np.ndarray:
-    from textdp.privacy.fingerprint import fingerprint_documents
-
-    if not hasattr(ledger, "release"):
-        raise TypeError("ledger= takes a textdp.ledger.Ledger(path, policy=..., budget=...), "
-                        f"not {type(ledger).__name__}")
-    fingerprint, count = fingerprint_documents(documents)
-    with ledger.release(mechanism=mechanism, input_fingerprint=fingerprint, records=count,
-                        seed=seed, input_kind="documents", space=""):
-        return release()
 
 
 def _embedding(released: Any) -> np.ndarray:

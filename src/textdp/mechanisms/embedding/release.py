@@ -17,8 +17,7 @@ import numpy as np
 from textdp import _random
 from textdp._checks import check_rng, check_seed
 
-__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "guarded", "release_rows",
-           "release_vectors"]
+__all__ = ["AUDIT_KEY", "CHUNK_ROWS", "audit_projection", "release_rows", "release_vectors"]
 
 #: Rows per noise chunk. With a seed, chunk c draws from ``_random.document_generator(seed, c)``,
 #: so the output depends on the seed and the data only (not on how the caller batches them).
@@ -42,11 +41,20 @@ def release_vectors(mechanism: Any, X: np.ndarray, *, seed: int | None = None,
         progress: called with the number of rows done after each chunk.
         ledger: a :class:`textdp.ledger.Ledger` (with its policy and budget): the release of
             ``X`` (fingerprinted as vectors, :mod:`textdp.privacy.fingerprint`) is checked
-            against it first and recorded once done (see :func:`guarded`).
+            against it first (a ``refuse`` policy raises before any noise is drawn) and recorded
+            once done, through :func:`textdp.runner.run_release`.
     """
-    if ledger is not None:
-        return guarded(ledger, mechanism, X, seed, lambda: release_vectors(
-            mechanism, X, seed=seed, rng=rng, progress=progress))
+    if ledger is not None:  # the guarded release: the runner calls this again without it
+        from textdp.runner import Call, Outcome, Vectors, run_release
+        from textdp.spec import VectorSpec
+
+        def engine(spec: Any, source: Any, measurement: Any) -> Any:
+            return Outcome(release_vectors(mechanism, source.X, seed=seed, rng=rng,
+                                           progress=progress), None)
+
+        X = np.asarray(X) if not isinstance(X, np.ndarray) else X
+        return run_release(VectorSpec(mechanism, seed), Vectors(X), Call(engine),
+                           ledger=ledger).output
     seed = check_seed(seed)
     if seed is not None and rng is not None:
         raise ValueError("give seed or rng, not both")
@@ -91,24 +99,6 @@ def release_rows(mechanism: Any, X: np.ndarray, *, first: int = 0, n_rows: int |
         if progress is not None:
             progress(b - a)
     return out
-
-
-def guarded(ledger: Any, mechanism: Any, X: np.ndarray, seed: int | None,
-            release: Callable[[], np.ndarray]) -> np.ndarray:
-    """``release()`` under ``ledger``: checked first (a ``refuse`` policy raises before any
-    noise is drawn), recorded after it returned. The core opens no file: ``ledger`` is a built
-    :class:`textdp.ledger.Ledger` (the layer above), called through its ``release`` method."""
-    from textdp.privacy.fingerprint import fingerprint_vectors
-
-    if not hasattr(ledger, "release"):
-        raise TypeError("ledger= takes a textdp.ledger.Ledger(path, policy=..., budget=...), "
-                        f"not {type(ledger).__name__}")
-    X = np.asarray(X) if not isinstance(X, np.ndarray) else X
-    fingerprint, rows = fingerprint_vectors(X)
-    with ledger.release(mechanism=mechanism, input_fingerprint=fingerprint, records=rows,
-                        seed=seed, input_kind="vectors",
-                        space=f"the input vectors themselves (R^{X.shape[1]})"):
-        return release()
 
 
 def audit_projection(mechanism: Any, X: np.ndarray, *, max_pairs: int, seed: int | None = None,
