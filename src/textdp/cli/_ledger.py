@@ -146,10 +146,11 @@ class CommandLedger:
     @contextlib.contextmanager
     def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
               input_kind: str = "texts", space: str | None = None, *,
-              seed: int | None) -> Iterator[CommandLedger]:
+              seed: int | None, resumes: str | None = None) -> Iterator[CommandLedger]:
         """Check and write the pending line before the block (exit 2 when refused or when the
         pending line cannot be written); complete it after the block, void it when the block
-        failed before its output group committed, keep it (counted) when it failed later."""
+        failed before its output group committed, keep it (counted) when it failed later.
+        ``resumes``: the pending release a resumed job continues (no new pending line)."""
         if self.book is None:
             yield self
             return
@@ -162,7 +163,8 @@ class CommandLedger:
                                   seed=seed, input_kind=input_kind, space=space,
                                   input_name=self.input,
                                   output_path=("standard output" if output is not None
-                                               and is_stdio(output) else output))
+                                               and is_stdio(output) else output),
+                                  resumes=resumes)
         try:
             self.release = guard.__enter__()
         except LedgerError as exc:
