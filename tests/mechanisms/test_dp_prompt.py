@@ -301,3 +301,14 @@ def test_a_staged_document_is_never_generated_again(tiny, tmp_path):
     assert runner.report()["counts"]["documents"] == 4
     with pytest.raises(ValueError, match="another job"):
         Stage(tmp_path / "s.jsonl", "other")
+
+
+def test_a_slow_run_reports_its_rate_not_zero():
+    """50 documents in 1,601 s were reported as documents_per_second 0.0 (issue 38)."""
+    from textdp.privacy.report import generation_report
+
+    report = generation_report(DPPrompt(epsilon=100.0, max_new_tokens=4), model={"name": "m"},
+                               documents=50, generated_tokens=2880, stopped_at_eos=0, seed=None,
+                               seconds=1601.0)
+    assert report["performance"]["documents_per_second"] == 0.0312
+    assert report["performance"]["generated_tokens_per_second"] == 1.8
