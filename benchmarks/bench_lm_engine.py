@@ -3,7 +3,8 @@
 Same model object (the packaged SmolLM2-135M-Instruct, float32), same prompt ids (DP-Prompt's
 template around VADER sentences, in the model's chat template), same temperature T = 0.5 with no
 top-k / top-p on HF's side, at most ``MAX_NEW_TOKENS`` new tokens. textdp applies DP-Prompt's law
-(clip [10, 30], then T) in float64 to the logits its engine returns; HF samples softmax(ℓ/T) in
+(clip [10, 30], then T) in float64 to the logits its engine returns (the prompts' shared prefix run
+through the model once per call, ``Engine(share_prefix=True)``, the default); HF samples softmax(ℓ/T) in
 float32 with torch's RNG. Both count the tokens each prompt keeps (up to and including its first
 EOS); HF's batch also computes padding for rows that already stopped, which is part of its cost.
 Runs alternate (HF, textdp, HF, textdp, …: ``TEXTDP_BENCH_LM_REPEATS`` pairs, default 2) and
@@ -113,11 +114,14 @@ def run() -> str:
                     f"{sum(k for _, k in hf) // REPEATS} / {sum(k for _, k in ours) // REPEATS} |")
         print(rows[-1], file=sys.stderr, flush=True)  # as it goes: a loaded machine is slow
     load_after = os.getloadavg()
+    shared = next((j for j in range(min(map(len, prompts)))
+                   if len({p[j] for p in prompts}) > 1), 0)
     return "\n".join([
         f"Model: {lm.name} (sha256 {lm.sha256[:12]}…), float32; torch {torch.__version__}, "
         f"transformers {transformers.__version__}, {torch.get_num_threads()} threads; "
         f"T = {T}, max_new_tokens {MAX_NEW_TOKENS}, prompts: DP-Prompt's template around "
-        f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average), best of "
+        f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average, the "
+        f"first {shared} shared: the engine computes them once per call), best of "
         f"{REPEATS} alternating runs; textdp's law in {'numpy' if NUMPY_LAW else 'torch'} "
         f"float64. Load average before / after: "
         f"{load_before[0]:.2f} / {load_after[0]:.2f} (shared machine).",
