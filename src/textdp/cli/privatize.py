@@ -48,6 +48,7 @@ from textdp.cli._prompt import (
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import FORMATS, FileError, check_distinct, format_of
+from textdp.io.streams import is_stdio
 from textdp.mechanisms import prompt
 from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy
@@ -328,6 +329,9 @@ def _run(a: dict[str, Any]) -> None:
         options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"],
                                a["max_line_bytes"])
         check_paths(a["input"], a["output"], a["report"], a["format"])
+        if a.get("resume") and is_stdio(a["output"]):
+            raise CLIError("--resume needs OUTPUT to be a file (the staged documents are kept "
+                           "beside it), not standard output")
         check_placeholders(DEFAULT_MASK, _pairs(a["identifier_label"], "--identifier-label"),
                            list(a["inputs"]), a["format"])
         spec = prompt_spec(a["mechanism"], seed=a["seed"], clip=a["clip"],

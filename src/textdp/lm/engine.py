@@ -31,7 +31,12 @@ logits only), and then one token per step for every active row through the KV ca
 ends (EOS or ``max_new_tokens``) leaves the batch at once (its cache rows are dropped, so the
 step's cost follows the active rows), and when at least ``refill`` rows are free the next
 waiting prompts are prefilled and merged into the running cache (left-padded to its length).
-Leading cache columns no row attends to are trimmed. The result is the same as generating each
+Leading cache columns no row attends to are trimmed. The prompts' common prefix (DP-Prompt's
+template and the chat template's system prompt, about half of each prompt) runs through the
+model once per call, and its keys and values are copied into every row's cache (prefix
+columns first, then the row's own tokens, left-padded and masked, at positions that continue the
+prefix's), so a prefill computes only each prompt's own tokens; a later call whose prompts share
+the kept prefix reuses it. The result is the same as generating each
 prompt alone: padding is masked, positions are per row, and a row's tokens depend only on its
 own logits and the sampler's draws for (row, step) (tested on a tiny model).
 
