@@ -120,7 +120,7 @@ def test_fronts_that_cannot_run_dp_prompt_say_why_in_one_line():
             call()
         assert "\n" not in str(err.value) and "textdp.privatize" in str(err.value)
     # The identifier and entity options mask before the model (issue 38); the word options not.
-    with pytest.raises(ValueError, match="keep_stopwords, mask_token: not used by dp_prompt"):
+    with pytest.raises(ValueError, match="mask_token, keep_stopwords: not used by dp_prompt"):
         textdp.privatize(["w1"], mechanism="dp_prompt", epsilon=100.0, keep_stopwords=True,
                          mask_token="<m>")
 
