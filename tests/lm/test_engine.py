@@ -87,7 +87,7 @@ def test_a_shared_prefix_computed_once_gives_the_same_tokens(tiny):
         for i, p in enumerate(prompts)]
     assert len({tuple(r) for r in alone}) > 6  # the prompts' own tokens matter
     for size, refill in ((1, 1), (3, 1), (5, 2), (12, 1)):
-        engine = _engine(tiny, batch_size=size, refill=refill)
+        engine = _engine(tiny, batch_size=size, refill=refill, share_prefix=True)
         assert engine.generate(prompts, max_new_tokens=12, sampler=_sampler(m, u)) == alone
         assert engine._prefix is not None and len(engine._prefix[0]) == len(head)
         # The kept prefix serves a later call (here: one prompt, which alone shares nothing).
@@ -96,7 +96,7 @@ def test_a_shared_prefix_computed_once_gives_the_same_tokens(tiny):
     # The shortcut's logits are the prompt's own, to float32 rounding (not just the same draws).
     import torch
 
-    engine = _engine(tiny, batch_size=4)
+    engine = _engine(tiny, batch_size=4, share_prefix=True)
     model = engine._model()
     with torch.inference_mode():
         prefix = engine._shared_prefix(model, prompts)

@@ -31,12 +31,13 @@ logits only), and then one token per step for every active row through the KV ca
 ends (EOS or ``max_new_tokens``) leaves the batch at once (its cache rows are dropped, so the
 step's cost follows the active rows), and when at least ``refill`` rows are free the next
 waiting prompts are prefilled and merged into the running cache (left-padded to its length).
-Leading cache columns no row attends to are trimmed. The prompts' common prefix (DP-Prompt's
-template and the chat template's system prompt, about half of each prompt) runs through the
-model once per call, and its keys and values are copied into every row's cache (prefix
-columns first, then the row's own tokens, left-padded and masked, at positions that continue the
-prefix's), so a prefill computes only each prompt's own tokens; a later call whose prompts share
-the kept prefix reuses it. The result is the same as generating each
+Leading cache columns no row attends to are trimmed. With ``share_prefix=True`` (off by
+default: measured slower on the CPU) the prompts' common prefix (DP-Prompt's template and the
+chat template's system prompt, about half of each prompt) runs through the model once per
+call, and its keys and values are copied into every row's cache (prefix columns first, then the
+row's own tokens, left-padded and masked, at positions that continue the prefix's), so a prefill
+computes only each prompt's own tokens; a later call whose prompts share the kept prefix reuses
+it. The result is the same as generating each
 prompt alone: padding is masked, positions are per row, and a row's tokens depend only on its
 own logits and the sampler's draws for (row, step) (tested on a tiny model).
 
@@ -210,14 +211,16 @@ class Engine:
             max(1, batch_size // 8): fewer, larger prefills).
         eos_ids, pad_id: override the model's end-of-sequence ids and padding id.
         share_prefix: run the prompts' common prefix through the model once and reuse its keys
-            and values (default True; :meth:`_shared_prefix`).
+            and values (:meth:`_shared_prefix`). Off by default: measured slower on the CPU
+            (prefill of 8 prompts, best of 3: 16.0 s against 7.8 s without it, BENCHMARKS.md),
+            though it runs fewer model FLOPs — the masked cache path costs more than it saves.
     """
 
     def __init__(self, lm: LanguageModel | str | os.PathLike | None = None, *,
                  device: str = "auto", batch_size: int | None = None,
                  threads: int | None = None, refill: int | None = None,
                  eos_ids: Iterable[int] | None = None, pad_id: int | None = None,
-                 share_prefix: bool = True) -> None:
+                 share_prefix: bool = False) -> None:
         torch, _ = _require_lm()
         self.lm = lm if isinstance(lm, LanguageModel) else shared_model(lm)
         self.device = resolve_device(device)
