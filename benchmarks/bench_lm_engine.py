@@ -128,7 +128,7 @@ def run() -> str:
         f"Model: {lm.name} (sha256 {lm.sha256[:12]}…), float32; torch {torch.__version__}, "
         f"transformers {transformers.__version__}, {torch.get_num_threads()} threads; "
         f"T = {T}, max_new_tokens {MAX_NEW_TOKENS}, prompts: DP-Prompt's template around "
-        f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average, the "
+        f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average, "
         f"the first {shared} shared), best of "
         f"{REPEATS} alternating runs; textdp's law in {'numpy' if NUMPY_LAW else 'torch'} "
         f"float64. Load average before / after: "
