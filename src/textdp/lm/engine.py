@@ -32,9 +32,10 @@ ends (EOS or ``max_new_tokens``) leaves the batch at once (its cache rows are dr
 step's cost follows the active rows), and when at least ``refill`` rows are free the next
 waiting prompts are prefilled and merged into the running cache (left-padded to its length).
 Leading cache columns no row attends to are trimmed. With ``share_prefix=True`` (off by
-default: measured slower on the CPU) the prompts' common prefix (DP-Prompt's template and the
-chat template's system prompt, about half of each prompt) runs through the model once per
-call, and its keys and values are copied into every row's cache (prefix columns first, then the
+default until a quiet measurement settles it: BENCHMARKS.md) the prompts' common prefix
+(DP-Prompt's template and the chat template's system prompt, about half of each prompt) runs
+through the model once per call, and its keys and values are copied into every row's cache
+(prefix columns first, then the
 row's own tokens, left-padded and masked, at positions that continue the prefix's), so a prefill
 computes only each prompt's own tokens; a later call whose prompts share the kept prefix reuses
 it. The result is the same as generating each
@@ -211,9 +212,9 @@ class Engine:
             max(1, batch_size // 8): fewer, larger prefills).
         eos_ids, pad_id: override the model's end-of-sequence ids and padding id.
         share_prefix: run the prompts' common prefix through the model once and reuse its keys
-            and values (:meth:`_shared_prefix`). Off by default: measured slower on the CPU
-            (prefill of 8 prompts, best of 3: 16.0 s against 7.8 s without it, BENCHMARKS.md),
-            though it runs fewer model FLOPs — the masked cache path costs more than it saves.
+            and values (:meth:`_shared_prefix`). Off by default: on a shared CPU it measured
+            2× slower for a prefill alone (load 11–15) and 1.14× faster at batch 16 (load 3–5;
+            BENCHMARKS.md, ``lm_engine``); the tokens are the same either way.
     """
 
     def __init__(self, lm: LanguageModel | str | os.PathLike | None = None, *,
