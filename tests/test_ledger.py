@@ -619,3 +619,37 @@ def test_a_file_that_is_not_a_ledger_gives_a_bounded_number_of_warnings():
     problems = contents.problems("x.txt")
     assert contents.entries == [] and len(problems) == 11  # 10 listed, 1 count
     assert "40 more lines cannot be validated" in problems[-1]
+
+
+# --- a resumed job continues its pending release (issue 38: dp_prompt --resume) ---------------
+def test_a_resumed_release_completes_its_pending_line_and_adds_none(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    book = Ledger(path, policy="refuse", budget=2.5)
+    first = _release(book, eps=1.0)
+    first.__enter__()
+    first.exposed()
+    assert first.void("KeyboardInterrupt")  # stopped once something was staged: it stays
+    with _release(book, eps=1.0) as other:  # another release of the input counts it
+        assert len(other.earlier) == 1
+    resumed = book.release(mechanism=Fake(1.0), input_fingerprint="f" * 64, records=3,
+                           seed=None, resumes=first.id)
+    with resumed:
+        assert resumed.id == first.id
+        assert [e["id"] for e in resumed.earlier] == [other.id]  # not itself
+        assert resumed.composition.summary() == other.composition.summary()
+    kinds = [json.loads(x)["type"] for x in _lines(path) if x]
+    assert kinds == ["pending", "pending", "complete", "complete"]
+    assert json.loads(_lines(path)[3])["release"] == first.id
+    # Only a pending release of the same input, mechanism and guarantee can be continued.
+    stopped = _release(book, eps=0.5)
+    stopped.__enter__()
+    stopped.exposed()
+    stopped.void("stopped")
+    for fp, eps, rid, why in (("f" * 64, 1.0, first.id, "is complete, not pending"),
+                              ("f" * 64, 0.5, "0" * 16, "is not recorded, not pending"),
+                              ("e" * 64, 0.5, stopped.id, "another input"),
+                              ("f" * 64, 2.0, stopped.id, "another input")):
+        with pytest.raises(LedgerError, match=why):
+            book.release(mechanism=Fake(eps), input_fingerprint=fp, records=3, seed=None,
+                         resumes=rid).__enter__()
+    assert len([x for x in _lines(path) if x]) == 5  # nothing appended by the refusals

@@ -239,7 +239,7 @@ class Ledger:
                 space: InputSpace | str | None = None,
                 input_name: str | os.PathLike | None = None,
                 output_path: str | os.PathLike | None = None,
-                documents: Any = None) -> Release:
+                documents: Any = None, resumes: str | None = None) -> Release:
         """The guarded release every front uses: a :class:`Release` context whose entering
         checks the budget and writes the pending line, and whose leaving completes it (or voids
         it when the block raised).
@@ -263,6 +263,10 @@ class Ledger:
                 for per-document accounting; default: those carried by ``input_fingerprint``
                 when :mod:`textdp.privacy.fingerprint` computed it. Without them the release is
                 composed per input only (docs/accounting.md, "Per document").
+            resumes: the id of a pending release this one continues (a resumed job: ``textdp
+                privatize -m dp_prompt --resume``): entering checks that it is pending, for the
+                same input, mechanism and guarantee, and appends nothing — the job is one
+                release, counted once by its pending line — and leaving completes it.
         """
         if space is None:
             vocabulary = getattr(mechanism, "vocabulary", None)
@@ -274,7 +278,9 @@ class Ledger:
             documents = getattr(input_fingerprint, "documents", None)
         if documents is not None:
             entry = _with_documents(entry, documents, self.key, mechanism, input_kind)
-        return Release(self, entry)
+        release = Release(self, entry)
+        release.resumes = resumes
+        return release
 
 
 def _name(value: str | os.PathLike | None) -> str | None:
@@ -336,6 +342,8 @@ class Release:
         self.state: str | None = None
         self._fd: int | None = None
         self._exposed = False
+        #: The pending release this one continues (:meth:`Ledger.release`'s ``resumes``).
+        self.resumes: str | None = None
 
     @property
     def id(self) -> str:
@@ -354,9 +362,12 @@ class Release:
             # file before a concurrent refuse run reads it.
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             self.contents = parse(_read_fd(self._fd))
+            if self.resumes is not None:
+                self._adopt()
             self._check()
             try:
-                _append(self._fd, _encode(self.entry))
+                if self.resumes is None:
+                    _append(self._fd, _encode(self.entry))
             except OSError as exc:
                 raise LedgerError(
                     f"ledger {self.ledger.path}: the release could not be recorded before it "
@@ -369,6 +380,25 @@ class Release:
             self._close()
             raise
         return self
+
+    def _adopt(self) -> None:
+        """Continue the pending release :attr:`resumes`: it becomes this release's entry, and
+        leaves the entries it is checked against (it is this release, not an earlier one)."""
+        found = [e for e in self.contents.entries if e["id"] == self.resumes]
+        if not found or found[0]["_state"] != "pending":
+            state = found[0]["_state"] if found else ("voided" if any(
+                e["id"] == self.resumes for e in self.contents.voided) else "not recorded")
+            raise LedgerError(f"ledger {self.ledger.path}: release {self.resumes}, which the "
+                              f"staged job continues, is {state}, not pending; the staged "
+                              "documents cannot be resumed under this ledger")
+        old = found[0]
+        same = all(old[k] == self.entry[k] for k in ("mechanism", "guarantee")) and \
+            old["input"]["fingerprint"] == self.entry["input"]["fingerprint"]
+        if not same:
+            raise LedgerError(f"ledger {self.ledger.path}: release {self.resumes} was recorded "
+                              "for another input, mechanism or guarantee than this job's")
+        self.entry = {k: v for k, v in old.items() if not k.startswith("_")}
+        self.contents.entries = [e for e in self.contents.entries if e["id"] != self.resumes]
 
     def _check(self) -> None:
         fingerprint = self.entry["input"]["fingerprint"]

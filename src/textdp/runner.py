@@ -151,14 +151,16 @@ class Documents:
 def guard(ledger: Any, measurement: Any, source: Any, fingerprint: tuple[str, int], *,
           seed: int | None, space: Any, output_path: Any = None,
           exposure: Callable[[], bool] | None = None,
-          notify: Callable[[str], None] | None = None) -> Iterator[Any]:
+          notify: Callable[[str], None] | None = None,
+          resumes: str | None = None) -> Iterator[Any]:
     """Step 3 and 6 of the module docstring around the block: the only caller of
     :meth:`textdp.ledger.Ledger.release`. Yields the entered :class:`textdp.ledger.Release`.
 
     ``exposure()`` (when given) says, at a failure, whether output may already be visible (the
     pending line then stays and counts); ``notify`` receives the one-line message of a
     completion or void line that could not be written (default: a
-    :class:`textdp.ledger.LedgerWarning`)."""
+    :class:`textdp.ledger.LedgerWarning`); ``resumes``: the pending release a resumed job
+    continues (:meth:`textdp.ledger.Ledger.release`: no new pending line)."""
     if not hasattr(ledger, "release"):
         raise TypeError("ledger= takes a textdp.ledger.Ledger(path, policy=..., budget=...), "
                         f"not {type(ledger).__name__}")
@@ -166,7 +168,7 @@ def guard(ledger: Any, measurement: Any, source: Any, fingerprint: tuple[str, in
     release = ledger.release(mechanism=measurement, input_fingerprint=fp, records=records,
                              seed=seed, input_kind=getattr(source, "input_kind", "texts"),
                              space=space, input_name=getattr(source, "name", None),
-                             output_path=output_path)
+                             output_path=output_path, resumes=resumes)
     release.__enter__()
     try:
         yield release

@@ -302,16 +302,25 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
                            open_high=False),
                        batch_chars=batch_chars)
     if spec.kind == "prompt":
-        # The token policy is the word mechanisms': a prompt mechanism rewrites whole documents.
-        unused = [f.name for f in fields(TokenPolicy)
-                  if getattr(policy, f.name) != getattr(_DEFAULT_POLICY, f.name)]
+        # A prompt mechanism masks identifiers and entities before the model reads a document
+        # (textdp.lm.masking), as the word mechanisms do; the word options do not apply.
+        unused = [name for name in _WORD_POLICY
+                  if getattr(policy, name) != getattr(_DEFAULT_POLICY, name)]
         if unused:
             raise ValueError(f"{', '.join(unused)}: not used by {spec.name} (it rewrites whole "
                              "documents with a language model)")
     spec.mechanism_object()  # every mechanism error now, before any text is read
     if spec.kind == "word":
         spec.privatizer()  # every policy error now
+    else:
+        from textdp.lm.masking import DocumentMasker
+
+        DocumentMasker(policy)  # every identifier and entity option error now
     return spec
+
+
+#: The policy options of the word mechanisms alone (what becomes of out-of-vocabulary words).
+_WORD_POLICY = ("oov", "mask_token", "keep_stopwords")
 
 
 _DEFAULT_POLICY = TokenPolicy()

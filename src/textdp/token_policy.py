@@ -23,7 +23,7 @@ from textdp.text.entities import ENTITY_KINDS, OFF_WARNING, Entities, Recogniser
 from textdp.text.identifiers import DENIED, Identifiers
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
-__all__ = ["OOVPolicy", "TokenRules", "make_entities", "make_identifiers"]
+__all__ = ["OOVPolicy", "TokenRules", "make_entities", "make_identifiers", "policy_sections"]
 
 
 class OOVPolicy(StrEnum):
@@ -179,43 +179,52 @@ class TokenRules:
         """The report sections of this policy for a run that counted ``tallies``: identifiers
         (when recognised) and entities, each with what it released unprotected and its
         warnings (:class:`textdp.privacy.report.Section`)."""
-        from textdp.privacy.report import Section
+        return policy_sections(self.identifiers, self.entities, self.oov, tallies.by_policy,
+                               tallies.by_kind)
 
-        counts = tallies.by_policy
-        out = []
-        if self.identifiers is not None:
-            by_kind = {k: tallies.by_kind.get(k, 0) for k in self.identifiers.kinds}
-            body = {**self.identifiers.describe(), "by_kind": by_kind,
-                    "masked": counts.get("identifiers_masked", 0),
-                    "kept": counts.get("identifiers_kept", 0),
-                    "dropped": counts.get("identifiers_dropped", 0)}
-            unprotected, warnings = [], []
-            if self.oov is OOVPolicy.KEEP and body["kept"]:
-                kept = {k: n for k, n in by_kind.items() if n and k != DENIED}
-                unprotected.append({"kind": "identifiers", "count": body["kept"],
-                                    "by_kind": kept, "why": "oov=keep releases them unchanged"})
-                warnings.append(f"released unprotected by oov=keep: {body['kept']} "
-                                "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items())
-                                + ")")
-            out.append(Section("identifiers", body, tuple(unprotected), tuple(warnings)))
-        e = self.entities
-        allowed = counts.get("allowed_kept", 0)
-        body = {"enabled": bool(e.kinds), **e.describe(),
-                "by_kind": {k: tallies.by_kind.get(k, 0) for k in e.kinds},
-                "masked": counts.get("entities_masked", 0),
-                "dropped": counts.get("entities_dropped", 0), "allowed_kept": allowed}
-        unprotected = ([{"kind": "allow-list terms", "count": allowed,
-                         "why": "allow_list releases them unchanged"}] if allowed else [])
-        if not e.kinds:
-            warnings = [OFF_WARNING]
-        elif len(e.kinds) < len(ENTITY_KINDS):
-            off = [k for k in ENTITY_KINDS if k not in e.kinds]
-            warnings = [f"entity recognition is off for: {', '.join(off)} "
-                        "(they may pass through)"]
-        else:
-            warnings = []
-        out.append(Section("entities", body, tuple(unprotected), tuple(warnings)))
-        return out
+
+def policy_sections(identifiers: Identifiers | None, entities: Entities, oov: OOVPolicy,
+                    counts: Mapping[str, int], by_kind: Mapping[str, int]) -> list[Any]:
+    """The ``identifiers`` (when recognised) and ``entities`` report sections of a run that
+    counted ``counts`` (``identifiers_masked``, ``entities_masked``, ``allowed_kept``, …) and
+    ``by_kind`` (kind → spans): shared by the word pipeline and DP-Prompt's masking
+    (:mod:`textdp.lm.masking`)."""
+    from textdp.privacy.report import Section
+
+    out = []
+    if identifiers is not None:
+        kinds = {k: by_kind.get(k, 0) for k in identifiers.kinds}
+        body = {**identifiers.describe(), "by_kind": kinds,
+                "masked": counts.get("identifiers_masked", 0),
+                "kept": counts.get("identifiers_kept", 0),
+                "dropped": counts.get("identifiers_dropped", 0)}
+        unprotected, warnings = [], []
+        if oov is OOVPolicy.KEEP and body["kept"]:
+            kept = {k: n for k, n in kinds.items() if n and k != DENIED}
+            unprotected.append({"kind": "identifiers", "count": body["kept"],
+                                "by_kind": kept, "why": "oov=keep releases them unchanged"})
+            warnings.append(f"released unprotected by oov=keep: {body['kept']} "
+                            "identifier(s) (" + ", ".join(f"{n} {k}" for k, n in kept.items())
+                            + ")")
+        out.append(Section("identifiers", body, tuple(unprotected), tuple(warnings)))
+    e = entities
+    allowed = counts.get("allowed_kept", 0)
+    body = {"enabled": bool(e.kinds), **e.describe(),
+            "by_kind": {k: by_kind.get(k, 0) for k in e.kinds},
+            "masked": counts.get("entities_masked", 0),
+            "dropped": counts.get("entities_dropped", 0), "allowed_kept": allowed}
+    unprotected = ([{"kind": "allow-list terms", "count": allowed,
+                     "why": "allow_list releases them unchanged"}] if allowed else [])
+    if not e.kinds:
+        warnings = [OFF_WARNING]
+    elif len(e.kinds) < len(ENTITY_KINDS):
+        off = [k for k in ENTITY_KINDS if k not in e.kinds]
+        warnings = [f"entity recognition is off for: {', '.join(off)} "
+                    "(they may pass through)"]
+    else:
+        warnings = []
+    out.append(Section("entities", body, tuple(unprotected), tuple(warnings)))
+    return out
 
 
 def make_identifiers(identifiers: bool | Identifiers, labels: Mapping[str, str] | None,

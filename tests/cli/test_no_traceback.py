@@ -94,6 +94,10 @@ def _battery() -> list[list[str]]:
         [*P, "-m", "dp_prompt", "--temperature", "1", "--vocabulary", "glove-50d"],
         [*P, "--epsilon", "1", "-m", "mvc", "--temperature", "1"],
         [*P, "-m", "dp_prompt", "--temperature", "1", "--device", "gpu"],  # issue 38
+        [*P, "-m", "dp_prompt", "--temperature", "1", "--identifier-pattern", "x=("],
+        [*P, "-m", "dp_prompt", "--temperature", "1", "--keep-stopwords"],
+        [*P, "--epsilon", "1", "--resume"],
+        ["privatize", "$D/in.txt", "-o", "-", "-m", "dp_prompt", "--temperature", "1", "--resume"],
         [*P, "--epsilon", "1", "-m", "mvc", "--device", "cpu"],
         ["privatize", "$D/missing.txt", "-o", "$D/out.txt", "-m", "dp_prompt", "--epsilon", "9"],
         ["privatize", "$D/bad.jsonl", "-o", "$D/out.jsonl", "--epsilon", "1"],

@@ -119,8 +119,10 @@ def test_fronts_that_cannot_run_dp_prompt_say_why_in_one_line():
         with pytest.raises(ValueError, match="dp_prompt is not run") as err:
             call()
         assert "\n" not in str(err.value) and "textdp.privatize" in str(err.value)
-    with pytest.raises(ValueError, match="deny_list: not used by dp_prompt"):
-        textdp.privatize(["w1"], mechanism="dp_prompt", epsilon=100.0, deny_list=["w1"])
+    # The identifier and entity options mask before the model (issue 38); the word options not.
+    with pytest.raises(ValueError, match="mask_token, keep_stopwords: not used by dp_prompt"):
+        textdp.privatize(["w1"], mechanism="dp_prompt", epsilon=100.0, keep_stopwords=True,
+                         mask_token="<m>")
 
 
 def test_a_generator_inside_a_spec_is_never_shipped_to_ray_actors():

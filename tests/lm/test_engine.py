@@ -74,6 +74,39 @@ def test_every_batch_size_and_order_gives_each_prompt_what_it_gets_alone(tiny):
     assert got == [alone[i] for i in perm]
 
 
+def test_a_shared_prefix_computed_once_gives_the_same_tokens(tiny):
+    """The prompts' common prefix (DP-Prompt's template) runs through the model once and its keys
+    and values are reused (Engine._shared_prefix): every prompt gets the tokens it gets alone,
+    without the shortcut, at every batch size, and in a later call that shares the prefix."""
+    head = [3, 14, 15, 9, 26, 5, 35, 8, 9, 7]  # 10 tokens, longer than MIN_SHARED_PREFIX
+    prompts = [head + p for p in PROMPTS]
+    m = DPPrompt(temperature=60.0, max_new_tokens=12, clip_low=-30.0, clip_high=30.0)
+    u = _random.seeded_generator(4).random((len(prompts), 12))
+    alone = [_engine(tiny, batch_size=1, share_prefix=False).generate(
+        [p], max_new_tokens=12, sampler=_sampler(m, u[i:i + 1]))[0]
+        for i, p in enumerate(prompts)]
+    assert len({tuple(r) for r in alone}) > 6  # the prompts' own tokens matter
+    for size, refill in ((1, 1), (3, 1), (5, 2), (12, 1)):
+        engine = _engine(tiny, batch_size=size, refill=refill, share_prefix=True)
+        assert engine.generate(prompts, max_new_tokens=12, sampler=_sampler(m, u)) == alone
+        assert engine._prefix is not None and len(engine._prefix[0]) == len(head)
+        # The kept prefix serves a later call (here: one prompt, which alone shares nothing).
+        again = engine.generate(prompts[1:2], max_new_tokens=12, sampler=_sampler(m, u[1:2]))
+        assert again == alone[1:2]
+    # The shortcut's logits are the prompt's own, to float32 rounding (not just the same draws).
+    import torch
+
+    engine = _engine(tiny, batch_size=4, share_prefix=True)
+    model = engine._model()
+    with torch.inference_mode():
+        prefix = engine._shared_prefix(model, prompts)
+        seen = []
+        engine._draw = lambda sampler, logits, rows, steps: (seen.append(logits.double().numpy()),
+                                                             np.zeros(len(rows), np.int64))[1]
+        engine._prefill(model, [0, 1, 2, 3], prompts, None, prefix)
+    np.testing.assert_allclose(seen[0], _logits(tiny, prompts[:4]), rtol=0, atol=1e-4)
+
+
 def test_seeded_paraphrases_do_not_depend_on_the_batch_size(tiny):
     from textdp.lm import Paraphraser
 

@@ -215,3 +215,100 @@ def test_paraphrase_records_its_release_in_a_ledger(tiny, tmp_path):
     lines = book.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["guarantee"]["epsilon"] == pytest.approx(eps)
     assert json.loads(lines[1])["type"] == "complete"  # pending line, then its completion
+
+
+# --- the pipeline: identifiers and entities masked before the model (issue 38, Deliver 4) ------
+def _prompted(tiny, monkeypatch, **runner):
+    """The texts the model was given (what ``prompt_ids`` received), and the paraphraser."""
+    from textdp.lm import Paraphraser
+
+    seen = []
+    real = type(tiny).prompt_ids
+
+    def spy(self, documents, template):
+        seen.extend(documents)
+        return real(self, documents, template)
+
+    monkeypatch.setattr(type(tiny), "prompt_ids", spy)
+    kw = {"temperature": 8.0, "max_new_tokens": 3, "clip_low": -30.0, "clip_high": 30.0,
+          "template": "{document}"}
+    return seen, Paraphraser(model=tiny, seed=2, **kw, **runner)
+
+
+def test_identifiers_and_entities_are_masked_before_the_model_by_default(tiny, monkeypatch):
+    from textdp.spec import TokenPolicy
+
+    texts = ["w1 mail w2@example.com now", "at 1493 Victoria Rd. w3", "w4 w5"]
+    seen, runner = _prompted(tiny, monkeypatch,
+                             policy=TokenPolicy(entities=("address",), deny_list=("w5",)))
+    out = runner.run(texts)
+    assert seen == ["w1 mail [EMAIL] now", "at [ADDRESS]. w3", "w4 [REDACTED]"]
+    assert len(out) == 3
+    report = runner.report()
+    assert report["identifiers"]["masked"] == 2 and report["identifiers"]["by_kind"]["email"] == 1
+    assert report["entities"]["masked"] == 1 and report["entities"]["by_kind"]["address"] == 1
+    placeholders = report["placeholders"]
+    assert placeholders["masked_before_the_model"] == 3
+    assert placeholders["found_in_output"] == 0  # the tiny model's words hold no "[EMAIL]"
+    assert placeholders["by_label"]["[EMAIL]"] == {"in_prompts": 1, "in_output": 0}
+    # The default policy (no policy given) masks identifiers too; off, the text goes as it is.
+    seen, runner = _prompted(tiny, monkeypatch)
+    runner.run(texts[:1])
+    assert seen == ["w1 mail [EMAIL] now"]
+    seen, runner = _prompted(tiny, monkeypatch,
+                             policy=TokenPolicy(identifiers=False, entities="none"))
+    runner.run(texts[:1])
+    assert seen == texts[:1]
+    assert "entity recognition is off" in " ".join(runner.report()["warnings"])
+
+
+def test_placeholders_in_the_output_are_counted(tiny, monkeypatch):
+    monkeypatch.setattr(type(tiny.tokenizer), "batch_decode",
+                        lambda self, rows, **kw: ["[EMAIL] and [EMAIL], [PHONE]"] * len(rows))
+    _, runner = _prompted(tiny, monkeypatch)
+    runner.run(["write to w2@example.com", "w3"])
+    body = runner.report()["placeholders"]
+    assert body["masked_before_the_model"] == 1 and body["found_in_output"] == 6
+    assert body["by_label"]["[EMAIL]"] == {"in_prompts": 1, "in_output": 4}
+
+
+def test_a_staged_document_is_never_generated_again(tiny, tmp_path):
+    """Resuming (textdp.lm.staging): staged documents are taken as they are; the others are
+    generated once, with the draws of their positions (the same text as one whole run)."""
+    from textdp.lm import Paraphraser
+    from textdp.lm.staging import Stage
+
+    kw = {"temperature": 8.0, "max_new_tokens": 5, "clip_low": -30.0, "clip_high": 30.0,
+          "template": "{document}", "seed": 9}
+    texts = ["w1 w2", "w3 w4 w5", "w6", "w7 w8"]
+    whole = Paraphraser(model=tiny, **kw).run(texts)
+    stage = Stage(tmp_path / "s.jsonl", "k")
+    stage.start(None)
+    first = Paraphraser(model=tiny, **kw)
+    assert first.run(texts[:2], 0, stage=stage) == whole[:2]
+    stage.add([{"i": 2, "text": "STAGED", "tokens": 1, "eos": False}])
+    stage.close()
+    again = Stage(tmp_path / "s.jsonl", "k")
+    assert len(again) == 3
+    again.start(None)
+    runner = Paraphraser(model=tiny, **kw)
+    generated = []
+    real = runner._generate
+    runner._generate = lambda t, p, g: (generated.extend(p.tolist()), real(t, p, g))[1]
+    out = runner.run(texts, 0, stage=again)
+    assert generated == [3]  # only the document no run staged
+    assert out == [*whole[:2], "STAGED", whole[3]]
+    assert runner.report()["counts"]["documents"] == 4
+    with pytest.raises(ValueError, match="another job"):
+        Stage(tmp_path / "s.jsonl", "other")
+
+
+def test_a_slow_run_reports_its_rate_not_zero():
+    """50 documents in 1,601 s were reported as documents_per_second 0.0 (issue 38)."""
+    from textdp.privacy.report import generation_report
+
+    report = generation_report(DPPrompt(epsilon=100.0, max_new_tokens=4), model={"name": "m"},
+                               documents=50, generated_tokens=2880, stopped_at_eos=0, seed=None,
+                               seconds=1601.0)
+    assert report["performance"]["documents_per_second"] == 0.0312
+    assert report["performance"]["generated_tokens_per_second"] == 1.8

@@ -54,8 +54,9 @@ class PrivatizeArguments:
         files: ``--engine ray`` only: the (input, output) file pairs (one per file of a
             directory or a glob pattern); None for the local and language-model engines.
         workers, ray_address, verbose: ``--engine ray`` only.
-        model, device: ``--mechanism dp_prompt`` only: the language model (None: the
-            default) and where it runs (``auto``, ``cpu``, ``cuda``).
+        model, device, resume: ``--mechanism dp_prompt`` only: the language model (None: the
+            default), where it runs (``auto``, ``cpu``, ``cuda``), and whether the job stages
+            its documents and continues from them (``--resume``).
     """
 
     spec: ReleaseSpec
@@ -74,6 +75,7 @@ class PrivatizeArguments:
     verbose: bool = False
     model: Path | None = None
     device: str = "auto"
+    resume: bool = False
 
 
 def check_paths(input: Path, output: Path, report: Path | None, format: str | None) -> None:

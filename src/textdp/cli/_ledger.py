@@ -204,10 +204,12 @@ class CommandLedger:
     @contextlib.contextmanager
     def check(self, mechanism: Any, fingerprint: Callable[[], tuple[str, int]],
               input_kind: str = "texts", space: Any = None, *,
-              seed: int | None) -> Iterator[CommandLedger]:
+              seed: int | None, resumes: str | None = None) -> Iterator[CommandLedger]:
         """The guarded release around a block, for the engines not yet moved onto
-        :meth:`run` (``--engine ray``: :mod:`textdp.cli._ray`, :mod:`textdp.cli._ray_vectors`):
-        :func:`textdp.runner.guard` with this command's policy on failures (as :meth:`run`)."""
+        :meth:`run` (``--engine ray``: :mod:`textdp.engines.ray`; ``-m dp_prompt``, whose
+        resumable staging the file engine does not have yet): :func:`textdp.runner.guard` with
+        this command's policy on failures (as :meth:`run`). ``resumes``: the pending release a
+        resumed job continues (no new pending line)."""
         if self.book is None:
             yield self
             return
@@ -219,6 +221,7 @@ class CommandLedger:
         try:
             with guard(self.book, mechanism, source, source.fingerprint(), seed=seed,
                        space=space, exposure=self._exposed, notify=messages.append,
+                       resumes=resumes,
                        output_path=("standard output" if output is not None
                                     and is_stdio(output) else output)) as release:
                 self.release = release

@@ -42,12 +42,14 @@ from textdp.cli._prompt import (
     EpsilonPerTokenOption,
     MaxNewTokensOption,
     ModelOption,
+    ResumeOption,
     TemperatureOption,
     prompt_spec,
 )
 from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import FORMATS, FileError, format_of
+from textdp.io.streams import is_stdio
 from textdp.mechanisms import prompt
 from textdp.mechanisms._signature import keyword_parameters
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy
@@ -295,6 +297,7 @@ def privatize(
     n_lists: NListsOption = None,
     beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
     param: ParamOption = None, model: ModelOption = None, device: DeviceOption = None,
+    resume: ResumeOption = None,
     vocabulary: VocabularyOption = None, clip: ClipOption = None,
     epsilon_per_token: EpsilonPerTokenOption = None, temperature: TemperatureOption = None,
     identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
@@ -325,7 +328,16 @@ def _run(a: dict[str, Any]) -> None:
         options = read_options(a["text_field"], a["delimiter"], a["on_error"], a["null"],
                                a["max_line_bytes"])
         check_paths(a["input"], a["output"], a["report"], a["format"])
+        if a.get("resume") and is_stdio(a["output"]):
+            raise CLIError("--resume needs OUTPUT to be a file (the staged documents are kept "
+                           "beside it), not standard output")
+        check_placeholders(DEFAULT_MASK, _pairs(a["identifier_label"], "--identifier-label"),
+                           list(a["inputs"]), a["format"])
         spec = prompt_spec(a["mechanism"], seed=a["seed"], clip=a["clip"],
+                           policy={**identifier_options(a["identifiers"], a["identifier_label"],
+                                                        a["identifier_pattern"], a["deny_list"],
+                                                        a["phone_regions"]),
+                                   **entity_options(a["entities"], a["allow_list"])},
                            **{k: a[k] for k in ("epsilon", "epsilon_per_token", "temperature",
                                                 "max_new_tokens")})
         return _prompt.run(_arguments(a, spec, options, None))
@@ -377,19 +389,16 @@ def _arguments(a: dict[str, Any], spec: ReleaseSpec, options: Any,
         ledger_policy=a["ledger_policy"], budget=a["budget"],
         files=None if pairs is None else tuple(pairs), workers=a["workers"],
         ray_address=a["ray_address"], verbose=a["verbose"], model=a["model"],
-        device=a.get("device") or "auto")
+        device=a.get("device") or "auto", resume=bool(a.get("resume")))
 
 
 # The options of one kind of mechanism, refused (by flag) for the other.
 _LM_ONLY = {"epsilon_per_token": "--epsilon-per-token", "temperature": "--temperature",
             "max_new_tokens": "--max-new-tokens", "clip": "--clip", "model": "--model",
-            "device": "--device"}
+            "device": "--device", "resume": "--resume"}
 _WORD_ONLY = {"method": "--method", "n_lists": "--n-lists", "beta": "--beta",
               "neighbors": "--neighbors", "param": "--param", "vocabulary": "--vocabulary",
-              "deny_list": "--deny-list", "identifier_label": "--identifier-label",
-              "identifier_pattern": "--identifier-pattern", "keep_stopwords": "--keep-stopwords",
-              "phone_regions": "--phone-regions",
-              "entities": "--entities", "allow_list": "--allow-list"}
+              "keep_stopwords": "--keep-stopwords"}
 
 
 def check_mechanism_flags(a: dict[str, Any]) -> bool:

@@ -31,7 +31,14 @@ logits only), and then one token per step for every active row through the KV ca
 ends (EOS or ``max_new_tokens``) leaves the batch at once (its cache rows are dropped, so the
 step's cost follows the active rows), and when at least ``refill`` rows are free the next
 waiting prompts are prefilled and merged into the running cache (left-padded to its length).
-Leading cache columns no row attends to are trimmed. The result is the same as generating each
+Leading cache columns no row attends to are trimmed. With ``share_prefix=True`` (off by
+default until a quiet measurement settles it: BENCHMARKS.md) the prompts' common prefix
+(DP-Prompt's template and the chat template's system prompt, about half of each prompt) runs
+through the model once per call, and its keys and values are copied into every row's cache
+(prefix columns first, then the
+row's own tokens, left-padded and masked, at positions that continue the prefix's), so a prefill
+computes only each prompt's own tokens; a later call whose prompts share the kept prefix reuses
+it. The result is the same as generating each
 prompt alone: padding is masked, positions are per row, and a row's tokens depend only on its
 own logits and the sampler's draws for (row, step) (tested on a tiny model).
 
@@ -59,6 +66,8 @@ __all__ = ["DEFAULT_BATCH_SIZE", "Engine", "TokenSampler", "UniformSampler", "av
 
 #: Rows generated together: CPU, and a CUDA device.
 DEFAULT_BATCH_SIZE = {"cpu": 16, "cuda": 256}
+#: The shortest common prefix of the prompts worth computing once (tokens).
+MIN_SHARED_PREFIX = 8
 
 
 @runtime_checkable
@@ -202,12 +211,17 @@ class Engine:
         refill: admit waiting prompts when at least this many rows are free (default
             max(1, batch_size // 8): fewer, larger prefills).
         eos_ids, pad_id: override the model's end-of-sequence ids and padding id.
+        share_prefix: run the prompts' common prefix through the model once and reuse its keys
+            and values (:meth:`_shared_prefix`). Off by default: on a shared CPU it measured
+            2× slower for a prefill alone (load 11–15) and 1.14× faster at batch 16 (load 3–5;
+            BENCHMARKS.md, ``lm_engine``); the tokens are the same either way.
     """
 
     def __init__(self, lm: LanguageModel | str | os.PathLike | None = None, *,
                  device: str = "auto", batch_size: int | None = None,
                  threads: int | None = None, refill: int | None = None,
-                 eos_ids: Iterable[int] | None = None, pad_id: int | None = None) -> None:
+                 eos_ids: Iterable[int] | None = None, pad_id: int | None = None,
+                 share_prefix: bool = False) -> None:
         torch, _ = _require_lm()
         self.lm = lm if isinstance(lm, LanguageModel) else shared_model(lm)
         self.device = resolve_device(device)
@@ -223,6 +237,9 @@ class Engine:
             torch.set_num_threads(self.threads)
         self._eos = None if eos_ids is None else {int(i) for i in eos_ids}
         self._pad = pad_id
+        #: Compute the prompts' common prefix once (:meth:`_shared_prefix`).
+        self.share_prefix = bool(share_prefix)
+        self._prefix: tuple[tuple[int, ...], list[tuple[Any, Any]], type] | None = None
 
     # --- the model, on its device ----------------------------------------------------------
     def _model(self) -> Any:
@@ -264,17 +281,54 @@ class Engine:
                              f"[0, {logits.shape[1]})")
         return tokens
 
-    def _prefill(self, model: Any, take: list[int], prompts: Sequence[Sequence[int]],
-                 sampler: TokenSampler) -> _Batch:
+    def _shared_prefix(self, model: Any, prompts: Sequence[Sequence[int]]) -> Any:
+        """The KV cache of the prompts' common prefix (DP-Prompt's template and the chat
+        template's system prompt: about half of each prompt), computed once and kept for the
+        next calls while their prompts share it; None when it is shorter than
+        :data:`MIN_SHARED_PREFIX` tokens. Every prompt keeps at least one token of its own (its
+        last position gives the first logits)."""
         torch, _ = _require_lm()
-        ids, mask = _left_pad([prompts[i] for i in take], self._pad)
+        shortest = min(len(p) for p in prompts)
+        kept = self._prefix
+        if kept is not None and shortest > len(kept[0]) and all(
+                tuple(p[:len(kept[0])]) == kept[0] for p in prompts):
+            return kept
+        if len(prompts) < 2 or shortest <= MIN_SHARED_PREFIX:
+            return None
+        first, n = prompts[0], shortest - 1
+        for p in prompts[1:]:
+            n = next((j for j in range(n) if p[j] != first[j]), n)
+        if n < MIN_SHARED_PREFIX:
+            return None
+        ids = torch.tensor([list(first[:n])], device=self.device)
+        mask = torch.ones_like(ids)
+        positions = torch.arange(n, device=self.device)[None]
+        _, cache = self._forward(model, ids, mask, positions, None)
+        self._prefix = (tuple(first[:n]), _kv(cache), type(cache))
+        return self._prefix
+
+    def _prefill(self, model: Any, take: list[int], prompts: Sequence[Sequence[int]],
+                 sampler: TokenSampler, prefix: Any = None) -> _Batch:
+        """The first token of the prompts ``take``; with ``prefix`` (:meth:`_shared_prefix`)
+        only their own tokens run through the model, after the shared prefix's cached keys and
+        values (the prefix columns first, then each row's left padding, masked: a row attends to
+        the same tokens at the same positions as alone)."""
+        torch, _ = _require_lm()
+        start = len(prefix[0]) if prefix is not None else 0
+        ids, mask = _left_pad([prompts[i][start:] for i in take], self._pad)
         ids_t = torch.from_numpy(ids).to(self.device)
         mask_t = torch.from_numpy(mask).to(self.device)
-        positions = (mask_t.cumsum(-1) - 1).clamp(min=0)
-        logits, cache = self._forward(model, ids_t, mask_t, positions, None)
+        positions = start + (mask_t.cumsum(-1) - 1).clamp(min=0)
+        cache = None
+        if prefix is not None:
+            k = len(take)
+            cache = prefix[2]([(pk.expand(k, -1, -1, -1), pv.expand(k, -1, -1, -1))
+                               for pk, pv in prefix[1]])
+            mask_t = torch.cat([mask_t.new_ones((k, start)), mask_t], 1)
+        logits, cache = self._forward(model, ids_t, mask_t, positions, cache)
         rows = np.asarray(take, dtype=np.int64)
         tokens = self._draw(sampler, logits, rows, np.zeros(len(take), dtype=np.int64))
-        return _Batch(rows, tokens, mask_t, mask_t.sum(-1), cache)
+        return _Batch(rows, tokens, mask_t, start + mask_t[:, start:].sum(-1), cache)
 
     def _step(self, model: Any, batch: _Batch, sampler: TokenSampler) -> None:
         torch, _ = _require_lm()
@@ -307,12 +361,13 @@ class Engine:
         waiting = deque(sorted(range(len(prompts)), key=lambda i: len(prompts[i])))
         batch: _Batch | None = None
         with torch.inference_mode():
+            prefix = self._shared_prefix(model, prompts) if self.share_prefix else None
             while waiting or batch:
                 free = self.batch_size - (len(batch) if batch else 0)
                 if waiting and (not batch or free >= self.refill):
                     new = self._prefill(model, [waiting.popleft()
                                                 for _ in range(min(free, len(waiting)))],
-                                        prompts, sampler)
+                                        prompts, sampler, prefix)
                     if batch:
                         batch.merge(new)
                     else:

@@ -88,6 +88,10 @@ def generate_ids(model: Any, prompts: Sequence[Sequence[int]], mechanism: DPProm
 class Paraphraser:
     """DP-Prompt over texts: ``run(texts, start)`` returns their private paraphrases.
 
+    Every document goes through the same pipeline as the word mechanisms: its identifiers and
+    entities are masked first (:class:`textdp.lm.masking.DocumentMasker`, on by default), then
+    the model paraphrases the masked text.
+
     Args:
         mechanism: a built :class:`DPPrompt`, or None to build one from ``params``.
         model: a :class:`LanguageModel`, a path (directory or .gguf), or None (the default); a
@@ -99,46 +103,90 @@ class Paraphraser:
         device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"`` or ``"cuda"``.
         single_line: replace line breaks in a paraphrase by spaces (post-processing, so the
             guarantee is unchanged; the command line does it, so a .txt line stays one line).
+        policy: the identifier and entity options (a :class:`textdp.spec.TokenPolicy`; None:
+            the defaults, identifiers and every entity kind masked). ``TokenPolicy(
+            identifiers=False, entities="none")`` turns masking off.
     """
 
     def __init__(self, mechanism: DPPrompt | None = None, *, model: Any = None,
                  seed: int | None = None, batch_size: int | None = None,
-                 device: str = "auto", single_line: bool = False, **params: Any) -> None:
+                 device: str = "auto", single_line: bool = False, policy: Any = None,
+                 **params: Any) -> None:
+        from textdp.lm.masking import DocumentMasker
+
         self.single_line = bool(single_line)
         self.mechanism = mechanism if mechanism is not None else DPPrompt(**params)
         self.seed = check_seed(seed)
+        self.masker = DocumentMasker(policy)
         self.lm = model if isinstance(model, LanguageModel) else shared_model(model)
         self.engine = Engine(self.lm, device=device, batch_size=batch_size)
         self.batch_size = self.engine.batch_size
         self._documents = self._generated = self._eos = 0
         self._seconds = 0.0
 
-    def _uniforms(self, count: int, start: int) -> np.ndarray:
-        n = self.mechanism.max_new_tokens
+    @classmethod
+    def from_spec(cls, spec: Any, *, batch_size: int | None = None,
+                  single_line: bool = False) -> Paraphraser:
+        """The paraphraser of a prompt release ``spec`` (:func:`textdp.spec.release_spec`):
+        its mechanism, model, device, seed and masking policy."""
+        if spec.kind != "prompt":
+            raise ValueError(f"mechanism {spec.name!r} is a word mechanism: run it with "
+                             "spec.privatizer()")
+        params = dict(spec.params)
+        return cls(spec.mechanism_object(), model=params.get("model"), seed=spec.seed,
+                   batch_size=batch_size, device=params.get("device", "auto"),
+                   single_line=single_line, policy=spec.policy)
+
+    def _uniforms(self, positions: np.ndarray) -> np.ndarray:
+        n, count = self.mechanism.max_new_tokens, len(positions)
         if self.seed is None:
             return self.mechanism.draw(count * n, _random.secure_generator()).reshape(count, n)
-        gens = _random.DocumentGenerators(self.seed).many(np.arange(start, start + count))
+        gens = _random.DocumentGenerators(self.seed).many(positions)
         return np.stack([self.mechanism.draw(n, g) for g in gens]) if count else np.empty((0, n))
 
-    def run(self, texts: Sequence[str], start: int = 0, *, progress: Any = None) -> list[str]:
+    def run(self, texts: Sequence[str], start: int = 0, *, progress: Any = None,
+            stage: Any = None) -> list[str]:
         """Private paraphrases of ``texts`` (every one, empty ones included), in order;
-        ``progress`` is called with the number of documents each time some finish."""
+        ``progress`` is called with the number of documents each time some finish.
+
+        ``stage`` (a :class:`textdp.lm.staging.Stage`, for a resumable job): documents it holds
+        (by position, ``start`` + index) are taken from it and not generated again — their
+        noise was drawn once, in the run that staged them — and the documents generated here
+        are added to it, durably, before returning."""
         t0 = time.perf_counter()
         texts = list(texts)
-        tok = self.lm.tokenizer
-        sampler = DPPromptSampler(self.mechanism, self._uniforms(len(texts), start))
-        rows = self.engine.generate(self.lm.prompt_ids(texts, self.mechanism.template),
-                                    max_new_tokens=self.mechanism.max_new_tokens,
-                                    sampler=sampler, progress=progress) if texts else []
+        masked = self.masker.mask(texts)
+        positions = np.arange(start, start + len(texts), dtype=np.int64)
+        staged = stage.documents(positions) if stage is not None else {}
+        todo = [j for j, i in enumerate(positions.tolist()) if i not in staged]
+        rows = self._generate([masked[j] for j in todo], positions[todo], progress)
         eos = self.lm.eos_ids()
-        self._generated += sum(len(r) for r in rows)
-        self._eos += sum(bool(r) and r[-1] in eos for r in rows)
-        out = [s.strip() for s in tok.batch_decode(rows, skip_special_tokens=True)] if rows else []
+        tok = self.lm.tokenizer
+        new = [s.strip() for s in tok.batch_decode(rows, skip_special_tokens=True)] if rows else []
         if self.single_line:
-            out = [" ".join(s.split()) for s in out]
+            new = [" ".join(s.split()) for s in new]
+        records = [{"i": int(positions[j]), "text": t, "tokens": len(r),
+                    "eos": bool(r) and r[-1] in eos}
+                   for j, t, r in zip(todo, new, rows, strict=True)]
+        if stage is not None and records:
+            stage.add(records)
+        by_position = {**staged, **{r["i"]: r for r in records}}
+        out = [by_position[i]["text"] for i in positions.tolist()]
+        self.masker.count_output(out)
+        self._generated += sum(by_position[i]["tokens"] for i in positions.tolist())
+        self._eos += sum(bool(by_position[i]["eos"]) for i in positions.tolist())
         self._documents += len(texts)
         self._seconds += time.perf_counter() - t0
         return out
+
+    def _generate(self, texts: list[str], positions: np.ndarray, progress: Any
+                  ) -> list[list[int]]:
+        if not texts:
+            return []
+        sampler = DPPromptSampler(self.mechanism, self._uniforms(positions))
+        return self.engine.generate(self.lm.prompt_ids(texts, self.mechanism.template),
+                                    max_new_tokens=self.mechanism.max_new_tokens,
+                                    sampler=sampler, progress=progress)
 
     def report(self, **context: Any) -> Any:
         """The privacy report of everything :meth:`run` has released so far; ``context``: where
@@ -148,7 +196,8 @@ class Paraphraser:
         return generation_report(self.mechanism, model=self.lm.describe(),
                                  documents=self._documents, generated_tokens=self._generated,
                                  stopped_at_eos=self._eos, seed=self.seed, seconds=self._seconds,
-                                 context=ReportContext(**context))
+                                 context=ReportContext(**context),
+                                 sections=self.masker.sections())
 
 
 def paraphrase(texts: Sequence[str], *, model: Any = None, seed: int | None = None,
@@ -194,13 +243,7 @@ class PromptEngine:
     :class:`Paraphraser`, built (model loaded) before the ledger is touched."""
 
     def __init__(self, spec: Any, batch_size: int | None = None) -> None:
-        if spec.kind != "prompt":
-            raise ValueError(f"mechanism {spec.name!r} is a word mechanism: run it with "
-                             "spec.privatizer()")
-        params = dict(spec.params)
-        self.paraphraser = Paraphraser(spec.mechanism_object(), model=params.get("model"),
-                                       seed=spec.seed, batch_size=batch_size,
-                                       device=params.get("device", "auto"))
+        self.paraphraser = Paraphraser.from_spec(spec, batch_size=batch_size)
 
     def run(self, spec: Any, source: Any, measurement: Any) -> Any:
         from textdp.runner import Outcome
