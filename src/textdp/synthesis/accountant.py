@@ -31,7 +31,7 @@ from textdp.privacy.accounting import (
     gaussian_event,
 )
 
-__all__ = ["UNITS", "DataRefused", "SynthesisMeasurement", "default_delta", "plan",
+__all__ = ["UNITS", "DataRefused", "DatasetLevel", "SynthesisMeasurement", "default_delta", "plan",
            "resolve_delta"]
 
 #: The units a guarantee protects: one document, or every document of one person.
@@ -58,8 +58,29 @@ def default_delta(units: int) -> float:
     return delta
 
 
+class DatasetLevel:
+    """The notion and input metric of a dataset-level (ε, δ) release of ``unit``s, shared by
+    Private Evolution and DP fine-tuning: the ledger composes their releases of one input."""
+
+    __slots__ = ()
+    unit: str
+
+    @property
+    def notion(self) -> Notion:
+        return Notion.APPROXIMATE_DP
+
+    @property
+    def input_metric(self) -> str:
+        return f"dataset-add-remove:{self.unit}"
+
+    @property
+    def metric(self) -> str:
+        return (f"datasets that differ by adding or removing one {self.unit}"
+                + (" (all of one person's documents)" if self.unit == "person" else ""))
+
+
 @dataclass(frozen=True, slots=True)
-class SynthesisMeasurement:
+class SynthesisMeasurement(DatasetLevel):
     """A Private Evolution release as a measurement: notion, input metric, privacy map, and the
     events the ledger's accountant composes.
 
@@ -85,19 +106,6 @@ class SynthesisMeasurement:
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     name = "private_evolution"
-
-    @property
-    def notion(self) -> Notion:
-        return Notion.APPROXIMATE_DP
-
-    @property
-    def input_metric(self) -> str:
-        return f"dataset-add-remove:{self.unit}"
-
-    @property
-    def metric(self) -> str:
-        return (f"datasets that differ by adding or removing one {self.unit}"
-                + (" (all of one person's documents)" if self.unit == "person" else ""))
 
     @property
     def parameters(self) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from textdp.privacy.accounting import (
     epsilon_of,
     sampled_gaussian_event,
 )
+from textdp.synthesis.accountant import DatasetLevel
 
 __all__ = ["DPSGDMeasurement", "Example", "add_noise", "clip_and_sum", "plan_dpsgd",
            "poisson_batch", "train_dpsgd", "unit_gradients"]
@@ -54,7 +55,7 @@ REFERENCE = ("Abadi et al., CCS 2016 (DP-SGD), Algorithm 1; McMahan et al., ICLR
 
 
 @dataclass(frozen=True, slots=True)
-class DPSGDMeasurement:
+class DPSGDMeasurement(DatasetLevel):
     """A DP fine-tuning release as a measurement: notion, input metric, privacy map, and the
     events the ledger's accountant composes.
 
@@ -84,19 +85,6 @@ class DPSGDMeasurement:
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     name = "dp_finetune"
-
-    @property
-    def notion(self) -> Notion:
-        return Notion.APPROXIMATE_DP
-
-    @property
-    def input_metric(self) -> str:
-        return f"dataset-add-remove:{self.unit}"
-
-    @property
-    def metric(self) -> str:
-        return (f"datasets that differ by adding or removing one {self.unit}"
-                + (" (all of one person's documents)" if self.unit == "person" else ""))
 
     @property
     def expected_batch(self) -> float:

@@ -304,13 +304,13 @@ def _report(spec: FinetuneSpec, source: Any, m: Any, *, masker: Any, private_fou
             generated_tokens: int, seconds: float, device: str) -> Any:
     """The report (kind ``synthesis``) of one DP fine-tuning run, in the layout of Private
     Evolution's (:mod:`textdp.synthesis.report`)."""
-    from textdp.privacy import format_up
     from textdp.privacy.accounting import ACCOUNTANT
     from textdp.privacy.report import release_report
-    from textdp.synthesis.report import NOT_PRIVATE
+    from textdp.synthesis.report import outcome_sections
 
-    found = Counter(kind for spans in output_found for _, _, kind in spans)
-    by_label = Counter(labels) if labels is not None else None
+    by_label, screening, unprotected, warnings = outcome_sections(
+        spec, output_found, labels, m.epsilon,
+        "n sets the default δ and the sampling rate; treated as public")
     mechanism = {"name": m.name, "parameters": m.parameters,
                  "method": "DP fine-tuning (LoRA adapters trained by DP-SGD) then sampling "
                            "(Yue et al., ACL 2023; Kurakin et al. 2023)"}
@@ -343,21 +343,6 @@ def _report(spec: FinetuneSpec, source: Any, m: Any, *, masker: Any, private_fou
                                  "is clipped to L2 norm C before the sum: adding or removing one "
                                  "unit moves the summed gradient by at most C",
                   "events": m.accounting["events"]}
-    screening = {"action": spec.screen, "found_by_kind": dict(sorted(found.items())),
-                 "documents_with_findings": sum(1 for spans in output_found if spans),
-                 "note": "found by the recognisers that masked the input; "
-                         + ("replaced by their labels" if spec.screen == "mask"
-                            else "kept as generated (--screen keep)")}
-    unprotected = [{"kind": "label names", "count": len(by_label) if by_label else 0,
-                    "why": "label names are treated as public (they appear in the output)"},
-                   {"kind": "number of units", "count": 1,
-                    "why": "n sets the default δ and the sampling rate; treated as public"}]
-    warnings = [NOT_PRIVATE]
-    if found and spec.screen == "keep":
-        warnings.append(f"{sum(found.values())} entities or identifiers found in the synthetic "
-                        "output were kept (screen=keep)")
-    if m.epsilon > 10:
-        warnings.append(f"ε = {format_up(m.epsilon)} at the dataset level is a weak guarantee")
     return release_report(
         "synthesis", mechanism, m.guarantee.to_dict(), inputs, counts, unprotected, warnings,
         spec.seed, seconds, (("synthetic_documents", len(texts)),

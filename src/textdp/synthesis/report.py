@@ -20,11 +20,34 @@ from typing import Any
 from textdp.privacy import format_up
 from textdp.privacy.accounting import ACCOUNTANT
 
-__all__ = ["synthesis_report"]
+__all__ = ["outcome_sections", "synthesis_report"]
 
 NOT_PRIVATE = ("this report holds exact counts of the private input (documents, units, "
                "entities masked): it is for the data owner, not for publication with the "
                "synthetic data")
+
+
+def outcome_sections(spec: Any, output_found: list, labels: list[str] | None, epsilon: float,
+                     units_why: str) -> tuple[Counter | None, dict[str, Any], list, list[str]]:
+    """What every synthesis report says of its output, whatever the method: the labels' counts,
+    the screening section, what is released unprotected, the warnings."""
+    found = Counter(kind for spans in output_found for _, _, kind in spans)
+    by_label = Counter(labels) if labels is not None else None
+    screening = {"action": spec.screen, "found_by_kind": dict(sorted(found.items())),
+                 "documents_with_findings": sum(1 for spans in output_found if spans),
+                 "note": "found by the recognisers that masked the input; "
+                         + ("replaced by their labels" if spec.screen == "mask"
+                            else "kept as generated (--screen keep)")}
+    unprotected = [{"kind": "label names", "count": len(by_label) if by_label else 0,
+                    "why": "label names are treated as public (they appear in the output)"},
+                   {"kind": "number of units", "count": 1, "why": units_why}]
+    warnings = [NOT_PRIVATE]
+    if found and spec.screen == "keep":
+        warnings.append(f"{sum(found.values())} entities or identifiers found in the synthetic "
+                        "output were kept (screen=keep)")
+    if epsilon > 10:
+        warnings.append(f"ε = {format_up(epsilon)} at the dataset level is a weak guarantee")
+    return by_label, screening, unprotected, warnings
 
 
 def _accounting(spec: Any, measurement: Any) -> dict[str, Any]:
@@ -52,9 +75,9 @@ def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any
     """The report (a :class:`textdp.privacy.report.Report`) of one Private Evolution run."""
     from textdp.privacy.report import release_report
 
-    found = Counter(kind for spans in output_found for _, _, kind in spans)
-    with_found = sum(1 for spans in output_found if spans)
-    by_label = Counter(labels) if labels is not None else None
+    by_label, screening, unprotected, warnings = outcome_sections(
+        spec, output_found, labels, measurement.epsilon,
+        "n sets the default δ and is treated as public")
     mechanism = {"name": measurement.name, "parameters": measurement.parameters,
                  "method": "Private Evolution (Aug-PE; Xie et al., ICML 2024)",
                  "rounds": [r.to_dict() for r in evolution.records]}
@@ -69,22 +92,6 @@ def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any
               "empty_synthetic_documents": sum(1 for t in texts if not t),
               "generations": evolution.generated, "generated_tokens": generated_tokens,
               "masked_in_private_input": dict(sorted(private_found.items()))}
-    screening = {"action": spec.screen, "found_by_kind": dict(sorted(found.items())),
-                 "documents_with_findings": with_found,
-                 "note": "found by the recognisers that masked the input; "
-                         + ("replaced by their labels" if spec.screen == "mask"
-                            else "kept as generated (--screen keep)")}
-    unprotected = [{"kind": "label names", "count": len(by_label) if by_label else 0,
-                    "why": "label names are treated as public (they appear in the output)"},
-                   {"kind": "number of units", "count": 1,
-                    "why": "n sets the default δ and is treated as public"}]
-    warnings = [NOT_PRIVATE]
-    if found and spec.screen == "keep":
-        warnings.append(f"{sum(found.values())} entities or identifiers found in the synthetic "
-                        "output were kept (screen=keep)")
-    if measurement.epsilon > 10:
-        warnings.append(f"ε = {format_up(measurement.epsilon)} at the dataset level is a weak "
-                        "guarantee")
     return release_report(
         "synthesis", mechanism, measurement.guarantee.to_dict(), inputs, counts, unprotected,
         warnings, spec.seed, seconds, (("synthetic_documents", len(texts)),
