@@ -34,8 +34,8 @@ from textdp.io.uri import (
     resolve,
 )
 
-__all__ = ["InputRules", "Resolved", "check_engine", "check_single", "file_check", "glob_inputs",
-           "local", "resolve_files", "resolve_paths"]
+__all__ = ["InputRules", "Resolved", "check_engine", "check_out_directory", "check_single",
+           "file_check", "glob_inputs", "local", "resolve_files", "resolve_paths"]
 
 def resolve_paths(inputs: list[str], output: str, engine: str
                   ) -> tuple[list[Path | RemoteFile], Path | RemoteFile]:
@@ -245,3 +245,14 @@ def check_single(input: Path, targets: Mapping[str, Any], format: str | None = N
     check_distinct({"input": input}, targets)
     if read:
         check_input(input, format)
+
+
+def check_out_directory(out: Path | None) -> None:
+    """``--out DIR`` of a command that writes a folder (``audit``, ``audit-synthesize``): absent
+    or a directory, in a directory that exists."""
+    if out is None:
+        return
+    if out.exists() and not out.is_dir():
+        raise FileError(out, None, "exists and is not a directory")
+    if not out.absolute().parent.is_dir():
+        raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")

@@ -21,6 +21,7 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._inputs import check_out_directory
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.io import FileError, check_distinct
 from textdp.io.paths import directory_outputs
@@ -83,15 +84,6 @@ def read_pairs(path: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-def _check_out(out: Path | None) -> None:
-    if out is None:
-        return
-    if out.exists() and not out.is_dir():
-        raise FileError(out, None, "exists and is not a directory")
-    if not out.absolute().parent.is_dir():
-        raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
-
-
 #: What ``--out DIR`` receives.
 WRITTEN = ("audit.json", "audit.md", "audit.png")
 
@@ -141,7 +133,7 @@ def audit(
     from textdp.cli.privatize import mechanism_params
     from textdp.pipeline import build_mechanism
 
-    _check_out(out)
+    check_out_directory(out)
     if not 0 < alpha < 1:
         raise CLIError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
     chosen = _pairs_argument(pairs, out)

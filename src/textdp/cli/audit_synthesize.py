@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, option, say, warn
+from textdp.cli._inputs import check_out_directory
 
 __all__ = ["audit_synthesize"]
 
@@ -43,17 +44,6 @@ Example:
 
 #: What ``--out DIR`` receives.
 WRITTEN = ("audit.json", "audit.md")
-
-
-def _check_out(out: Path | None) -> None:
-    from textdp.io import FileError
-
-    if out is None:
-        return
-    if out.exists() and not out.is_dir():
-        raise FileError(out, None, "exists and is not a directory")
-    if not out.absolute().parent.is_dir():
-        raise FileError(out, None, f"directory {str(out.parent)!r} does not exist")
 
 
 def audit_synthesize(
@@ -106,7 +96,7 @@ def _run(a: dict[str, Any]) -> None:
     from textdp.synthesis import DataRefused
 
     check_input(a["input"], a["format"])
-    _check_out(a["out"])
+    check_out_directory(a["out"])
     if not 0 < a["holdout"] < 1:
         raise CLIError(f"--holdout must lie strictly between 0 and 1, got {a['holdout']:g}")
     if not 0 < a["alpha"] < 1:
