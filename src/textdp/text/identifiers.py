@@ -632,12 +632,13 @@ class Identifiers:
         doc = np.searchsorted(doc_bounds, rows[todo, 1], "right") - 1
         keep = np.ones(len(rows), dtype=bool)
         reference = self.kinds.index("reference")
-        for i, lo, hi in zip(todo.tolist(), doc_bounds.take(doc).tolist(),
-                             doc_bounds.take(doc + 1).tolist(), strict=True):
-            a, b = int(rows[i, 1]), int(rows[i, 2])
+        for i, a, b, k, lo, hi in zip(todo.tolist(), rows[todo, 1].tolist(),
+                                      rows[todo, 2].tolist(), rows[todo, 3].tolist(),
+                                      doc_bounds.take(doc).tolist(),
+                                      doc_bounds.take(doc + 1).tolist(), strict=True):
             verdict = _context.judge(text[max(lo, a - _context.BEFORE):a],
                                      text[b:min(hi, b + _context.AFTER)],
-                                     "phone" if rows[i, 3] == phone else "ip")
+                                     "phone" if k == phone else "ip")
             if verdict == _context.NONE:
                 keep[i] = False
             elif verdict == _context.REFERENCE:
