@@ -495,6 +495,28 @@ def _render_peer(doc: Document, peer: dict[str, Any]) -> None:
     doc.heading("What textdp missed or flagged (Presidio's cases, defaults)", 3)
     doc.bullets(items or ["nothing"])
     doc.paragraph(PEER_NOTE)
+    if peer.get("regional_phone"):
+        _render_regional(doc, peer["regional_phone"])
+
+
+def _render_regional(doc: Document, regional: dict[str, Any]) -> None:
+    """Presidio's one-region phone suites (TR, PH), at textdp's default regions and at theirs."""
+    doc.heading("Presidio's one-region phone tests", 3)
+    doc.paragraph(
+        "Presidio's tests of its phone recogniser configured for Turkey and for the Philippines "
+        "(`test_tr_phone_number_recognizer.py`, `test_ph_mobile_number_recognizer.py`), read "
+        "as above. Their negatives are numbers that are no phone numbers *of that region*: "
+        "bare ten-digit strings such as a US number (`6123456789`, `9171234567`) are valid "
+        "numbers of textdp's default regions, which hold the US, and with no word around them "
+        "nothing says they are anything else, so masking them is the privacy-safe reading. "
+        "Measured at the defaults and at the suite's own region (`--phone-regions TR`, `PH`).")
+    rows = []
+    for region, configs in regional.items():
+        for name, s in configs.items():
+            rows.append([region, name, _rate1(s["fully_masked"], s["positives"]),
+                         _rate1(s["negatives_flagged"], s["negatives"])
+                         + f" ({s['negatives_flagged_any_kind']})"])
+    doc.table(["suite", "textdp regions", "fully masked", "negatives flagged (any kind)"], rows)
 
 
 PEER_NOTE = (

@@ -42,6 +42,10 @@ FILES = {"email": "test_email_recognizer.py", "url": "test_url_recognizer.py",
          "ip": "test_ip_recognizer.py", "iban": "test_iban_recognizer.py",
          "card": "test_credit_card_recognizer.py", "phone": "test_phone_recognizer.py"}
 PAGE = harness.default_page(own.NAME)
+#: Presidio's tests of its phone recogniser configured for one region (issue 35): their negatives
+#: are numbers that are no phone numbers *of that region*. Scored when present in ``DIR``, with
+#: textdp's default regions and with that region alone.
+REGIONAL = {"TR": "test_tr_phone_number_recognizer.py", "PH": "test_ph_mobile_number_recognizer.py"}
 
 
 def _literal(node: ast.AST) -> Any:
@@ -53,9 +57,11 @@ def _literal(node: ast.AST) -> Any:
     return ast.literal_eval(node)
 
 
-def read_cases(folder: Path, kind: str) -> tuple[list[dict], list[dict], int]:
-    """(positives, negatives, rows skipped as not literal) of one kind's test file."""
-    tree = ast.parse((folder / FILES[kind]).read_text(encoding="utf-8"))
+def read_cases(folder: Path, kind: str, file: str | None = None,
+               ) -> tuple[list[dict], list[dict], int]:
+    """(positives, negatives, rows skipped as not literal) of one kind's test file (``file``,
+    by default the kind's file of :data:`FILES`)."""
+    tree = ast.parse((folder / (file or FILES[kind])).read_text(encoding="utf-8"))
     positives: dict[tuple, dict] = {}
     negatives: dict[str, dict] = {}
     skipped = 0
@@ -149,13 +155,37 @@ def run(folder: Path, commit: str, seed: int) -> dict[str, Any]:
         texts = list(dict.fromkeys(all_texts))
         out["configs"][name] = {"scores": scores, "texts": len(texts),
                                 "depend_on_other_documents": _independent(texts, ids, seed)}
+    out["regional_phone"] = _regional(folder)
+    return out
+
+
+def _regional(folder: Path) -> dict[str, Any]:
+    """The one-region phone suites of :data:`REGIONAL` found in ``folder``: region → config →
+    scores (``negatives_flagged``: a phone span; ``negatives_flagged_any_kind``: any span)."""
+    from textdp.text.identifiers import Identifiers
+
+    out: dict[str, Any] = {}
+    for region, file in REGIONAL.items():
+        if not (folder / file).is_file():
+            continue
+        pos, neg, _ = read_cases(folder, "phone", file)
+        for name, ids in (("defaults", Identifiers()),
+                          ("own_region", Identifiers(phone_regions=(region,)))):
+            s = own.score(pos, neg, lambda t, ids=ids: own.textdp_spans(t, ids))["phone"]
+            s["negatives_flagged_any_kind"] = s["negatives_flagged"]
+            s["negatives_flagged"] = sum(
+                any(k == "phone" for _, _, k in own.textdp_spans(c["text"], ids)) for c in neg)
+            out.setdefault(region, {})[name] = s
+            say(f"{region} suite, {name}: fully masked {s['fully_masked']}/{s['positives']}, "
+                f"negatives flagged {s['negatives_flagged']}/{s['negatives']}")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=harness.command(NAME), description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=Path, required=True, metavar="DIR",
-                    help="folder holding Presidio's test_*_recognizer.py files (outside the project)")
+                    help="folder holding Presidio's test_*_recognizer.py files (outside the "
+                         "project); its TR and PH phone tests are scored too where present")
     ap.add_argument("--commit", default="unknown", help="the Presidio commit they come from")
     ap.add_argument("--out", type=Path, default=PAGE, help="the identifier page to redraw")
     ap.add_argument("--seed", type=int, default=0)

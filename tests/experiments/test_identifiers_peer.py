@@ -66,3 +66,25 @@ def test_a_folder_without_the_files_is_refused(tmp_path):
     with pytest.raises(SystemExit) as exc:
         identifiers_peer.main(["--cases", str(tmp_path)])
     assert exc.value.code == 2
+
+
+REGIONAL_TABLE = '''
+import pytest
+
+@pytest.mark.parametrize("text, expected_len, expected_positions",
+                         [("Cep: 0532 123 45 67", 1, ((5, 19),)), ("9175550143", 0, ())])
+def test_regional(text, expected_len, expected_positions):
+    pass
+'''
+
+
+def test_one_region_phone_suites_are_scored_at_the_defaults_and_at_their_region(cases_dir):
+    from experiments import identifiers_peer
+
+    (cases_dir / identifiers_peer.REGIONAL["TR"]).write_text(REGIONAL_TABLE, encoding="utf-8")
+    out = identifiers_peer.run(cases_dir, "abc", 0)["regional_phone"]
+    assert set(out) == {"TR"}  # the PH file is absent: not scored
+    # A US number (NYC's 917) is a phone number of the default regions, not of Turkey's plan.
+    assert out["TR"]["defaults"]["negatives_flagged"] == 1
+    assert out["TR"]["own_region"]["negatives_flagged"] == 0
+    assert out["TR"]["own_region"]["fully_masked"] == out["TR"]["own_region"]["positives"] == 1

@@ -28,45 +28,57 @@ letter or digit and a letter; a cluster of ≥ 4 digits or ``::``), and a mainta
 decides (where matches overlap, the leftmost wins, then the longest, then the kind listed
 first: the deny-list, the user's patterns, then this order):
 
-========  =======================================================================================
-email     ``local@domain.tld``, the local part plain (letters of any script, digits,
-          ``!#$%&'*+/=?^`{|}~-`` and inner dots: ``o'brien@…``) or quoted (``"jo smith"@…``);
-          IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``;
-          ``localhost`` or an address literal (``maria@1.2.3.4``, ``maria@[IPv6:…]``); and
-          written out (:mod:`textdp.text._spelled`: ``maria at example dot com``,
-          ``maria [at] example [dot] com``, ``maria @ example.com``)
-url       with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh``, ``git``, ``ws``,
-          ``wss``, ``file``) and more than one bare word after it (``http://intranet/wiki``,
-          not ``http://microsoft``), ``www.`` and a host ending in a top-level domain, or a
-          bare or protocol-relative (``//host/…``) domain with an optional port and path
-          (``github.com/microsoft/presidio``, ``bit.ly/3xYzAbC``) whose last label is a top-level
-          domain of the Public Suffix List (ICANN section, read from the ``publicsuffixlist``
-          package's bundled file, never downloaded) — except, without a path, a common file
-          extension (``setup.py``, ``notes.md``, ``a.zip``) or a Title-case one (``end.It``);
-          trailing ``.,;:!?'"`` and unbalanced closing brackets are not part of it
-ip        validated by :mod:`ipaddress`: IPv4 and IPv6 (``::``-compressed, embedded IPv4, zone
-          ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``; of an impossible prefix
-          such as ``/123`` or ``/9999`` the address alone), a port (``10.0.0.1:8080``)
-          or as ``[v6]:port``; a dotted quad right after a colon (``addr:192.168.1.5``, the
-          IPv4 tail of an IPv6 address glued to a word); ``::`` alone is not an address here,
-          nor are five dotted numbers (``1.3.6.1.4``: an OID or a version)
-iban      ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97; not its
-          bank registry, which lags behind real banks), any
-          case, grouped by spaces or dashes or not at all (``gb82 west 1234 5698 7654 32``); the
-          longest valid IBAN at a group boundary, so a trailing ``USD`` group is part of it
-card      13–19 digits starting with 2–6 (or 15 starting with 1: UATP), passing the Luhn
-          check, contiguous or grouped (groups of 3–6 digits, the last 1–6, one separator
-          throughout: space, dash or dot)
-phone     libphonenumber (``phonenumbers``): numbers in international form, valid
-          (``+14155550132``, ``+90 532 123 45 67``), and national numbers valid in one of the
-          configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`) and
-          grouped as that region writes them, or not grouped (``07911 123456`` in GB,
-          ``030 1234567`` in DE), and numbers that start with a configured region's
-          country code without its ``+`` (``91-987-654-3210``: read as international);
-          dates, versions and coordinates (``15.01.2023``,
-          ``10.0.19045.2965``, ``48.8566 2.3522``) are not valid numbers; the digits of an
-          IBAN-shaped code that fails its check are not taken for a card or phone number
-========  =======================================================================================
+=========  =======================================================================================
+email      ``local@domain.tld``, the local part plain (letters of any script, digits,
+           ``!#$%&'*+/=?^`{|}~-`` and inner dots: ``o'brien@…``) or quoted (``"jo smith"@…``);
+           IDN domains (``josé@bücher.de``); a top-level label of ≥ 2 letters or ``xn--…``;
+           ``localhost`` or an address literal (``maria@1.2.3.4``, ``maria@[IPv6:…]``); and
+           written out (:mod:`textdp.text._spelled`: ``maria at example dot com``,
+           ``maria [at] example [dot] com``, ``maria @ example.com``)
+url        with a scheme (``http``, ``https``, ``ftp``, ``ftps``, ``sftp``, ``ssh``, ``git``, ``ws``,
+           ``wss``, ``file``) and more than one bare word after it (``http://intranet/wiki``,
+           not ``http://microsoft``), ``www.`` and a host ending in a top-level domain, or a
+           bare or protocol-relative (``//host/…``) domain with an optional port and path
+           (``github.com/microsoft/presidio``, ``bit.ly/3xYzAbC``) whose last label is a top-level
+           domain of the Public Suffix List (ICANN section, read from the ``publicsuffixlist``
+           package's bundled file, never downloaded) — except, without a path, a common file
+           extension (``setup.py``, ``notes.md``, ``a.zip``) or a Title-case one (``end.It``);
+           trailing ``.,;:!?'"`` and unbalanced closing brackets are not part of it
+ip         validated by :mod:`ipaddress`: IPv4 and IPv6 (``::``-compressed, embedded IPv4, zone
+           ids ``fe80::1%eth0``), with a CIDR prefix (``10.0.0.0/8``; of an impossible prefix
+           such as ``/123`` or ``/9999`` the address alone), a port (``10.0.0.1:8080``)
+           or as ``[v6]:port``; a dotted quad right after a colon (``addr:192.168.1.5``, the
+           IPv4 tail of an IPv6 address glued to a word); ``::`` alone is not an address here,
+           nor are five dotted numbers (``1.3.6.1.4``: an OID or a version)
+iban       ISO 13616 by ``python-stdnum`` (country, per-country length and format, mod-97; not its
+           bank registry, which lags behind real banks), any
+           case, grouped by spaces or dashes or not at all (``gb82 west 1234 5698 7654 32``); the
+           longest valid IBAN at a group boundary, so a trailing ``USD`` group is part of it
+card       13–19 digits starting with 2–6 (or 15 starting with 1: UATP), passing the Luhn
+           check, contiguous or grouped (groups of 3–6 digits, the last 1–6, one separator
+           throughout: space, dash or dot)
+phone      libphonenumber (``phonenumbers``): numbers in international form, valid
+           (``+14155550132``, ``+90 532 123 45 67``), and national numbers valid in one of the
+           configured regions (``phone_regions``, default :data:`DEFAULT_PHONE_REGIONS`) and
+           grouped as that region writes them, or not grouped (``07911 123456`` in GB,
+           ``030 1234567`` in DE), and numbers that start with a configured region's
+           country code without its ``+`` (``91-987-654-3210``: read as international);
+           dates, versions and coordinates (``15.01.2023``,
+           ``10.0.19045.2965``, ``48.8566 2.3522``) are not valid numbers; the digits of an
+           IBAN-shaped code that fails its check are not taken for a card or phone number
+reference  a phone-shaped number that the words right before it name an order, invoice,
+           ticket, tracking, booking, account or reference number (``order no. 07911 123456``,
+           ``Invoice 4155550132``; :mod:`textdp.text._context`): masked as ``[REF]``, never
+           released — an order number is as personal as a phone number
+=========  =======================================================================================
+
+The context decides after the validators (:mod:`textdp.text._context`, the candidate's own
+document only): a phone cue right before (``phone no.``, ``call``, ``tel``) keeps a phone number;
+a version, section or amount cue (``ver.``, ``build``, ``§``, ``section``, ``EUR``, ``$``; a
+currency or ``%`` after) makes a phone or IP candidate no identifier (``ver. 3.2.1.4``,
+``§ 10.0.0.1``, ``4155550132 USD``): its digits are then number tokens, which the OOV policy
+handles as any number (masked by default). An ``@`` name ending in an image or file extension
+that is no top-level domain (``logo@2x.png``) is no address.
 
 A plain run of digits stays a number token (the OOV policy treats it as a number). Users add
 their own patterns (name → regular expression, tried before the built-ins, run on each
@@ -91,10 +103,11 @@ from textdp.text.fold import Folded, FoldedBatch, fold_string
 
 __all__ = ["Identifiers", "BUILTIN_KINDS", "DEFAULT_LABELS", "DEFAULT_PHONE_REGIONS", "DENIED"]
 
-BUILTIN_KINDS = ("email", "url", "ip", "iban", "card", "phone")
+BUILTIN_KINDS = ("email", "url", "ip", "iban", "card", "phone", "reference")
 DENIED = "denied"  # the kind of deny-list terms
 DEFAULT_LABELS = {"email": "[EMAIL]", "url": "[URL]", "ip": "[IP]", "iban": "[IBAN]",
-                  "card": "[CARD]", "phone": "[PHONE]", DENIED: "[REDACTED]"}
+                  "card": "[CARD]", "phone": "[PHONE]", "reference": "[REF]",
+                  DENIED: "[REDACTED]"}
 #: Regions whose national phone formats are recognised by default (ISO 3166 codes, as
 #: libphonenumber): North America, the largest European numbering plans, Turkey, India and
 #: Brazil. Numbers written with ``+`` and a country code are recognised whatever the regions.
@@ -137,6 +150,10 @@ _CLOSING = {")": "(", "]": "[", "}": "{"}
 # Extensions of files that are also top-level domains: ``setup.py`` is a file, not Paraguay.
 _FILE_EXTENSIONS = frozenset({"py", "sh", "rs", "md", "zip", "mov", "pl", "pm", "ps", "pt", "ml",
                               "cc", "nc", "cab", "tab", "so", "sc"})
+
+# Extensions of files that are no top-level domain, after an "@": asset names (``logo@2x.png``).
+_IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "tif", "tiff",
+                               "ico", "heic", "avif", "pdf", "css", "js", "ts", "json", "txt"})
 
 
 @cache
@@ -186,6 +203,9 @@ def _email(window: str, m: re.Match) -> list[tuple[int, int]]:
         local, start = local[1:], start + 1
     if not local or len(local) > 64:
         return []
+    last = m.group().rsplit(".", 1)[-1].casefold()
+    if last in _IMAGE_EXTENSIONS and not _is_tld(last):
+        return []  # "logo@2x.png", "icon@3x.svg": a file at a pixel density, no mailbox
     return [(start, m.end())]
 
 
@@ -492,7 +512,7 @@ class Identifiers:
         if not self.builtin:
             return {}
         return {k: (self.kinds.index(k), re.compile(_CANDIDATES[k], re.IGNORECASE), check[k])
-                for k in BUILTIN_KINDS}
+                for k in _CANDIDATES}
 
     @cached_property
     def _deny(self) -> DenyList:
@@ -597,13 +617,41 @@ class Identifiers:
             piece = np.searchsorted(sub_start, spans[:, 1], "right") - 1
             spans[:, 1:3] += (lo - sub_start)[piece][:, None]
             rows.append(spans)
-        return np.concatenate(rows)
+        return self._in_context(text, np.concatenate(rows), doc_bounds)
+
+    def _in_context(self, text: str, rows: np.ndarray, doc_bounds: np.ndarray) -> np.ndarray:
+        """The rows as their context reads them (:mod:`textdp.text._context`): a phone number
+        after ``order no.`` becomes a ``reference``; a phone or IP candidate after ``version``,
+        ``§`` or beside a currency is none. Only the candidate's own document is read."""
+        from textdp.text import _context
+
+        phone, ip = self.kinds.index("phone"), self.kinds.index("ip")
+        todo = np.flatnonzero((rows[:, 3] == phone) | (rows[:, 3] == ip))
+        if not todo.size:
+            return rows
+        doc = np.searchsorted(doc_bounds, rows[todo, 1], "right") - 1
+        keep = np.ones(len(rows), dtype=bool)
+        reference = self.kinds.index("reference")
+        for i, a, b, k, lo, hi in zip(todo.tolist(), rows[todo, 1].tolist(),
+                                      rows[todo, 2].tolist(), rows[todo, 3].tolist(),
+                                      doc_bounds.take(doc).tolist(),
+                                      doc_bounds.take(doc + 1).tolist(), strict=True):
+            verdict = _context.judge(text[max(lo, a - _context.BEFORE):a],
+                                     text[b:min(hi, b + _context.AFTER)],
+                                     "phone" if k == phone else "ip")
+            if verdict == _context.NONE:
+                keep[i] = False
+            elif verdict == _context.REFERENCE:
+                rows[i, 0] = rows[i, 3] = reference
+        return rows[keep]
 
     def _scan(self, window: str, kinds: Iterable[str]) -> list[tuple[int, int, int, int]]:
         """(priority, start, end, kind) of every validated candidate of ``kinds``."""
         out = []
         shaped: list[tuple[int, int]] = []  # IBAN-shaped stretches that are no valid IBAN
         for kind in kinds:
+            if kind not in self._builtins:
+                continue  # "reference" has no candidates: a phone number its context names
             index, pattern, check = self._builtins[kind]
             pos = 0
             while (m := pattern.search(window, pos)) is not None:

@@ -1,0 +1,77 @@
+"""What the words right around an identifier candidate say it is (issue 35, Deliver 3).
+
+libphonenumber answers whether a string *can* be a phone number of a region, not whether it is
+one: ``Invoice 4155550132`` and ``order no. 07911 123456`` are valid numbers of the US and GB
+plans. The validators stay the first test; this module is the second, the context, read on the
+folded text of the candidate's own document only (so a document is still recognised alone):
+
+* a **reference** cue right before the number (``order``, ``invoice``, ``ticket``, ``tracking``,
+  ``ref``, ``booking``, ``account``, …, optionally followed by ``no.``, ``#``, ``number``, ``id``;
+  a bare ``#`` or ``no.``; a date cue such as ``DOB``) makes a phone candidate a ``reference``
+  — still an identifier, masked under its own label, never released: an order number is as
+  personal as a phone number, and only the count by kind was wrong;
+* a **version** (``v``, ``ver.``, ``version``, ``build``, ``release``), **section** (``section``,
+  ``§``, ``chapter``, ``clause``, ``article``, ``fig.``, ``table``, …) or **amount** cue
+  (a currency symbol or ISO code before or after, ``%`` after; ``am``/``pm`` after: a time)
+  makes a phone or IP candidate no identifier at all: its digits stay number tokens, which the
+  OOV policy handles as every number (masked by default);
+* a phone cue (``phone``, ``tel``, ``mobile``, ``call``, ``fax``, …) right before wins over all
+  of these: ``phone no. 07911 123456`` is a phone number.
+
+Only the words *adjacent* to the candidate count (``.:-–/()`` and spaces between them):
+``order form: call 07911 123456`` is a phone number.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: How many characters before and after a candidate are read.
+BEFORE, AFTER = 40, 12
+
+# The words and symbols around a candidate: separators (spaces and ``.:#-–/()``, except ``#``,
+# which is a cue of its own) are skipped, any other character is a token that breaks adjacency.
+# One findall over a few dozen characters, then set lookups: a search for cues anchored at the
+# end tried every start position against every alternative (~20 µs a candidate).
+_TOKEN = re.compile(r"[^\W_]+|§+|[#$€£¥₹₺₽%]|[^\s.:\-–/()]")
+_PHONE = frozenset({"phone", "ph", "tel", "telephone", "telefon", "mobile", "mob", "cell",
+                    "cellphone", "fax", "call", "contact", "whatsapp", "sms", "hotline",
+                    "landline"})
+_REFERENCE = frozenset({
+    "order", "orders", "invoice", "inv", "tracking", "track", "ticket", "tkt", "ref",
+    "reference", "booking", "confirmation", "conf", "receipt", "case", "claim", "policy",
+    "account", "acct", "acc", "customer", "cust", "member", "membership", "po", "sku", "serial",
+    "item", "parcel", "shipment", "consignment", "transaction", "txn", "rma", "reservation",
+    "pnr", "dob", "born", "birth", "date", "dated"})
+_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "id", "code", "#"})
+_NOT_ID_BEFORE = frozenset({
+    "v", "ver", "vers", "version", "release", "rel", "build", "firmware", "fw", "kernel",
+    "section", "sec", "chapter", "ch", "clause", "article", "art", "para", "paragraph", "figure",
+    "fig", "table", "tab", "rule", "step", "appendix", "usd", "eur", "gbp", "chf", "jpy", "cny",
+    "inr", "try", "brl", "cad", "aud", "rs", "tl", "$", "€", "£", "¥", "₹", "₺", "₽"})
+_NOT_ID_AFTER = frozenset({
+    "$", "€", "£", "¥", "₹", "₺", "₽", "%", "usd", "eur", "gbp", "chf", "jpy", "cny", "inr",
+    "try", "brl", "cad", "aud", "am", "pm", "dollar", "dollars", "euro", "euros", "pound",
+    "pounds", "lira", "rupee", "rupees"})
+
+KEEP, REFERENCE, NONE = range(3)
+
+
+def judge(before: str, after: str, kind: str) -> int:
+    """What the context says of a ``kind`` (``phone`` or ``ip``) candidate between ``before``
+    and ``after`` (up to :data:`BEFORE` / :data:`AFTER` characters of its own document):
+    :data:`KEEP` it as it is, make it a :data:`REFERENCE` (phones only), or :data:`NONE`: no
+    identifier."""
+    words = _TOKEN.findall(before[-BEFORE:])
+    last = words[-1].casefold() if words else ""
+    second = words[-2].casefold() if len(words) > 1 else ""
+    if kind == "phone" and (last in _PHONE or last in _NUMBER_WORDS and second in _PHONE):
+        return KEEP
+    nxt = _TOKEN.findall(after[:AFTER])
+    if (last in _NOT_ID_BEFORE or last.startswith("§")
+            or nxt and nxt[0].casefold() in _NOT_ID_AFTER):
+        return NONE
+    if kind == "phone" and (last in _REFERENCE or last in ("#", "no", "nr")
+                            or last in _NUMBER_WORDS and second in _REFERENCE):
+        return REFERENCE
+    return KEEP
