@@ -26,6 +26,7 @@ OLD = ("Rewrite the following {kind} in different words, keeping its topic, tone
        "length. Reply with the rewritten {kind} only.\n\n{document}")
 TEMPLATES = {
     "old (no label)": OLD,
+    "current (textdp.synthesis.prompts.VARIATION)": None,  # Prompts.vary(document, label)
     "label, instruction first": (
         "Rewrite the following {kind} about \"{label}\" in different words, keeping its topic, "
         "tone and length. Reply with the rewritten {kind} only.\n\n{document}"),
@@ -41,16 +42,23 @@ ECHO = re.compile(r"\b(rewrit\w*|rephras\w*|in different words|reply with|the fo
                   r"customer support ticket|here is (a|the)\b)", re.IGNORECASE)
 
 
-def _generate(lm: Any, prompts: list[str], seed: int, stage: int, max_new_tokens: int,
-              temperature: float = 1.0) -> list[str]:
+def _legacy_clean(text: str) -> str:
+    """``clean`` before the echo was stripped: whitespace collapsed, surrounding quotes off."""
+    text = " ".join(text.split())
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
+
+
+def _raw(lm: Any, prompts: list[str], seed: int, stage: int, max_new_tokens: int,
+         temperature: float = 1.0) -> list[str]:
     from textdp.synthesis.generation import NucleusSampler, generate_ids, row_generators
-    from textdp.synthesis.prompts import clean
 
     ids = lm.prompt_ids(prompts, "{document}")
     rows = generate_ids(lm, ids, max_new_tokens=max_new_tokens, batch_size=16,
                         sampler=NucleusSampler(row_generators(len(ids), seed, stage),
                                                temperature=temperature))
-    return [clean(t) for t in lm.tokenizer.batch_decode(rows, skip_special_tokens=True)]
+    return list(lm.tokenizer.batch_decode(rows, skip_special_tokens=True))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from textdp.datasets.tickets import ISSUES, generate_tickets
     from textdp.lm import shared_model
-    from textdp.synthesis.prompts import Prompts
+    from textdp.synthesis.prompts import Prompts, clean
 
     train = generate_tickets(2000, seed=1, describe_issue=True)
     judge = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
@@ -83,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for kind in kinds:
         if kind == "model":
-            parents = _generate(lm, [Prompts(KIND).first(lab) for lab in labels], args.seed, 0,
-                                args.max_new_tokens)
+            parents = [clean(t) for t in _raw(lm, [Prompts(KIND).first(lab) for lab in labels],
+                                               args.seed, 0, args.max_new_tokens)]
         else:
             pool = generate_tickets(40 * len(ISSUES), seed=2, describe_issue=True)
             by = {lab: [t.text for t in pool if t.issue == lab] for lab in ISSUES}
@@ -97,18 +105,26 @@ def main(argv: list[str] | None = None) -> int:
             if args.templates and name not in args.templates:
                 continue
             t0 = time.perf_counter()
-            prompts = [template.replace("{kind}", KIND).replace("{label}", lab)
-                       .replace("{document}", doc) for doc, lab in zip(parents, labels,
-                                                                        strict=True)]
-            out = _generate(lm, prompts, args.seed, 1, args.max_new_tokens, args.temperature)
+            if template is None:  # the library's prompt and clean
+                prompts = [Prompts(KIND).vary(doc, lab) for doc, lab in zip(parents, labels,
+                                                                            strict=True)]
+            else:  # a template here, with clean as it was before the echo was stripped
+                prompts = [template.replace("{kind}", KIND).replace("{label}", lab)
+                           .replace("{document}", doc) for doc, lab in zip(parents, labels,
+                                                                            strict=True)]
+            raw = _raw(lm, prompts, args.seed, 1, args.max_new_tokens, args.temperature)
+            out = [(clean if template is None else _legacy_clean)(t) for t in raw]
             seconds = time.perf_counter() - t0
             pred = judge.predict(out)
             agree = sum(p == lab for p, lab in zip(pred, labels, strict=True))
-            echo = sum(bool(ECHO.search(t)) for t in out)
+            echo = sum(bool(ECHO.search(t)) for t in raw)
+            echo_left = sum(bool(ECHO.search(t)) for t in out)
             words = sum(len(t.split()) for t in out) / len(out)
-            results[kind][name] = {"agree": agree, "echo": echo, "words": round(words, 1),
+            results[kind][name] = {"agree": agree, "echo_raw": echo, "echo_after_clean": echo_left,
+                                   "words": round(words, 1),
                                    "seconds": round(seconds, 1)}
-            print(f"-- {name}: label agreement {agree}/{len(out)}, echoes {echo}/{len(out)}, "
+            print(f"-- {name}: label agreement {agree}/{len(out)}, echoes {echo}/{len(out)} "
+                  f"raw, {echo_left} after clean, "
                   f"{words:.1f} words, {seconds:.0f} s")
             for i in range(0, len(out), max(1, len(out) // max(args.show, 1)))[:args.show]:
                 print(f"   [{labels[i]} → {pred[i]}] {out[i][:160]!r}")

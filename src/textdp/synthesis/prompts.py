@@ -10,7 +10,7 @@ The variation prompt names the document's label, as Aug-PE's generation is label
 throughout (Xie et al. 2024: the rephrase prompts carry the class). It puts the document
 first and the instruction last: measured with SmolLM2-135M-Instruct on 40 rewrites
 (``experiments/pe_variation_prompts.py``, docs/synthesize.md), a TF-IDF judge trained on real
-tickets gave the parent's label to 15/40 rewrites of model-written parents (6/40 with the
+tickets gave the parent's label to 14/40 rewrites of model-written parents (6/40 with the
 label-free prompt before it) and to 22/40 rewrites of real tickets (14/40).
 """
 
