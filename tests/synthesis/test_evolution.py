@@ -3,6 +3,8 @@ parents are kept once, the output has the asked size and label quotas."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,11 @@ from textdp.synthesis.prompts import Prompts
 def _embed(texts):
     """1-d embedding: the number at the end of the text."""
     return np.array([[float(t.rsplit(" ", 1)[-1])] for t in texts])
+
+
+def _parent(prompt):
+    """The number of the document a variation prompt holds (the stub's "rewrite" keeps it)."""
+    return re.search(r"(?:first|variation) (\d+)", prompt).group(1)
 
 
 def _evolution(generate, **kw):
@@ -31,7 +38,7 @@ def test_selection_follows_the_votes_and_keeps_each_parent_once():
         calls.append((stage, len(prompts)))
         if stage == 0:  # candidates at 0, 10, 20, 30 in each label
             return [f"first {10 * (i % 4)}" for i in range(len(prompts))]
-        return [f"variation {p.rsplit(' ', 1)[-1]}" for p in prompts]
+        return [f"variation {_parent(p)}" for p in prompts]
 
     evo = _evolution(generate, threshold=5.0)  # θσ above any noise-only count
     private = np.array([[19.0]] * 30 + [[31.0]] * 30)  # label a near 20, label b near 30
@@ -83,3 +90,21 @@ def test_the_number_of_noisy_histograms_is_the_number_of_rounds(rounds):
                      noise_rng=CountingRng())
     evo.run(np.zeros((10, 1)), np.array([0, 1] * 5), None, n=4)
     assert len(draws) == rounds  # T Gaussian mechanisms: what the accountant composes
+
+
+def test_each_variation_prompt_names_its_parents_label():
+    seen: list[str] = []
+
+    def generate(prompts, stage):
+        if stage == 0:
+            return [f"first {10 * (i % 4)}" for i in range(len(prompts))]
+        seen.extend(prompts)
+        return [f"variation {_parent(p)}" for p in prompts]
+
+    evo = _evolution(generate, labels=("alpha", "beta"), threshold=5.0)
+    private = np.array([[19.0]] * 30 + [[31.0]] * 30)
+    evo.run(private, np.array([0] * 30 + [1] * 30), None, n=6)
+    assert seen
+    for prompt in seen:  # a parent of label alpha sits at 20, of beta at 30 (the votes)
+        assert ('"alpha"' in prompt) == (_parent(prompt) == "20")
+        assert ('"beta"' in prompt) == (_parent(prompt) == "30")

@@ -147,7 +147,9 @@ class Evolution:
             for parent in draws.tolist():
                 (vary if parent in seen else keep).append(parent)
                 seen.add(parent)
-        varied = self._generate([self.prompts.vary(population.texts[i]) for i in vary], stage,
+        varied = self._generate([self.prompts.vary(population.texts[i],
+                                                  self.labels[population.labels[i]])
+                                 for i in vary], stage,
                                 "variations")
         texts = [population.texts[i] for i in keep] + varied
         labels = np.concatenate([population.labels[keep], population.labels[vary]]).astype(

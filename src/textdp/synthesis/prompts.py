@@ -5,23 +5,38 @@ et al. (ICML 2024, §3.2: "rephrase" variations).
 Every prompt is public: a template, a description of the documents the user gives
 (``document_kind``, e.g. "customer support ticket"), a label name (labels are treated as
 public) and, for variations, a synthetic document. No private text is ever put in a prompt.
+
+The variation prompt names the document's label, as Aug-PE's generation is label-conditional
+throughout (Xie et al. 2024: the rephrase prompts carry the class). It puts the document
+first and the instruction last: measured with SmolLM2-135M-Instruct on 40 rewrites
+(``experiments/pe_variation_prompts.py``, docs/synthesize.md), a TF-IDF judge trained on real
+tickets gave the parent's label to 14/40 rewrites of model-written parents (6/40 with the
+label-free prompt before it) and to 22/40 rewrites of real tickets (14/40).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_DOCUMENT_KIND", "INITIAL", "INITIAL_UNLABELLED", "VARIATION", "Prompts",
-           "clean"]
+__all__ = ["DEFAULT_DOCUMENT_KIND", "INITIAL", "INITIAL_UNLABELLED", "VARIATION",
+           "VARIATION_UNLABELLED", "Prompts", "clean"]
 
 DEFAULT_DOCUMENT_KIND = "text"
 INITIAL = ("Write one realistic {kind} about the topic \"{label}\". Reply with the {kind} only, "
            "in a few sentences.")
 INITIAL_UNLABELLED = "Write one realistic {kind}. Reply with the {kind} only, in a few sentences."
-VARIATION = ("Rewrite the following {kind} in different words, keeping its topic, tone and "
-             "length. Reply with the rewritten {kind} only.\n\n{document}")
+VARIATION = ("Here is a {kind} about \"{label}\":\n\n{document}\n\nRewrite this {kind} in "
+             "different words. It must still be about \"{label}\". Reply with the new {kind} "
+             "only.")
+VARIATION_UNLABELLED = ("Here is a {kind}:\n\n{document}\n\nRewrite this {kind} in different "
+                        "words, keeping its topic. Reply with the new {kind} only.")
 
-_PLACES = {"initial": ("{kind}", "{label}"), "variation": ("{kind}", "{document}")}
+#: A preamble a small model writes before its answer, echoing the instruction ("Here is the
+#: rewritten ticket:", "Rewrite – the provided ticket –:"): it names the rewriting and ends with
+#: a colon within the first 160 characters.
+_ECHO = re.compile(r"^[^:\n]{0,160}?\b(?:re-?writ\w*|rephras\w*|paraphras\w*)\b"
+                   r"[^:\n]{0,160}?:\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +46,9 @@ class Prompts:
     Attributes:
         kind: what the documents are, in a few words (public).
         initial: the first population's template (``{kind}``, ``{label}``).
-        variation: the variation template (``{kind}``, ``{document}``: a synthetic document).
+        variation: the variation template (``{kind}``, ``{document}``: a synthetic document,
+            ``{label}``: its label, optional). The default, on data without labels, is
+            :data:`VARIATION_UNLABELLED`.
     """
 
     kind: str = DEFAULT_DOCUMENT_KIND
@@ -52,19 +69,30 @@ class Prompts:
         template = self.initial or (INITIAL if label else INITIAL_UNLABELLED)
         return template.replace("{kind}", self.kind).replace("{label}", label)
 
-    def vary(self, document: str) -> str:
-        """The VARIATION_API prompt of a synthetic document."""
-        return self.variation.replace("{kind}", self.kind).replace("{document}", document)
+    def vary(self, document: str, label: str = "") -> str:
+        """The VARIATION_API prompt of a synthetic document of ``label`` ("" for no labels)."""
+        template = (VARIATION_UNLABELLED if self.variation == VARIATION and not label
+                    else self.variation)
+        # The document last: a "{label}" written inside it must stay as written.
+        return (template.replace("{kind}", self.kind).replace("{label}", label)
+                .replace("{document}", document))
 
     def describe(self) -> dict[str, str]:
         return {"document_kind": self.kind,
                 "initial": self.initial or INITIAL, "initial_unlabelled": INITIAL_UNLABELLED
-                if self.initial is None else self.initial, "variation": self.variation}
+                if self.initial is None else self.initial, "variation": self.variation,
+                "variation_unlabelled": VARIATION_UNLABELLED if self.variation == VARIATION
+                else self.variation}
 
 
 def clean(text: str) -> str:
-    """A generation as a document: one line, whitespace collapsed, surrounding quotes removed."""
+    """A generation as a document: one line, whitespace collapsed, a leading echo of the
+    instruction ("Here is the rewritten ticket:") removed when text follows it, surrounding
+    quotes removed."""
     text = " ".join(text.split())
+    stripped = _ECHO.sub("", text, count=1)
+    if stripped:
+        text = stripped
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1].strip()
     return text
