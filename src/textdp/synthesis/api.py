@@ -295,8 +295,7 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
         rounds: T, rounds of DP nearest-neighbour voting (each a Gaussian mechanism).
         population: candidates per label in each round (default ⌈n / labels⌉).
         seed: None (secure randomness) or an integer (reproducible; not for production).
-        document_kind, prompt, variation_prompt: the public prompts (:mod:`textdp.synthesis.prompts`;
-            a variation prompt holds ``{document}`` and may hold ``{label}``, the parent's label).
+        document_kind, prompt, variation_prompt: public prompts (:mod:`.prompts`; ``{label}``).
         temperature, top_p, max_new_tokens, batch_size: generation.
         threshold: θ, candidates with noisy count ≤ θσ are not selected.
         label_mix: ``noisy`` (output label quotas from the noisy histograms) or ``equal``.
