@@ -113,8 +113,8 @@ def test_report_counts_every_token():
 
 
 @pytest.mark.parametrize("bad,exc,match", [
-    ("just a string", TypeError, "single string"),
-    (["ok", 3], TypeError, "document 1"),
+    ("just a string", TypeError, "not one string"),
+    (["ok", 3], TypeError, r"texts\[1\] is int"),
 ])
 def test_bad_texts(bad, exc, match):
     with pytest.raises(exc, match=match):

@@ -28,6 +28,8 @@ def _found(spans, text):
     ("Grace's laptop is broken", ["Grace"]),                 # a possessive is no part of it
     ("Will Turner called twice", ["Will Turner"]),           # a function word before a surname
     ("hi Sadia, it's fixed. Sadia can log in now", ["Sadia", "Sadia"]),  # and recurrences
+    ("Sent from my phone\n-- mark", ["mark"]),                # a sign-off after a dash
+    ("Ana", ["Ana"]),                                        # a capitalised word alone
 ])
 def test_names_in_the_forms_users_write_them(text, names):
     assert _found(find_names(text), text) == names
@@ -40,6 +42,7 @@ def test_names_in_the_forms_users_write_them(text, names):
     "my colleague will call you tomorrow",       # a function word after a relation
     "Thanks! Will do.",
     "Grace period ends on Friday, said the bank",  # a capitalised common word alone
+    "green", "mark", "green tea",                # a query in lower case is not a signature
 ])
 def test_words_that_are_names_are_left_alone_without_a_cue(text):
     assert find_names(text) == []

@@ -180,7 +180,13 @@ class _Document:
         line break, a dash or a comma: a sign-off or a vocative (``-- Ana``, ``call me, ana``)."""
         j = i + 1 if i + 1 < len(self.tokens) and self.info[i + 1] and self.gap(i + 1) == " " else i
         rest = self.text[self.tokens[j][1]:].split("\n", 1)[0]
-        return not rest.strip(" .!\t\r") and (i == 0 or bool(_CLOSING.search(self.gap(i))))
+        if rest.strip(" .!\t\r"):
+            return False
+        if _CLOSING.search(self.gap(i)):
+            return True
+        # The whole document: a lone capitalised or rare word may be a signature ("Ana"); a
+        # lone common word in lower case is a query or a fragment ("green", "mark", "green tea").
+        return i == 0 and (_case(self.word(i)) != "lower" or _zipf(self.keys[i]) < RARE_ZIPF)
 
     def singles(self) -> None:
         """Words that are names by their own rarity or by the words just around them."""
