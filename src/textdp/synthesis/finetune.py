@@ -306,7 +306,7 @@ def _report(spec: FinetuneSpec, source: Any, m: Any, *, masker: Any, private_fou
     Evolution's (:mod:`textdp.synthesis.report`)."""
     from textdp.privacy.accounting import ACCOUNTANT
     from textdp.privacy.report import release_report
-    from textdp.synthesis.report import outcome_sections
+    from textdp.synthesis.report import outcome_sections, output_counts
 
     by_label, screening, unprotected, warnings = outcome_sections(
         spec, output_found, labels, m.epsilon,
@@ -321,13 +321,7 @@ def _report(spec: FinetuneSpec, source: Any, m: Any, *, masker: Any, private_fou
               "generation": {"temperature": spec.temperature, "top_p": spec.top_p,
                              "max_new_tokens": spec.max_new_tokens},
               "masking": masker.description}
-    counts = {"input_documents": len(source.texts), "units": m.units,
-              "labels": len(by_label) if by_label is not None else None,
-              "synthetic_documents": len(texts),
-              "synthetic_by_label": dict(sorted(by_label.items())) if by_label else None,
-              "empty_synthetic_documents": sum(1 for t in texts if not t),
-              "generated_tokens": generated_tokens,
-              "masked_in_private_input": dict(sorted(private_found.items()))}
+    counts = output_counts(source, m.units, by_label, texts, generated_tokens, private_found)
     accounting = {"accountant": ACCOUNTANT, "mechanism": "Poisson-sampled Gaussian (DP-SGD), "
                   f"each {m.unit}'s gradient clipped to L2 norm C", "steps": m.steps,
                   "sampling_probability": m.sampling_probability,

@@ -20,7 +20,7 @@ from typing import Any
 from textdp.privacy import format_up
 from textdp.privacy.accounting import ACCOUNTANT
 
-__all__ = ["outcome_sections", "synthesis_report"]
+__all__ = ["outcome_sections", "output_counts", "synthesis_report"]
 
 NOT_PRIVATE = ("this report holds exact counts of the private input (documents, units, "
                "entities masked): it is for the data owner, not for publication with the "
@@ -48,6 +48,22 @@ def outcome_sections(spec: Any, output_found: list, labels: list[str] | None, ep
     if epsilon > 10:
         warnings.append(f"ε = {format_up(epsilon)} at the dataset level is a weak guarantee")
     return by_label, screening, unprotected, warnings
+
+
+def output_counts(source: Any, units: int, by_label: Counter | None, texts: list[str],
+                  generated_tokens: int, private_found: Counter,
+                  generations: int | None = None) -> dict[str, Any]:
+    """The report's ``counts`` of a synthesis run, whatever the method (``generations``: Private
+    Evolution's number of model calls, when it has one)."""
+    counts = {"input_documents": len(source.texts), "units": units,
+              "labels": len(by_label) if by_label is not None else None,
+              "synthetic_documents": len(texts),
+              "synthetic_by_label": dict(sorted(by_label.items())) if by_label else None,
+              "empty_synthetic_documents": sum(1 for t in texts if not t)}
+    if generations is not None:
+        counts["generations"] = generations
+    return counts | {"generated_tokens": generated_tokens,
+                     "masked_in_private_input": dict(sorted(private_found.items()))}
 
 
 def _accounting(spec: Any, measurement: Any) -> dict[str, Any]:
@@ -85,13 +101,8 @@ def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any
               "generation": {"temperature": spec.temperature, "top_p": spec.top_p,
                              "max_new_tokens": spec.max_new_tokens},
               "masking": masker.description}
-    counts = {"input_documents": len(source.texts), "units": measurement.units,
-              "labels": len(by_label) if by_label is not None else None,
-              "synthetic_documents": len(texts),
-              "synthetic_by_label": dict(sorted(by_label.items())) if by_label else None,
-              "empty_synthetic_documents": sum(1 for t in texts if not t),
-              "generations": evolution.generated, "generated_tokens": generated_tokens,
-              "masked_in_private_input": dict(sorted(private_found.items()))}
+    counts = output_counts(source, measurement.units, by_label, texts, generated_tokens,
+                           private_found, generations=evolution.generated)
     return release_report(
         "synthesis", mechanism, measurement.guarantee.to_dict(), inputs, counts, unprotected,
         warnings, spec.seed, seconds, (("synthetic_documents", len(texts)),
