@@ -62,8 +62,34 @@ def check_positive(value: object, name: str) -> float:
     return v
 
 
-def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
-    return check_positive(epsilon, name)
+def check_epsilon(epsilon: object, name: str = "epsilon", *,
+                  floor: tuple[float, str] | None = None) -> float:
+    """ε as a float: a real number (TypeError otherwise), finite and > 0 (ValueError).
+
+    The one place ε's range is checked (tests/test_options.py holds every other module to it):
+    a release's options object builds its mechanism, whose declaration (:data:`EPSILON`, or a
+    mechanism's own) calls this once; no layer above or below checks ε again.
+
+    ``floor``: ``(lowest, why)``, a lowest ε a mechanism accepts, and the sentence saying why a
+    smaller one is refused as a likely mistake (:data:`textdp.mechanisms.base.MIN_EPSILON`).
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
+    v = _check_real(epsilon, name)
+    if not math.isfinite(v):
+        # 10**400 is refused here in one sentence, not by an OverflowError deep in a mechanism.
+        raise ValueError(f"{name} must be a finite number > 0, got {_short(epsilon)}")
+    if v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+    if floor is not None and v < floor[0]:
+        raise ValueError(f"{name}={v:g} is below {floor[0]:g}: {floor[1]}")
+    return v
+
+
+def _short(value: object) -> str:
+    """``value`` as a message shows it: an integer of hundreds of digits by its size."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"a number of {len(text)} digits ({text[:12]}…)"
 
 
 def check_probability(value: object, name: str, *, open_low: bool = True,
@@ -254,7 +280,16 @@ def check_parameters(declared: Iterable[Parameter], given: Mapping[str, Any], *,
 
 
 # Declarations shared by several families (the papers' names and ranges).
+#: Below this ε a word mechanism's noise is more than 10^12 times the vocabulary's scale: its output
+#: is (to float precision) independent of the input word, and float32 noise overflows (NaN queries
+#: at ε = 1e-37). Such an ε is refused as a likely mistake.
+MIN_EPSILON = 1e-12
+_WORD_FLOOR = (MIN_EPSILON, "at such ε the output no longer depends on the input word (the noise "
+               "is over 10^12 times the vocabulary's scale) and the float arithmetic overflows; "
+               "use a larger ε")
+#: A word mechanism's ε, checked by :func:`check_epsilon` (with the floor :data:`MIN_EPSILON`).
 EPSILON = Parameter("epsilon", float, "privacy parameter ε (per unit of the mechanism's metric)",
-                    low=0.0, low_open=True)
+                    low=0.0, low_open=True,
+                    check=lambda value: check_epsilon(value, floor=_WORD_FLOOR))
 DELTA = Parameter("delta", float, "δ of an (ε, δ) guarantee", low=0.0, high=1.0, low_open=True,
                   high_open=True)

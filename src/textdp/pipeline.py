@@ -145,11 +145,31 @@ class Privatizer:
             raise TypeError("mask_token must be a string")
         if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
             raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
+        self._setup(mechanism, seed=check_seed(seed), batch_chars=batch_chars,
+                    unchanged_warning=check_probability(unchanged_warning, "unchanged_warning",
+                                                        open_low=False, open_high=False),
+                    allocation=allocation, policy=dict(
+                        oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
+                        identifiers=identifiers, identifier_labels=identifier_labels,
+                        identifier_patterns=identifier_patterns, deny_list=deny_list,
+                        phone_regions=phone_regions, entities=entities, allow_list=allow_list))
+
+    @classmethod
+    def of(cls, spec: Any) -> Privatizer:
+        """The Privatizer of a release spec (:class:`textdp.spec.WordSpec`), which checked every
+        option when it was built: nothing is checked again here."""
+        self = cls.__new__(cls)
+        self._setup(spec.mechanism_object(), seed=spec.seed, batch_chars=spec.batch_chars,
+                    unchanged_warning=spec.unchanged_warning, allocation=spec.allocation,
+                    policy=spec.policy.options())
+        return self
+
+    def _setup(self, mechanism: WordMechanism, *, seed: int | None, batch_chars: int,
+               unchanged_warning: float, allocation: Allocation | None,
+               policy: dict[str, Any]) -> None:
         self.batch_chars = batch_chars
         self.mechanism = mechanism
-        seed = check_seed(seed)
-        self.unchanged_warning = check_probability(unchanged_warning, "unchanged_warning",
-                                                   open_low=False, open_high=False)
+        self.unchanged_warning = unchanged_warning
         vocab = mechanism.vocabulary
         self._lookup = vocab.lookup
         self._words = vocab.words_array
@@ -159,12 +179,7 @@ class Privatizer:
         # CusText+ keeps its stop words by design: they never reach it and are counted as kept.
         own_stopwords = (frozenset(mechanism.stopwords) if getattr(mechanism, "keeps_stopwords", False)
                          else frozenset())
-        self.rules = TokenRules(
-            vocab, self._table, oov=oov, mask_token=mask_token, keep_stopwords=keep_stopwords,
-            own_stopwords=own_stopwords, identifiers=identifiers,
-            identifier_labels=identifier_labels, identifier_patterns=identifier_patterns,
-            deny_list=deny_list, phone_regions=phone_regions, entities=entities,
-            allow_list=allow_list)
+        self.rules = TokenRules(vocab, self._table, own_stopwords=own_stopwords, **policy)
         self.streams = DocumentStreams(seed)
         self._tally = TallyCounter(len(vocab), self.rules.kinds)
         self._buffer = self.rules.static

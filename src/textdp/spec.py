@@ -11,18 +11,17 @@ Every option has the same name in every front: :data:`OPTION_NAMES` is the one l
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from numbers import Real
 from typing import Any
 
-from textdp._checks import check_probability, check_real, check_seed
+from textdp._checks import check_probability, check_seed
 from textdp._guide import names_listing
 from textdp.mechanisms.prompt import MECHANISMS as _PROMPT_CLASSES
 
-__all__ = ["KINDS", "ReleaseSpec", "TokenPolicy", "VectorSpec", "release_spec", "OPTION_NAMES",
-           "POLICY_OPTIONS", "PROMPT_MECHANISMS", "DEFAULT_MASK"]
+__all__ = ["KINDS", "ReleaseSpec", "WordSpec", "PromptSpec", "TokenPolicy", "VectorSpec",
+           "release_spec", "OPTION_NAMES", "POLICY_OPTIONS", "PROMPT_MECHANISMS", "DEFAULT_MASK"]
 
 DEFAULT_MASK = "[MASK]"
 #: Mechanisms that rewrite whole documents with a language model (run by :mod:`textdp.lm`):
@@ -90,13 +89,17 @@ POLICY_OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(TokenPolicy))
 
 @dataclass(frozen=True, slots=True)
 class ReleaseSpec:
-    """One release, fully described: build it with :func:`release_spec`, never by hand.
+    """One release of text, fully described and checked once, at construction: a
+    :class:`WordSpec` (a word mechanism) or a :class:`PromptSpec` (a language model rewrites each
+    document). :func:`release_spec` builds the right one from keyword arguments; a front that
+    has its options typed already builds one directly.
 
     Attributes:
         mechanism: a registered mechanism name (:func:`textdp.mechanisms.available`) or a
             built mechanism object.
         epsilon: ε the mechanism is built with (None for a built mechanism; with an allocation,
-            its top level).
+            its top level). Its range is checked where the mechanism is built, once
+            (:func:`textdp._checks.check_epsilon`).
         params: further mechanism parameters, sorted ``(name, value)`` pairs.
         vocabulary: a :class:`textdp.vocab.Vocabulary` or None (the mechanism's default).
         policy: the :class:`TokenPolicy`.
@@ -116,6 +119,27 @@ class ReleaseSpec:
     unchanged_warning: float = 0.5
     batch_chars: int = 1 << 18
 
+    def __post_init__(self) -> None:
+        if type(self) is ReleaseSpec:
+            raise TypeError("a release is a WordSpec or a PromptSpec: build one of them, or call "
+                            "textdp.spec.release_spec")
+        built = not isinstance(self.mechanism, str)
+        if built and (self.epsilon is not None or self.params or self.vocabulary is not None):
+            raise ValueError("pass parameters to the mechanism object, not with it")
+        if not isinstance(self.policy, TokenPolicy):
+            raise TypeError(f"policy must be a TokenPolicy, got {type(self.policy).__name__}")
+        if (isinstance(self.batch_chars, bool) or not isinstance(self.batch_chars, int)
+                or self.batch_chars < 1):
+            raise ValueError(f"batch_chars must be a positive integer, got {self.batch_chars!r}")
+        object.__setattr__(self, "seed", check_seed(self.seed))
+        object.__setattr__(self, "unchanged_warning", check_probability(
+            self.unchanged_warning, "unchanged_warning", open_low=False, open_high=False))
+        self._check_kind()
+        self.mechanism_object()  # every mechanism error now (ε's range among them), once
+
+    def _check_kind(self) -> None:
+        raise NotImplementedError
+
     @property
     def name(self) -> str:
         """The mechanism's registered name."""
@@ -123,8 +147,8 @@ class ReleaseSpec:
 
     @property
     def kind(self) -> str:
-        """``"prompt"`` (a language model rewrites each document) or ``"word"``."""
-        return "prompt" if self.name in PROMPT_MECHANISMS else "word"
+        """``"prompt"`` (a language model rewrites each document) or ``"word"``: the class."""
+        return "prompt" if isinstance(self, PromptSpec) else "word"
 
     @property
     def space(self) -> Any:
@@ -147,8 +171,9 @@ class ReleaseSpec:
         if not isinstance(self.mechanism, str):
             return self.mechanism
         # Keyed on what the mechanism is built from (not the policy, whose Identifiers or
-        # Entities objects may hold dicts); a parameter that cannot be hashed is not cached.
-        key = (self.mechanism, self.epsilon, self.params, id(self.vocabulary))
+        # Entities objects may hold dicts); a parameter that cannot be hashed is not cached. ε's
+        # type too: True == 1.0, and must meet the mechanism's check, not 1.0's mechanism.
+        key = (self.mechanism, type(self.epsilon), self.epsilon, self.params, id(self.vocabulary))
         try:
             hit = _BUILT.get(key)
         except TypeError:
@@ -162,14 +187,57 @@ class ReleaseSpec:
 
     def privatizer(self) -> Any:
         """A fresh :class:`textdp.pipeline.Privatizer` running this spec (word mechanisms)."""
-        if self.kind != "word":
-            raise ValueError(f"mechanism {self.name!r} rewrites whole documents with a language "
-                             "model: run it with textdp.lm.paraphrase or `textdp privatize`")
+        raise ValueError(f"mechanism {self.name!r} rewrites whole documents with a language "
+                         "model: run it with textdp.lm.paraphrase or `textdp privatize`")
+
+
+@dataclass(frozen=True, slots=True)
+class WordSpec(ReleaseSpec):
+    """A release by a word mechanism: each word of the vocabulary privatised, the token policy
+    around it (:class:`textdp.pipeline.Privatizer`). Checked at construction: the mechanism is
+    built (its parameters, ε among them) and so is the token policy."""
+
+    def _check_kind(self) -> None:
+        from textdp.mechanisms.base import WordMechanism
+
+        if isinstance(self.mechanism, str):
+            if self.epsilon is None:
+                raise ValueError("epsilon is required")
+        elif not isinstance(self.mechanism, WordMechanism):
+            raise TypeError("mechanism must be a name or a textdp word mechanism")
+
+    def __post_init__(self) -> None:
+        ReleaseSpec.__post_init__(self)
+        self.privatizer()  # every policy error now
+
+    def privatizer(self) -> Any:
         from textdp.pipeline import Privatizer
 
-        return Privatizer(self.mechanism_object(), seed=self.seed,
-                          unchanged_warning=self.unchanged_warning, batch_chars=self.batch_chars,
-                          allocation=self.allocation, **self.policy.options())
+        return Privatizer.of(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSpec(ReleaseSpec):
+    """A release by a language-model mechanism (``dp_prompt``): identifiers and entities masked
+    (the policy's identifier and entity options; the word options do not apply), then each
+    document rewritten (:mod:`textdp.lm`). Checked at construction."""
+
+    def _check_kind(self) -> None:
+        if self.allocation is not None:
+            raise ValueError("dp_prompt spends ε per document: it takes no allocation")
+        # A prompt mechanism masks identifiers and entities before the model reads a document
+        # (textdp.lm.masking), as the word mechanisms do; the word options do not apply.
+        unused = [name for name in _WORD_POLICY
+                  if getattr(self.policy, name) != getattr(_DEFAULT_POLICY, name)]
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: not used by {self.name} (it rewrites whole "
+                             "documents with a language model)")
+
+    def __post_init__(self) -> None:
+        ReleaseSpec.__post_init__(self)
+        from textdp.lm.masking import DocumentMasker
+
+        DocumentMasker(self.policy)  # every identifier and entity option error now
 
 
 _BUILT: dict[tuple[Any, ...], tuple[Any, Any]] = {}
@@ -260,32 +328,15 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
     """
     from textdp import mechanisms as registry
     from textdp.allocation import resolve_allocation
-    from textdp.mechanisms.base import WordMechanism
 
-    built = not isinstance(mechanism, str)
     names = registry.available()  # word and prompt mechanisms
-    if not built and mechanism not in names:
+    if isinstance(mechanism, str) and mechanism not in names:
         raise ValueError(f"unknown mechanism {mechanism!r}; "
                          f"{names_listing(str(mechanism), names, 'available')}")
-    if built and (epsilon is not None or params or vocabulary is not None):
-        raise ValueError("pass parameters to the mechanism object, not with it")
-    if isinstance(mechanism, str) and mechanism in PROMPT_MECHANISMS:
-        if allocation is not None:
-            raise ValueError("dp_prompt spends ε per document: it takes no allocation")
-    else:
+    prompt = isinstance(mechanism, str) and mechanism in PROMPT_MECHANISMS
+    if not prompt:  # a rule name and ε_doc become an Allocation and the ε to build with
         allocation, epsilon = resolve_allocation(allocation, epsilon, epsilon_document,
                                                  epsilon_floor, epsilon_ceiling, mechanism)
-        if not built and epsilon is None:
-            raise ValueError("epsilon is required")
-        if built and not isinstance(mechanism, WordMechanism):
-            raise TypeError("mechanism must be a name or a textdp word mechanism")
-    if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, Real)):
-        raise TypeError(f"epsilon must be a number, got {epsilon!r}")
-    if epsilon is not None and not math.isfinite(check_real(epsilon, "epsilon")):
-        # 10**400 is refused here in one sentence, not by an OverflowError deep in a mechanism.
-        raise ValueError(f"epsilon must be a finite number > 0, got {_short(epsilon)}")
-    if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
-        raise ValueError(f"batch_chars must be a positive integer, got {batch_chars!r}")
     policy = TokenPolicy(
         oov=oov, mask_token=mask_token, keep_stopwords=bool(keep_stopwords),
         identifiers=identifiers, identifier_labels=_pairs(identifier_labels, "identifier_labels"),
@@ -294,29 +345,21 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
         phone_regions=None if phone_regions is None else _terms(phone_regions, "phone_regions"),
         entities=tuple(entities) if isinstance(entities, list) else entities,
         allow_list=_terms(allow_list, "allow_list"))
-    spec = ReleaseSpec(mechanism=mechanism, epsilon=None if epsilon is None else float(epsilon),
-                       params=tuple(sorted(params.items())), vocabulary=vocabulary,
-                       policy=policy, allocation=allocation, seed=check_seed(seed),
-                       unchanged_warning=check_probability(
-                           unchanged_warning, "unchanged_warning", open_low=False,
-                           open_high=False),
-                       batch_chars=batch_chars)
-    if spec.kind == "prompt":
-        # A prompt mechanism masks identifiers and entities before the model reads a document
-        # (textdp.lm.masking), as the word mechanisms do; the word options do not apply.
-        unused = [name for name in _WORD_POLICY
-                  if getattr(policy, name) != getattr(_DEFAULT_POLICY, name)]
-        if unused:
-            raise ValueError(f"{', '.join(unused)}: not used by {spec.name} (it rewrites whole "
-                             "documents with a language model)")
-    spec.mechanism_object()  # every mechanism error now, before any text is read
-    if spec.kind == "word":
-        spec.privatizer()  # every policy error now
-    else:
-        from textdp.lm.masking import DocumentMasker
+    kind = PromptSpec if prompt else WordSpec
+    return kind(mechanism=mechanism, epsilon=_number(epsilon), params=tuple(sorted(params.items())),
+                vocabulary=vocabulary, policy=policy, allocation=allocation, seed=seed,
+                unchanged_warning=unchanged_warning, batch_chars=batch_chars)
 
-        DocumentMasker(policy)  # every identifier and entity option error now
-    return spec
+
+def _number(epsilon: Any) -> Any:
+    """ε as the spec keeps it: a float when it is a real number (its range is the mechanism's
+    to check, once); anything else as given, for the mechanism to refuse."""
+    if isinstance(epsilon, Real) and not isinstance(epsilon, bool):
+        try:
+            return float(epsilon)
+        except OverflowError:  # 10**400: the mechanism names it
+            return epsilon
+    return epsilon
 
 
 #: The policy options of the word mechanisms alone (what becomes of out-of-vocabulary words).
@@ -324,9 +367,3 @@ _WORD_POLICY = ("oov", "mask_token", "keep_stopwords")
 
 
 _DEFAULT_POLICY = TokenPolicy()
-
-
-def _short(value: Any) -> str:
-    """``value`` as a message shows it: an integer of hundreds of digits by its size."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"a number of {len(text)} digits ({text[:12]}…)"

@@ -6,7 +6,7 @@ import pytest
 
 from textdp._checks import EPSILON, Parameter
 from textdp.cli import _common
-from textdp.cli import privatize as cmd
+from textdp.cli import _privatize_flags as cmd
 from textdp.cli._common import CLIError
 from textdp.cli.mechanisms import describe_parameter
 

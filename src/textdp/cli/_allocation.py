@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from textdp.cli._common import CLIError, one_line
+from textdp.cli._common import CLIError
 
 AllocationOption = Annotated[str | None, typer.Option(
     "--allocation", metavar="RULE", show_default=False,
@@ -24,24 +24,18 @@ EpsilonCeilingOption = Annotated[float | None, typer.Option(
     help="With --allocation: per-word maximum ε.")]
 
 
-def allocation_options(epsilon: float | None, rule: str | None, document: float | None,
-                       floor: float | None, ceiling: float | None) -> tuple[float, Any]:
-    """(ε to build the mechanism with, the Allocation or None), checked (one-line errors)."""
-    from textdp.allocation import Allocation
-
+def check_allocation_flags(epsilon: float | None, rule: str | None, document: float | None,
+                           floor: float | None, ceiling: float | None) -> None:
+    """Which of --epsilon, --allocation, --epsilon-document, --epsilon-floor and
+    --epsilon-ceiling go together (one-line errors). Their values go down to the release spec
+    as given, which checks them once (:func:`textdp.allocation.resolve_allocation`)."""
     if rule is None:
         if (document, floor, ceiling) != (None, None, None):
             raise CLIError("--epsilon-document, --epsilon-floor and --epsilon-ceiling need "
                            "--allocation")
         if epsilon is None:
             raise CLIError("Missing option '--epsilon' (or --allocation with --epsilon-document)")
-        return epsilon, None
-    if epsilon is not None:
+    elif epsilon is not None:
         raise CLIError("with --allocation give --epsilon-document, not --epsilon")
-    if document is None:
+    elif document is None:
         raise CLIError("--allocation needs --epsilon-document")
-    try:
-        allocation = Allocation(rule, document, floor, ceiling)
-    except (TypeError, ValueError) as exc:
-        raise CLIError(one_line(exc)) from None
-    return allocation.top, allocation

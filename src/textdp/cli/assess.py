@@ -12,7 +12,7 @@ import typer
 
 from textdp.cli._common import CLIError, one_line, say
 from textdp.cli._inputs import check_single
-from textdp.cli.privatize import (
+from textdp.cli._privatize_flags import (
     AllowListOption,
     DenyListOption,
     EntitiesOption,

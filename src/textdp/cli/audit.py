@@ -130,7 +130,7 @@ def audit(
     param: ParamOption = None,
 ) -> None:
     from textdp.audit import audit as run_audit
-    from textdp.cli.privatize import mechanism_params
+    from textdp.cli._privatize_flags import mechanism_params
     from textdp.pipeline import build_mechanism
 
     check_out_directory(out)

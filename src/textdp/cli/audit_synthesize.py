@@ -86,35 +86,29 @@ def audit_synthesize(
     format: Annotated[str | None, option("--format", metavar="FMT",
                                          help="INPUT's format when not by extension.")] = None,
 ) -> None:
-    _run(dict(locals()))
-
-
-def _run(a: dict[str, Any]) -> None:
     from textdp.audit.synthesis import audit_synthesis
     from textdp.cli.synthesize import _bar, _read
     from textdp.io import check_input
     from textdp.synthesis import DataRefused
 
-    check_input(a["input"], a["format"])
-    check_out_directory(a["out"])
-    if not 0 < a["holdout"] < 1:
-        raise CLIError(f"--holdout must lie strictly between 0 and 1, got {a['holdout']:g}")
-    if not 0 < a["alpha"] < 1:
-        raise CLIError(f"--alpha must lie strictly between 0 and 1, got {a['alpha']:g}")
-    source = _read(a["input"], a["text_field"], a["label_field"], a["unit_field"], a["format"])
+    check_input(input, format)
+    check_out_directory(out)
+    if not 0 < holdout < 1:
+        raise CLIError(f"--holdout must lie strictly between 0 and 1, got {holdout:g}")
+    if not 0 < alpha < 1:
+        raise CLIError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
+    source = _read(input, text_field, label_field, unit_field, format)
     try:
         result = audit_synthesis(
-            source.texts, labels=source.labels, units=source.units, epsilon=a["epsilon"],
-            n=a["n"], delta=a["delta"], rounds=a["rounds"], holdout=a["holdout"],
-            candidates=a["candidates"], alpha=a["alpha"], seed=a["seed"],
-            document_kind=a["document_kind"], max_new_tokens=a["max_new_tokens"],
-            model=a["model"], device=a["device"], progress=_bar,
-            entities="default" if a["entities"] is None else a["entities"])
+            source.texts, labels=source.labels, units=source.units, epsilon=epsilon, n=n,
+            delta=delta, rounds=rounds, holdout=holdout, candidates=candidates, alpha=alpha,
+            seed=seed, document_kind=document_kind, max_new_tokens=max_new_tokens, model=model,
+            device=device, progress=_bar, entities="default" if entities is None else entities)
     except (DataRefused, ValueError, TypeError, ImportError) as exc:
         raise CLIError(one_line(exc)) from None
-    _write(result, a["out"])
+    _write(result, out)
     say(result.summary())
-    if a["seed"] is not None:
+    if seed is not None:
         warn("seeded audit: reproducible, and its release's noise can be recomputed")
 
 

@@ -20,8 +20,8 @@ from textdp.cli._common import (
     say,
     warn,
 )
+from textdp.cli._privatize_flags import EntitiesOption, FormatOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.cli.privatize import EntitiesOption, FormatOption
 from textdp.io import FileError, check_distinct, check_input, check_target
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def calibrate(
 ) -> int:
     from textdp import _random
     from textdp.cli._common import progress_bar
-    from textdp.cli.privatize import mechanism_params
+    from textdp.cli._privatize_flags import mechanism_params
     from textdp.evaluation.calibration import calibrate as run_calibration
 
     # 1. Everything the user gave, checked before any work.

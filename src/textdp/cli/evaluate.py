@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from textdp.cli._common import CLIError, one_line, say, warn
+from textdp.cli._privatize_flags import EntitiesOption, FormatOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
 from textdp.cli.calibrate import DataTextFieldOpt, parse_floats
-from textdp.cli.privatize import EntitiesOption, FormatOption
 from textdp.io import FileError
 from textdp.io.atomic import staged_directory
 
@@ -72,7 +72,7 @@ Example:
 
 
 def _mechanism_params(mechanisms: list[str], items: list[str]) -> dict[str, dict[str, Any]]:
-    from textdp.cli.privatize import mechanism_params
+    from textdp.cli._privatize_flags import mechanism_params
 
     raw: dict[str, list[str]] = {m: [] for m in mechanisms}
     for item in items:

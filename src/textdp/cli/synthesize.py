@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -219,47 +220,81 @@ def synthesize(
         "finetune: Adam's step size."))] = 2e-3,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
 ) -> None:
-    _run(dict(locals()))
+    _run(Fields(input, output, report, format, text_field, label_field, unit_field),
+         (ledger, ledger_policy, budget), SynthesisFlags(
+             method=method, epsilon=epsilon, n=n, delta=delta, rounds=rounds,
+             population=population, document_kind=document_kind, prompt=prompt,
+             max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, screen=screen,
+             entities=entities, identifiers=identifiers, seed=seed, model=model, device=device,
+             epochs=epochs, train_batch=train_batch, learning_rate=learning_rate))
 
 
-def _spec(a: dict[str, Any]) -> Any:
-    from textdp.synthesis import SynthesisSpec
-    from textdp.synthesis.prompts import Prompts
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """INPUT, OUT, --report and --format, and the fields of each record."""
 
-    if a["method"] not in ("evolution", "finetune"):
-        raise CLIError(f"--method must be evolution or finetune, got {a['method']!r}")
-    if a["method"] == "finetune":
-        return _finetune_spec(a)
-    try:
-        return SynthesisSpec(
-            epsilon=a["epsilon"], n=a["n"], delta=a["delta"], rounds=a["rounds"],
-            population=a["population"], prompts=Prompts(a["document_kind"], a["prompt"]),
-            temperature=a["temperature"], top_p=a["top_p"],
-            max_new_tokens=a["max_new_tokens"], screen=a["screen"], seed=a["seed"],
-            identifiers=a["identifiers"],
-            entities="default" if a["entities"] is None else a["entities"], model=a["model"],
-            device=a["device"])
-    except (ValueError, TypeError) as exc:
-        raise CLIError(one_line(exc)) from None
+    input: Path
+    output: Path
+    report: Path | None
+    format: str | None
+    text_field: str
+    label_field: str | None
+    unit_field: str | None
 
 
-def _finetune_spec(a: dict[str, Any]) -> Any:
-    from textdp.synthesis.finetune import FinetuneSpec
-    from textdp.synthesis.prompts import Prompts
+@dataclass(frozen=True, slots=True)
+class SynthesisFlags:
+    """The release's flags as given; :meth:`spec` builds the one spec of the method
+    (:class:`textdp.synthesis.SynthesisSpec` or :class:`textdp.synthesis.finetune.FinetuneSpec`),
+    which checks every value once, at construction."""
 
-    try:
-        return FinetuneSpec(
-            epsilon=a["epsilon"], n=a["n"], delta=a["delta"], epochs=a["epochs"],
-            train_batch=a["train_batch"], learning_rate=a["learning_rate"], device=a["device"],
-            prompts=Prompts(a["document_kind"], a["prompt"]), temperature=a["temperature"],
-            top_p=a["top_p"], max_new_tokens=a["max_new_tokens"], screen=a["screen"],
-            seed=a["seed"], identifiers=a["identifiers"],
-            entities="default" if a["entities"] is None else a["entities"], model=a["model"])
-    except (ValueError, TypeError) as exc:
-        raise CLIError(one_line(exc)) from None
+    method: str
+    epsilon: float
+    n: int
+    delta: float | None
+    rounds: int
+    population: int | None
+    document_kind: str
+    prompt: str | None
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    screen: str
+    entities: str | None
+    identifiers: bool
+    seed: int | None
+    model: Path | None
+    device: str
+    epochs: float
+    train_batch: int
+    learning_rate: float
+
+    def spec(self) -> Any:
+        from textdp.synthesis import SynthesisSpec
+        from textdp.synthesis.prompts import Prompts
+
+        if self.method not in ("evolution", "finetune"):
+            raise CLIError(f"--method must be evolution or finetune, got {self.method!r}")
+        shared = {"epsilon": self.epsilon, "n": self.n, "delta": self.delta,
+                  "prompts": Prompts(self.document_kind, self.prompt),
+                  "temperature": self.temperature, "top_p": self.top_p,
+                  "max_new_tokens": self.max_new_tokens, "screen": self.screen,
+                  "seed": self.seed, "identifiers": self.identifiers, "model": self.model,
+                  "entities": "default" if self.entities is None else self.entities,
+                  "device": self.device}
+        try:
+            if self.method == "finetune":
+                from textdp.synthesis.finetune import FinetuneSpec
+
+                return FinetuneSpec(epochs=self.epochs, train_batch=self.train_batch,
+                                    learning_rate=self.learning_rate, **shared)
+            return SynthesisSpec(rounds=self.rounds, population=self.population, **shared)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(one_line(exc)) from None
 
 
-def _run(a: dict[str, Any]) -> None:
+def _run(fields: Fields, ledger: tuple[Path | None, str, float | None],
+         flags: SynthesisFlags) -> None:
     """Checks in the order a user meets them (paths, ledger options, release options, the
     input), then the one guarded release (:func:`textdp.runner.run_release`)."""
     from textdp.io import AtomicFiles
@@ -267,12 +302,12 @@ def _run(a: dict[str, Any]) -> None:
     from textdp.runner import run_release
     from textdp.synthesis import DataRefused, PrivateEvolutionEngine
 
-    input, output, report = a["input"], a["output"], a["report"]
-    _check_paths(input, output, report, a["ledger"], a["label_field"], a["format"])
-    book = CommandLedger(a["ledger"], a["ledger_policy"], a["budget"], input, output, report)
-    spec = _spec(a)
-    source = _read(input, a["text_field"], a["label_field"], a["unit_field"], a["format"])
-    if a["device"] == "cuda":  # before the ledger: a GPU asked for and absent is refused now
+    input, output, report = fields.input, fields.output, fields.report
+    _check_paths(input, output, report, ledger[0], fields.label_field, fields.format)
+    book = CommandLedger(*ledger, input, output, report)
+    spec = flags.spec()
+    source = _read(input, fields.text_field, fields.label_field, fields.unit_field, fields.format)
+    if flags.device == "cuda":  # before the ledger: a GPU asked for and absent is refused now
         from textdp.lm import resolve_device
 
         try:
@@ -283,14 +318,14 @@ def _run(a: dict[str, Any]) -> None:
     def commit(outcome: Any, exposed: Any) -> None:
         texts, labels = outcome.output
         with AtomicFiles() as files:
-            files.write_bytes(output, _encode(output, texts, labels, a["text_field"],
-                                              a["label_field"]))
+            files.write_bytes(output, _encode(output, texts, labels, fields.text_field,
+                                              fields.label_field))
             if report is not None:
                 files.write_json(report, outcome.report.to_dict())
             exposed()
 
     try:
-        if a["method"] == "finetune":
+        if flags.method == "finetune":
             from textdp.synthesis.finetune import FinetuneEngine
 
             engine: Any = FinetuneEngine(_bar)

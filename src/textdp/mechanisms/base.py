@@ -14,17 +14,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import EPSILON, Parameter, check_parameters, check_rng
+from textdp._checks import EPSILON, MIN_EPSILON, Parameter, check_parameters, check_rng
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up_product
 from textdp.privacy.measurement import Measurement, measurement_of
 from textdp.vocab import Vocabulary, load_default
 
 __all__ = ["WordMechanism", "EUCLIDEAN_PER_WORD", "MIN_EPSILON"]
-
-#: Below this ε a word mechanism's noise is more than 10^12 times the vocabulary's scale: its output
-#: is (to float precision) independent of the input word, and float32 noise overflows (NaN queries
-#: at ε = 1e-37). Such an ε is refused as a likely mistake.
-MIN_EPSILON = 1e-12
 
 EUCLIDEAN_PER_WORD = ("Pr[M(w)=y] ≤ exp(ε·‖φ(w)−φ(w′)‖)·Pr[M(w′)=y] for all words w, w′ and "
                       "outputs y")
@@ -56,12 +51,7 @@ class WordMechanism(ABC):
     def __init__(self, vocabulary: Vocabulary | None = None, **params: Any) -> None:
         # Parameters first: a bad one is reported before the default vocabulary is loaded.
         self._params = check_parameters(self.PARAMETERS, params, owner=f"mechanism {self.name!r}")
-        self._epsilon: float = self._params["epsilon"]
-        if self._epsilon < MIN_EPSILON:
-            raise ValueError(
-                f"epsilon={self._epsilon:g} is below {MIN_EPSILON:g}: at such ε the output no longer "
-                "depends on the input word (the noise is over 10^12 times the vocabulary's scale) "
-                "and the float arithmetic overflows; use a larger ε")
+        self._epsilon: float = self._params["epsilon"]  # checked once: _checks.check_epsilon
         self._vocabulary = vocabulary if vocabulary is not None else load_default()
         if not isinstance(self._vocabulary, Vocabulary):
             raise TypeError("vocabulary must be a textdp.vocab.Vocabulary")

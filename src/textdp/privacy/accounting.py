@@ -47,6 +47,16 @@ DISCRETISATION = 1e-3
 SIGMA_RANGE = (0.5, 1e4)
 
 
+def _check_epsilon(epsilon: float) -> None:
+    """A target ε: :func:`textdp._checks.check_epsilon`'s rule, refused as an AccountingError."""
+    from textdp._checks import check_epsilon
+
+    try:
+        check_epsilon(epsilon, "ε")
+    except (TypeError, ValueError) as exc:
+        raise AccountingError(str(exc)) from None
+
+
 class AccountingError(ValueError):
     """A target no noise multiplier in the searched range meets, or a malformed event."""
 
@@ -150,8 +160,7 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, count: int) -> floa
     meets the target (the search keeps the side that does), so ε' = :func:`epsilon_of` of it is
     at most ``epsilon``.
     """
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise AccountingError(f"ε must be a finite number > 0, got {epsilon!r}")
+    _check_epsilon(epsilon)
     dp = _dp()
     lo, hi = SIGMA_RANGE
     if epsilon_of([gaussian_event(hi, count)], delta) > epsilon:
@@ -181,8 +190,7 @@ def calibrate_sampled_noise_multiplier(epsilon: float, delta: float, sampling_pr
     Raises:
         AccountingError: no σ up to ``SIGMA_RANGE[1]`` meets the target.
     """
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise AccountingError(f"ε must be a finite number > 0, got {epsilon!r}")
+    _check_epsilon(epsilon)
     dp = _dp()
     lo, hi = SIGMA_RANGE
     q = float(sampling_probability)

@@ -175,12 +175,12 @@ def plan(*, epsilon: float, delta: float | None, rounds: int, units: int,
     """The noise multiplier σ for ``rounds`` Gaussian histograms to meet (ε, δ) over ``units``
     units, and the measurement of the release.
 
+    ε is the spec's, checked when it was built (:class:`textdp.synthesis.SynthesisSpec`); the
+    accountant's calibration refuses one that is not (:mod:`textdp.privacy.accounting`).
+
     Raises:
-        ValueError: ε not finite and > 0; δ not in (0, 1/n); fewer than 2 units; rounds < 1.
+        ValueError: δ not in (0, 1/n); fewer than 2 units; rounds < 1.
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not (
-            math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"ε must be a finite number > 0, got {epsilon!r}")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be an integer ≥ 1, got {rounds!r}")
     if unit not in UNITS:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from textdp._checks import check_seed, check_texts
+from textdp._checks import check_epsilon, check_seed, check_texts
 from textdp.runner import Outcome, run_release
 from textdp.synthesis.accountant import DataRefused
 from textdp.synthesis.evolution import LABEL_MIXES, Evolution, signal_check
@@ -111,6 +111,7 @@ class SynthesisSpec:
     device: str = "auto"
 
     def __post_init__(self) -> None:
+        check_epsilon(self.epsilon, "ε")  # ε's one check on this path
         _positive_int(self.n, "n")
         _positive_int(self.rounds, "rounds")
         _positive_int(self.max_new_tokens, "max_new_tokens")
@@ -306,8 +307,7 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
             labels, and counted) or ``keep`` (counted only).
         model: a :class:`textdp.lm.LanguageModel` or a path (default SmolLM2-135M-Instruct).
         encoder: an encoder or callable ``texts → (k, d)`` (default all-MiniLM-L6-v2).
-        ledger, ledger_policy, budget: as :func:`textdp.privatize`.
-        input_name: what the ledger records as the input's name.
+        ledger, ledger_policy, budget, input_name: as :func:`textdp.privatize`.
         progress: ``(description, total) → bar`` for the generation of each round.
         method: ``evolution`` (Private Evolution, the default) or ``finetune`` (LoRA adapters
             trained by DP-SGD, then sampling: :mod:`textdp.synthesis.finetune`; the options
@@ -318,8 +318,7 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
             micro_batch, device) for ``method="finetune"``.
         device: where the model runs (``auto``: a GPU if any; ``cpu``; ``cuda``).
 
-    Returns:
-        ``.texts``, ``.labels`` (None without labels) and ``.report``.
+    Returns ``.texts``, ``.labels`` (None without labels) and ``.report``.
 
     Raises:
         ValueError: bad options, or data that cannot be released as asked (too few units for
@@ -330,17 +329,28 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
 
     book = as_ledger(ledger, ledger_policy, budget)
     source = TextSource.build(texts, labels, units, input_name)
-    if method != "evolution" or finetune:
-        from textdp.synthesis.finetune import release_from_options
+    shared = {"epsilon": epsilon, "n": n, "delta": delta, "seed": seed, "temperature": temperature,
+              "top_p": top_p, "max_new_tokens": max_new_tokens, "batch_size": batch_size,
+              "identifiers": identifiers, "entities": entities, "screen": screen, "model": model,
+              "allow_list": tuple(allow_list or ())}  # the options both methods take, by name
+    if _method(method, finetune) == "finetune":  # finetune's options may set the device
+        from textdp.synthesis.finetune import FinetuneEngine, FinetuneSpec
 
-        return SynthesisResult(*release_from_options(dict(locals())))
-    spec = SynthesisSpec(
-        epsilon=epsilon, n=n, delta=delta, rounds=rounds, population=population,
-        threshold=threshold, label_mix=label_mix, min_signal=min_signal, seed=seed,
-        prompts=Prompts(document_kind, prompt, variation_prompt), temperature=temperature,
-        top_p=top_p, max_new_tokens=max_new_tokens, batch_size=batch_size,
-        identifiers=identifiers, entities=entities, allow_list=tuple(allow_list or ()),
-        screen=screen, model=model, encoder=encoder, device=device)
-    outcome = run_release(spec, source, PrivateEvolutionEngine(progress), ledger=book)
-    texts_out, labels_out = outcome.output
-    return SynthesisResult(texts_out, labels_out, outcome.report)
+        spec: Any = FinetuneSpec(prompts=Prompts(document_kind, prompt), **shared,
+                                 **({"device": device} | (finetune or {})))
+        outcome = run_release(spec, source, FinetuneEngine(progress), ledger=book)
+    else:
+        spec = SynthesisSpec(rounds=rounds, population=population, threshold=threshold, label_mix=label_mix,
+                             min_signal=min_signal, encoder=encoder, device=device, **shared,
+                             prompts=Prompts(document_kind, prompt, variation_prompt))
+        outcome = run_release(spec, source, PrivateEvolutionEngine(progress), ledger=book)
+    return SynthesisResult(*outcome.output, outcome.report)
+
+
+def _method(method: str, finetune: dict[str, Any] | None) -> str:
+    """``evolution`` or ``finetune``; ``finetune`` options only with the latter."""
+    if method not in ("evolution", "finetune"):
+        raise ValueError(f"method must be evolution or finetune, got {method!r}")
+    if method != "finetune" and finetune:
+        raise ValueError("finetune options are for method='finetune'")
+    return method

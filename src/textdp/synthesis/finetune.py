@@ -24,13 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from textdp._checks import check_seed
+from textdp._checks import check_epsilon, check_seed
 from textdp.runner import Outcome
 from textdp.synthesis.prompts import Prompts, clean
 from textdp.synthesis.screen import SCREEN_ACTIONS
 
-__all__ = ["FINETUNE_DEFAULTS", "FinetuneEngine", "FinetuneSpec", "label_quotas",
-           "release_from_options"]
+__all__ = ["FINETUNE_DEFAULTS", "FinetuneEngine", "FinetuneSpec", "label_quotas"]
 
 #: Defaults that run on 2 CPU cores at small scale (docs/synthesize.md).
 FINETUNE_DEFAULTS = {"epochs": 3.0, "train_batch": 64, "learning_rate": 2e-3, "clip": 1.0,
@@ -102,7 +101,7 @@ class FinetuneSpec:
     device: str = "auto"
 
     def __post_init__(self) -> None:
-        _finite(self.epsilon, "ε")
+        check_epsilon(self.epsilon, "ε")  # ε's one check on this path
         for name in ("n", "train_batch", "lora_rank", "max_length", "micro_batch",
                      "max_new_tokens", "batch_size"):
             _positive_int(getattr(self, name), name)
@@ -342,25 +341,3 @@ def _report(spec: FinetuneSpec, source: Any, m: Any, *, masker: Any, private_fou
         spec.seed, seconds, (("synthetic_documents", len(texts)),
                              ("generated_tokens", generated_tokens)),
         unit="prompt i", sections={"accounting": accounting, "screening": screening})
-
-
-def release_from_options(a: dict[str, Any]) -> tuple[list[str], list[str] | None, Any]:
-    """:func:`textdp.synthesize`'s arguments (``a``, with its ``source`` and ledger ``book``)
-    with ``method="finetune"`` → (texts, labels, report), through
-    :func:`textdp.runner.run_release`."""
-    from textdp.runner import run_release
-
-    if a["method"] not in ("evolution", "finetune"):
-        raise ValueError(f"method must be evolution or finetune, got {a['method']!r}")
-    if a["method"] != "finetune":
-        raise ValueError("finetune options are for method='finetune'")
-    spec = FinetuneSpec(
-        epsilon=a["epsilon"], n=a["n"], delta=a["delta"], seed=a["seed"],
-        prompts=Prompts(a["document_kind"], a["prompt"]), temperature=a["temperature"],
-        top_p=a["top_p"], max_new_tokens=a["max_new_tokens"], batch_size=a["batch_size"],
-        identifiers=a["identifiers"], entities=a["entities"],
-        allow_list=tuple(a["allow_list"] or ()), screen=a["screen"], model=a["model"],
-        **({"device": a["device"]} | (a["finetune"] or {})))
-    outcome = run_release(spec, a["source"], FinetuneEngine(a["progress"]), ledger=a["book"])
-    texts, labels = outcome.output
-    return texts, labels, outcome.report

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from textdp._checks import Parameter, check_parameters, check_rng
+from textdp._checks import Parameter, check_epsilon, check_parameters, check_rng
 from textdp.privacy import Budget, Guarantee, Notion, Numerics, check_distance, round_up, round_up_product
 from textdp.privacy.measurement import Measurement, measurement_of
 
@@ -67,6 +67,12 @@ def _positive_or_none(name: str, help: str) -> Parameter:
     return Parameter(name, float, help, default=None, low=0.0, low_open=True, nullable=True)
 
 
+def _epsilon_or_none(name: str, help: str) -> Parameter:
+    """An ε of DP-Prompt (per document or per token), checked by :func:`check_epsilon`."""
+    return Parameter(name, float, help, default=None, low=0.0, low_open=True, nullable=True,
+                     check=lambda value: check_epsilon(value, name))
+
+
 class DPPrompt:
     """A language model paraphrases each document (DP-Prompt, Utpala et al. 2023); pure ε-DP per document.
 
@@ -80,8 +86,8 @@ class DPPrompt:
 
     name: ClassVar[str] = "dp_prompt"
     PARAMETERS: ClassVar[tuple[Parameter, ...]] = (
-        _positive_or_none("epsilon", "ε per document (ε_doc = max_new_tokens·ε_token)"),
-        _positive_or_none("epsilon_per_token", "ε per generated token, 2(b_hi − b_lo)/T"),
+        _epsilon_or_none("epsilon", "ε per document (ε_doc = max_new_tokens·ε_token)"),
+        _epsilon_or_none("epsilon_per_token", "ε per generated token, 2(b_hi − b_lo)/T"),
         _positive_or_none("temperature", "sampling temperature T (ε then follows)"),
         Parameter("max_new_tokens", int, "fixed cap n on generated tokens (public)",
                   default=DEFAULT_MAX_NEW_TOKENS, low=1),
