@@ -20,11 +20,12 @@ import typer
 
 from textdp import mechanisms as registry
 from textdp.cli._allocation import check_allocation_flags
+from textdp.cli._arguments import DEFAULT_BATCH_SIZE
 from textdp.cli._common import CLIError, one_line
 from textdp.io import FORMATS, FileError, format_of
 from textdp.mechanisms import prompt
 from textdp.mechanisms._signature import keyword_parameters
-from textdp.spec import ReleaseSpec, release_spec
+from textdp.spec import DEFAULT_MASK, ReleaseSpec, release_spec
 
 __all__ = ["PolicyFlags", "PromptFlags", "ReleaseFlags", "RunFlags", "WordFlags",
            "check_placeholders", "entity_options", "identifier_options", "mechanism_params",
@@ -110,7 +111,7 @@ class RunFlags:
     on_error: str = "fail"
     null: str = "error"
     max_line_bytes: int | None = None
-    batch_size: int = 0
+    batch_size: int = DEFAULT_BATCH_SIZE
     ledger: Path | None = None
     ledger_policy: str = "warn"
     budget: float | None = None
@@ -148,7 +149,7 @@ class WordFlags:
     """The flags of a word mechanism alone (refused with a language-model one)."""
 
     oov: str = "mask"
-    mask_token: str = "[MASK]"
+    mask_token: str = DEFAULT_MASK
     keep_stopwords: bool = False
     unchanged_warning: float = 0.5
     vocabulary: str | None = None

@@ -12,65 +12,26 @@ from typing import Annotated
 
 import typer
 
-from textdp.cli import _local, _prompt, _ray
-from textdp.cli._allocation import (
-    AllocationOption,
-    EpsilonCeilingOption,
-    EpsilonDocumentOption,
-    EpsilonFloorOption,
-)
-from textdp.cli._arguments import (
-    DEFAULT_BATCH_SIZE,
-    PrivatizeArguments,
-    check_paths,
-    check_report_path,
-    read_options,
-    say_outcome,
-    say_written,
-)
+from textdp.cli import _allocation, _local, _prompt, _ray
+from textdp.cli import _privatize_flags as flag
+from textdp.cli._arguments import DEFAULT_BATCH_SIZE, PrivatizeArguments, check_paths, read_options
 from textdp.cli._common import BetaOption, CLIError, MethodOption, NeighborsOption, NListsOption, ParamOption
 from textdp.cli._inputs import check_engine, resolve_files
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt
 from textdp.cli._privatize_flags import (
-    AllowListOption,
-    DelimiterOption,
-    DenyListOption,
-    EntitiesOption,
-    FormatOption,
-    IdentifierLabelOption,
-    IdentifierPatternOption,
-    IdentifiersOption,
-    MaxLineBytesOption,
-    NullOption,
-    OnErrorOption,
-    PhoneRegionsOption,
     PolicyFlags,
     PromptFlags,
     ReleaseFlags,
     RunFlags,
-    TextFieldOption,
-    UnchangedWarningOption,
     WordFlags,
     check_placeholders,
 )
-from textdp.cli._prompt import (
-    ClipOption,
-    DeviceOption,
-    EpsilonPerTokenOption,
-    MaxNewTokensOption,
-    ModelOption,
-    ResumeOption,
-    TemperatureOption,
-)
-from textdp.cli._ray import AddressOption, EngineOption, VerboseOption, WorkersOption
 from textdp.cli._vocabulary import VocabularyOption
 from textdp.io.streams import is_stdio
 from textdp.pipeline import DEFAULT_MASK, OOVPolicy
 from textdp.privacy.unchanged import DEFAULT_UNCHANGED_WARNING
 
-# Re-exported: the checks and messages the engines share live in cli/_arguments.py.
-__all__ = ["privatize", "run", "PrivatizeArguments", "DEFAULT_BATCH_SIZE", "check_paths",
-           "check_report_path", "read_options", "say_outcome", "say_written"]
+__all__ = ["privatize", "run"]
 
 HELP = """Privatise every document of INPUT and write them to OUTPUT.
 
@@ -171,11 +132,11 @@ def privatize(
         help="Non-negative integer for a reproducible run (the same output for any batch "
              "size). For testing only: anyone who learns the seed can undo the noise. "
              "Default: OS entropy.")] = None,
-    text_field: TextFieldOption = None,
-    format: FormatOption = None,
-    delimiter: DelimiterOption = None,
-    on_error: OnErrorOption = "fail", null: NullOption = "error",
-    max_line_bytes: MaxLineBytesOption = None,
+    text_field: flag.TextFieldOption = None,
+    format: flag.FormatOption = None,
+    delimiter: flag.DelimiterOption = None,
+    on_error: flag.OnErrorOption = "fail", null: flag.NullOption = "error",
+    max_line_bytes: flag.MaxLineBytesOption = None,
     oov: Annotated[OOVPolicy, typer.Option(
         "--oov", case_sensitive=False,
         help="What happens to out-of-vocabulary words and numbers (see above).")] = OOVPolicy.MASK,
@@ -190,23 +151,26 @@ def privatize(
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1, help="Documents per batch (memory vs. speed).")]
         = DEFAULT_BATCH_SIZE,
-    unchanged_warning: UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
-    method: MethodOption = None, max_new_tokens: MaxNewTokensOption = None,
+    unchanged_warning: flag.UnchangedWarningOption = DEFAULT_UNCHANGED_WARNING,
+    method: MethodOption = None, max_new_tokens: _prompt.MaxNewTokensOption = None,
     n_lists: NListsOption = None,
     beta: BetaOption = None, neighbors: NeighborsOption = None,  # (one line: the 80-line rule)
-    param: ParamOption = None, model: ModelOption = None, device: DeviceOption = None,
-    resume: ResumeOption = None,
-    vocabulary: VocabularyOption = None, clip: ClipOption = None,
-    epsilon_per_token: EpsilonPerTokenOption = None, temperature: TemperatureOption = None,
-    identifiers: IdentifiersOption = True, deny_list: DenyListOption = None,
-    identifier_label: IdentifierLabelOption = None, identifier_pattern: IdentifierPatternOption = None,
-    phone_regions: PhoneRegionsOption = None,
-    entities: EntitiesOption = None, allow_list: AllowListOption = None,
+    param: ParamOption = None, model: _prompt.ModelOption = None, device: _prompt.DeviceOption = None,
+    resume: _prompt.ResumeOption = None,
+    vocabulary: VocabularyOption = None, clip: _prompt.ClipOption = None,
+    epsilon_per_token: _prompt.EpsilonPerTokenOption = None, temperature: _prompt.TemperatureOption = None,
+    identifiers: flag.IdentifiersOption = True, deny_list: flag.DenyListOption = None,
+    identifier_label: flag.IdentifierLabelOption = None,
+    identifier_pattern: flag.IdentifierPatternOption = None,
+    phone_regions: flag.PhoneRegionsOption = None,
+    entities: flag.EntitiesOption = None, allow_list: flag.AllowListOption = None,
     ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn", budget: BudgetOpt = None,
-    engine: EngineOption = "local", workers: WorkersOption = None, ray_address: AddressOption = None,
-    verbose: VerboseOption = False,
-    allocation: AllocationOption = None, epsilon_document: EpsilonDocumentOption = None,
-    epsilon_floor: EpsilonFloorOption = None, epsilon_ceiling: EpsilonCeilingOption = None,
+    engine: _ray.EngineOption = "local", workers: _ray.WorkersOption = None,
+    ray_address: _ray.AddressOption = None, verbose: _ray.VerboseOption = False,
+    allocation: _allocation.AllocationOption = None,
+    epsilon_document: _allocation.EpsilonDocumentOption = None,
+    epsilon_floor: _allocation.EpsilonFloorOption = None,
+    epsilon_ceiling: _allocation.EpsilonCeilingOption = None,
 ) -> None:
     run(RunFlags(input=input, output=output, report=report, format=format, text_field=text_field,
                  delimiter=delimiter, on_error=on_error, null=null, max_line_bytes=max_line_bytes,
