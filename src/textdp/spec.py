@@ -1,10 +1,11 @@
 """A configured release: what to run, on which words, with what policy — built and checked once.
 
 Every front (the CLI's local, Ray and LM engines, :func:`textdp.privatize`, Ray Data, pandas,
-``datasets``, scikit-learn) turns its keyword arguments into one :class:`ReleaseSpec` with
-:func:`release_spec` and runs that. The spec is frozen and picklable: a worker process receives
+``datasets``, scikit-learn) turns its keyword arguments into one :class:`ReleaseSpec` — a
+:class:`WordSpec` or a :class:`PromptSpec`, checked at construction — with
+:func:`release_spec`, and runs that. The spec is frozen and picklable: a worker process receives
 the spec (a recipe: mechanism name, ε, parameters, policy), never a generator, and builds the
-mechanism once per process (:meth:`ReleaseSpec.mechanism`).
+mechanism once per process (:meth:`ReleaseSpec.mechanism_object`).
 
 Every option has the same name in every front: :data:`OPTION_NAMES` is the one list.
 """
@@ -317,14 +318,19 @@ def release_spec(mechanism: Any = "mvc", epsilon: float | None = None, *,
                  epsilon_document: float | None = None, epsilon_floor: float | None = None,
                  epsilon_ceiling: float | None = None, unchanged_warning: float = 0.5,
                  batch_chars: int = 1 << 18, **params: Any) -> ReleaseSpec:
-    """The one place keyword arguments become a release: checked here, once, for every front.
+    """Keyword arguments as a release: a :class:`WordSpec` or a :class:`PromptSpec`, which
+    checks them once, when it is built (every front's options end here).
+
+    Here the loose forms become the object's: mappings become sorted pairs, lists tuples, an
+    allocation rule with ``epsilon_document`` (and floor, ceiling) an
+    :class:`~textdp.allocation.Allocation` and the ε the mechanism is built with.
 
     ``params`` are the mechanism's own parameters (``n_lists``, ``k``, …; for ``dp_prompt``
     also ``model``, the language model: a path or a :class:`textdp.lm.LanguageModel`, and
     ``device``: ``auto``, ``cpu`` or ``cuda``); a name that is
     neither an option nor a parameter of the mechanism is a ValueError naming the nearest
-    option. The mechanism is built here (so every error surfaces before any text is read) and
-    kept in a per-process cache.
+    option. The mechanism is built with the spec (so every error surfaces before any text is
+    read) and kept in a per-process cache.
     """
     from textdp import mechanisms as registry
     from textdp.allocation import resolve_allocation
