@@ -27,7 +27,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "textdp"
 #: cli/embed.py and cli/docembed.py's ``_on_ray``) until they call ``CommandLedger.run``.
 GUARD_CALLERS = {"runner.py:run_release", "cli/_ledger.py:CommandLedger.check"}
 #: The fronts: adapters that build a spec and a source and call the runner.
-FRONTS = ("release.py", "sklearn.py", "pandas.py", "integrations/", "lm/paraphrase.py",
+FRONTS = ("release.py", "sklearn/", "pandas/", "integrations/", "lm/paraphrase.py", "_fronts.py",
           "synthesis/api.py", "synthesis/fronts.py", "cli/")
 #: Paths exempt from the scans (none since the Ray engines moved onto the runner, wt-ray).
 RAY_PENDING: tuple[str, ...] = ()

@@ -13,7 +13,8 @@ import pytest
 import textdp
 import textdp.pandas  # noqa: F401 - registers the accessor
 from textdp.cli import main
-from textdp.integrations.datasets import COUNTERS_COLUMN, _fingerprint, privatize
+from textdp.engines.dataset_map import cache_fingerprint
+from textdp.integrations.datasets import COUNTERS_COLUMN, privatize
 from textdp.spec import release_spec
 
 TEXTS = ["The food was great, but the waiter was rude.", None, "Call jsmith@acme.com today!",
@@ -86,7 +87,7 @@ def test_seeded_fingerprint_depends_on_everything_the_output_does(ds, tmp_path):
     assert a["text"][:] == b["text"][:] and ra["documents"] == rb["documents"]  # replayed: same
     def fp(d=disk, column="text", seed=5, epsilon=8, **options):
         spec = release_spec("mvc", epsilon, seed=seed, **options)
-        return _fingerprint(d, column, spec, spec.mechanism_object())
+        return cache_fingerprint(d, column, spec, spec.mechanism_object())
 
     assert fp() == ra["datasets"]["fingerprint"]
     other = {fp(seed=6), fp(epsilon=9), fp(oov="keep"), fp(disk.select(range(4))),

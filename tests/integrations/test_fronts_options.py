@@ -36,7 +36,8 @@ def _fronts():
     """(name, module whose release_spec is used, call with every option as a keyword)."""
     pd = pytest.importorskip("pandas")
     datasets = pytest.importorskip("datasets")
-    import textdp.pandas as tpandas
+    import textdp.pandas.privatize as tpandas  # the modules that call release_spec
+    import textdp.sklearn.text as tsklearn
     from textdp import release, sklearn
     from textdp.integrations import datasets as tdatasets
     from textdp.integrations import ray as tray
@@ -50,7 +51,7 @@ def _fronts():
         ("datasets", tdatasets, lambda o: tdatasets.privatize(ds, column="text", **o)),
         ("datasets columns=", tdatasets, lambda o: tdatasets.privatize(ds, columns=["text"], **o)),
         ("ray", tray, lambda o: tray.privatize(None, column="text", **o)),
-        ("scikit-learn", sklearn, lambda o: sklearn.TextPrivatizer(**o).fit(["x"])),
+        ("scikit-learn", tsklearn, lambda o: sklearn.TextPrivatizer(**o).fit(["x"])),
     ]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from textdp._checks import check_seed
+from textdp._fronts import word_only
 from textdp._guide import names_listing
 from textdp.engines.ray.data import (
     DEFAULT_BATCH_SIZE,
@@ -66,10 +67,9 @@ def privatize(dataset: Any, column: str = "text", mechanism: Any = "mvc",
     from textdp.runner import run_release
 
     book = as_ledger(ledger, ledger_policy, budget)
-    spec = release_spec(mechanism, epsilon, seed=seed, **options)
-    if spec.kind != "word":
-        raise ValueError(f"{spec.name} is not run on Ray (every actor would load a language "
-                         "model): run textdp.privatize or `textdp privatize` (local engine)")
+    spec = word_only(release_spec(mechanism, epsilon, seed=seed, **options),
+                     "is not run on Ray (every actor would load a language model): run "
+                     "textdp.privatize or `textdp privatize` (local engine)")
     source = Column(dataset, column, "texts")
     engine = _Engine(lambda: run_words(dataset, column, spec, workers, batch_size, threads))
     outcome = run_release(_Measured(spec.mechanism_object, spec.seed), source, engine,

@@ -2,18 +2,19 @@
 ``textdp.integrations.datasets.synthesize``): which rows are documents, and labels given back
 as the values the user stored.
 
-A front picks its rows and columns, calls :func:`synthesize_rows`, and builds its table from the
-result; the release itself is :func:`textdp.synthesis.api.synthesize` (the spec, the source and
+A front checks that its columns exist, calls :func:`synthesize_columns` (which picks the rows
+and calls :func:`synthesize_rows`), and builds its table from the result; the release itself is
+:func:`textdp.synthesis.api.synthesize` (the spec, the source and
 :func:`textdp.runner.run_release`, with the ledger), so every front gives the same release.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["documents", "synthesize_rows"]
+__all__ = ["documents", "synthesize_columns", "synthesize_rows"]
 
 
 def _missing(value: Any) -> bool:
@@ -55,3 +56,23 @@ def synthesize_rows(texts: Sequence[str], labels: Sequence[Any] | None,
     for value in labels:
         back.setdefault(str(value), value)
     return result, [back[label] for label in result.labels]
+
+
+def synthesize_columns(read: Callable[[Any], Sequence[Any]], text: Any, label: Any, unit: Any, *,
+                       roles: str, input_name: str, **options: Any
+                       ) -> tuple[Any, list[Any] | None, int]:
+    """:func:`synthesize_rows` on a table's columns: ``read(column)`` gives a column's values in
+    row order; the rows that are :func:`documents` (a text, and a label and a unit when named)
+    are the private documents. ``roles`` names the three arguments in the message when two name
+    the same column. Returns the result, its labels as stored, and the number of documents."""
+    named = [c for c in (text, label, unit) if c is not None]
+    if len(set(named)) != len(named):
+        raise ValueError(f"{roles} must be different columns")
+    values = {c: read(c) for c in named}
+    rows = documents(values[text], *(values[c] for c in (label, unit) if c is not None),
+                     where=f"column {text!r}")
+    picked = {c: [values[c][i] for i in rows] for c in named}
+    result, labels = synthesize_rows(picked[text], None if label is None else picked[label],
+                                     None if unit is None else picked[unit],
+                                     input_name=input_name, **options)
+    return result, labels, len(rows)
