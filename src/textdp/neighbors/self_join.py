@@ -62,10 +62,11 @@ def pairs_within(nn: NearestNeighbors, thresholds: np.ndarray, block: int = 1024
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair i ≠ j of rows with float32 squared distance D32_ij ≤ ``thresholds[i]``.
 
-    D is symmetric, so only blocks I ≤ J of one GEMM :meth:`NearestNeighbors.augmented_queries` ·
-    :meth:`NearestNeighbors.augmented_rows`ᵀ are computed and each serves the rows of I and (transposed) those
-    of J. Every j with exact D_ij ≤ t_i − e_i (e = :meth:`NearestNeighbors.error_bound` with ``full=True``)
-    is returned. Returns (i, j, D32_ij), unordered.
+    D is symmetric, so only blocks I ≤ J of one GEMM
+    :meth:`NearestNeighbors.augmented_queries` · :meth:`NearestNeighbors.augmented_rows`ᵀ are
+    computed and each serves the rows of I and (transposed) those of J. Every j with exact
+    D_ij ≤ t_i − e_i (e = :meth:`NearestNeighbors.error_bound` with ``full=True``) is returned.
+    Returns (i, j, D32_ij), unordered.
     """
     n = nn._n
     block = min(block, -(-n // 8) * 8)  # a multiple of 8: mask rows are whole uint64 words
