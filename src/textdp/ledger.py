@@ -27,7 +27,9 @@ Per document (:mod:`textdp.ledger_documents`): a fingerprint computed by
 keyed 8-byte tag and the size of each (16 base64 characters a document; the key is
 ``<path>.key``, mode 0600). The budget is then checked for every document across every release
 and every input that held it, and one budget is shared across metric groups
-(docs/accounting.md, "Per document").
+(docs/accounting.md, "Per document"). That policy — earlier releases, cumulative guarantee,
+per-document composition, refusal — is :func:`textdp.ledger_budget.assess`; the lines are read
+and validated by :mod:`textdp.ledger_lines`.
 
 Lines of schema ``textdp.ledger/2`` written before the stable ids carry no ``measurement``: their
 metric id is derived from the mechanism's name, parameters and input space
@@ -67,32 +69,13 @@ import os
 import stat
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from textdp.ledger_documents import (
-    DocumentCheck,
-    KeyFileError,
-    LedgerKey,
-    check_documents,
-    document_field,
-    worst_document,
-)
-from textdp.ledger_lines import (
-    POLICIES,
-    SCHEMA,
-    SCHEMAS,
-    Contents,
-    _digest,
-    _entry,
-    _now,
-    _printed,
-    _spend,
-    _spends,
-    parse,
-)
-from textdp.privacy.composition import Composition, compose
+from textdp.ledger_budget import assess, documents_summary, iter_inputs
+from textdp.ledger_documents import DocumentCheck, KeyFileError, LedgerKey, document_field
+from textdp.ledger_lines import POLICIES, SCHEMA, SCHEMAS, Contents, _digest, _entry, _now, parse
+from textdp.privacy.composition import Composition
 from textdp.privacy.measurement import InputSpace
 
 try:  # POSIX only: the ledger's exclusive lock
@@ -401,63 +384,16 @@ class Release:
         self.contents.entries = [e for e in self.contents.entries if e["id"] != self.resumes]
 
     def _check(self) -> None:
-        fingerprint = self.entry["input"]["fingerprint"]
-        refuse = self.ledger.policy == "refuse"
-        if refuse and self.contents.invalid:
-            raise LedgerRefused(self.contents.refusal(self.ledger.path))
-        self.earlier = self.contents.of_input(fingerprint)
-        self.composition = compose(_spends([*self.earlier, self.entry]))
-        self.warnings = self.contents.problems(self.ledger.path)
-        if self.earlier:
-            names = ", ".join(f"{e['id']} ({e['time']}, {e['mechanism']['name']} "
-                              f"ε = {_printed(e['guarantee'].get('epsilon'))}"
-                              + (f", from {e['input']['name']}" if e["input"].get("name")
-                                 else "")
-                              + (", pending" if e["_state"] == "pending" else "") + ")"
-                              for e in self.earlier)
-            self.warnings.append(
-                f"this input (sha256 {fingerprint[:16]}…) was released {len(self.earlier)} "
-                f"time(s) before according to ledger {self.ledger.path}: {names}; cumulative "
-                f"with this release: {self.composition.summary()}")
-        budget = self.ledger.budget
-        reasons = self.composition.over_budget(budget) if budget is not None else []
-        what = "this input"
-        self._check_documents(refuse)
-        first = self.documents.first_over if self.documents else None
-        if budget is not None and first is not None and not reasons:
-            reasons = first.composition.over_budget(budget)
-            what = (f"{self.documents.over} of this input's documents (the worst: "
-                    f"{first.describe()})")
-        if reasons and refuse:
-            raise LedgerRefused(f"ledger {self.ledger.path}: refused, the budget ε = {budget:g} "
-                                f"for {what} would be exceeded: {'; '.join(reasons)}; nothing "
-                                "was released or recorded")
-        if reasons:
-            self.warnings.append(f"budget ε = {budget:g} exceeded for {what} (policy warn): "
-                                 + "; ".join(reasons))
-
-    def _check_documents(self, refuse: bool) -> None:
-        """Compose the release per document (:func:`textdp.ledger_documents.check_documents`);
-        tags made under another key cannot be matched: refused under ``refuse``, else warned."""
-        if "documents" not in self.entry:
-            return
-        self.documents, foreign = check_documents(self.entry, self.contents.entries,
-                                                  self.entry["documents"]["key"], _spend,
-                                                  self.ledger.budget)
-        if foreign:
-            message = (f"ledger {self.ledger.path}: release(s) {', '.join(foreign[:5])} recorded "
-                       "their documents under another key than the one in "
-                       f"{self.ledger.key.path} (replaced or lost?): their documents cannot be "
-                       "matched with this release's; restore the key file")
-            if refuse:
-                raise LedgerRefused(message + "; under the refuse policy nothing was released "
-                                    "or recorded")
-            self.warnings.append(message)
-        if self.documents.before:
-            self.warnings.append(
-                f"{self.documents.before} of this input's documents were released before (as "
-                f"part of this or other inputs) according to ledger {self.ledger.path}; the "
-                f"worst: {self.documents.worst.describe()}")
+        """Apply the ledger's policy (:func:`textdp.ledger_budget.assess`): raises
+        :class:`LedgerRefused` under ``refuse``, else sets :attr:`earlier`, :attr:`composition`,
+        :attr:`documents` and :attr:`warnings`."""
+        found = assess(self.contents, self.entry, path=self.ledger.path,
+                       policy=self.ledger.policy, budget=self.ledger.budget,
+                       key_path=self.ledger.key.path)
+        self.earlier, self.composition = found.earlier, found.composition
+        self.warnings, self.documents = found.warnings, found.documents
+        if found.refusal is not None:
+            raise LedgerRefused(found.refusal)
 
     @property
     def section(self) -> dict[str, Any]:
@@ -588,24 +524,6 @@ def _append(fd: int, line: bytes) -> None:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, size)
         raise
-
-
-def iter_inputs(contents: Contents) -> Iterator[tuple[str, list[dict[str, Any]], Composition]]:
-    """Per input fingerprint (first-seen order): its counted releases and their cumulative
-    guarantee."""
-    by_input: dict[str, list[dict[str, Any]]] = {}
-    for e in contents.entries:
-        by_input.setdefault(e["input"]["fingerprint"], []).append(e)
-    for fingerprint, entries in by_input.items():
-        yield fingerprint, entries, compose(_spends(entries))
-
-
-def documents_summary(contents: Contents, key: str | None) -> dict[str, Any] | None:
-    """Per-document totals over the whole ledger (``key``: the id of the ledger's key, None when
-    it has none): documents tracked, how many were released more than once, the worst
-    document's budget spent and its whole-document guarantee
-    (:func:`textdp.ledger_documents.worst_document`); None without per-document lines."""
-    return worst_document(contents.entries, key, _spend)
 
 
 def as_ledger(ledger: str | os.PathLike | Ledger | None, policy: str = "warn",

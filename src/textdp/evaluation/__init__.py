@@ -11,7 +11,8 @@ Submodules (imported on demand: scikit-learn and matplotlib load only when used)
 * :mod:`~textdp.evaluation.attacks` — attribute inference and re-identification
 * :mod:`~textdp.evaluation.efficiency` — tokens/s and peak memory per 1,000 words
 * :mod:`~textdp.evaluation.plots`, :mod:`~textdp.evaluation.render` — PNGs, Markdown and HTML
-* :mod:`~textdp.evaluation.sweep` — :func:`run_sweep`, behind ``textdp evaluate``
+* :mod:`~textdp.evaluation.sweep` — :func:`run_sweep`, behind ``textdp evaluate`` (its report:
+  :mod:`~textdp.evaluation.sweep_report`)
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ group is written whole or not at all:
 
 1. every staged file is flushed to the disk (``fsync``);
 2. every stream target (standard output, a FIFO, a device) is written, in full, and a pipe is
-   waited on until its reader has read every byte (:func:`_drain`): a reader that went away first
-   (``… | head -c 100``) is a :class:`BrokenPipeError`, a short or failed write (``/dev/full``) a
-   :class:`~textdp.io.FileError` — and then no file target has been touched;
+   waited on until its reader has read every byte (:func:`~textdp.io.durable.drain`): a reader
+   that went away first (``… | head -c 100``) is a :class:`BrokenPipeError`, a short or failed
+   write (``/dev/full``) a :class:`~textdp.io.FileError` — and then no file target has been
+   touched;
 3. joined commits (an object store's moves);
 4. the renames, with SIGINT and SIGTERM held until the last (the group appears whole);
 5. every directory that received a file is flushed (``fsync``), so that a power cut after the
@@ -38,30 +39,37 @@ Permissions: a replaced file keeps its mode (and, where the process may set them
 group) — the output of private data stays 0600 if it was — and a new file gets the mode a plain
 ``open()`` would give it (0666 less the umask). A write that fails (a full disk) is a
 :class:`~textdp.io.FileError` naming the target, not the temporary file.
+
+The steps on descriptors (permissions, ``fsync``, full writes, a pipe's drain) are
+:mod:`textdp.io.durable`; the signal handling is :mod:`textdp.io.signals`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import re
-import select
 import shutil
-import signal
 import stat
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from textdp.io.durable import default_mode as _default_mode
+from textdp.io.durable import drain as _drain
+from textdp.io.durable import fsync_directory as _fsync_directory
+from textdp.io.durable import fsync_file as _fsync_file
+from textdp.io.durable import take_permissions as _take_permissions
+from textdp.io.durable import write_fd as _write_fd
 from textdp.io.errors import FileError
 from textdp.io.paths import check_not_input, output_kind, release_fifos, written_fifo
+from textdp.io.signals import signals_held as _signals_held
+from textdp.io.signals import sigterm_as_interrupt
 
 __all__ = ["AtomicFiles", "atomic_save_npz", "atomic_write_bytes", "atomic_write_json",
            "commit_directory", "remove_stale_temporaries", "sigterm_as_interrupt",
@@ -146,58 +154,6 @@ def stdout_descriptor(fd: int | None) -> int | None:
     global _stdout_fd
     previous, _stdout_fd = _stdout_fd, fd
     return previous
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, so that cleanup runs as for Ctrl-C."""
-
-
-def _raise_terminated(signum: int, _frame: object) -> None:
-    raise _Terminated(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises ``KeyboardInterrupt`` (as SIGINT does), so that every
-    ``except``/``finally`` — the removal of temporary files included — runs before the process
-    ends. Outside the main thread (where signals cannot be handled) it does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
-def _signals_held(hold: bool) -> Iterator[None]:
-    """Within the block (``hold``: short work that must not be cut in two), SIGINT and SIGTERM
-    are noted instead of handled; the first is raised again, to its own handler, when the block
-    ends. Only in the main thread, and only where both handlers were set from Python."""
-    names = (signal.SIGINT, signal.SIGTERM)
-    if not hold or threading.current_thread() is not threading.main_thread() or \
-            any(signal.getsignal(s) is None for s in names):
-        yield
-        return
-    held: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, _frame: held.append(signum)) for s in names}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-        if held:
-            signal.raise_signal(held[0])
-
-
-def _default_mode() -> int:
-    # mkstemp creates 0600 files; a finished output should get the permissions a plain open()
-    # would have given it. The umask can only be read by setting it, so set it back at once.
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +310,7 @@ class AtomicFiles:
     def _copy_to_stream(self, tmp: Path, target: Path, real: Path) -> None:
         """Write the staged ``tmp`` into the FIFO or device ``real`` (opened, never created, never
         replaced). Blocks until a FIFO has a reader, as any writer of a FIFO does, and until
-        that reader has read everything (:func:`_drain`)."""
+        that reader has read everything (:func:`~textdp.io.durable.drain`)."""
         with write_errors_name(target):
             fd = os.open(real, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
             try:
@@ -429,108 +385,6 @@ def write_errors_name(target: str | os.PathLike) -> Iterator[None]:
         raise
     except OSError as exc:
         raise FileError(target, None, f"cannot write: {exc.strerror or exc}") from None
-
-
-def _take_permissions(tmp: Path, real: Path, default: int) -> None:
-    """Give ``tmp`` the mode (and where allowed the owner and group) of the file it replaces,
-    or the default mode of a new file."""
-    try:
-        old = os.stat(real)
-    except (FileNotFoundError, NotADirectoryError):
-        os.chmod(tmp, default)
-        return
-    mine = os.stat(tmp)
-    if (old.st_uid, old.st_gid) != (mine.st_uid, mine.st_gid):
-        with contextlib.suppress(PermissionError):  # only root, or a group of one's own
-            os.chown(tmp, old.st_uid if os.geteuid() == 0 else -1, old.st_gid)
-    os.chmod(tmp, stat.S_IMODE(old.st_mode))
-
-
-def _fsync_file(path: Path) -> None:
-    """Flush ``path``'s content to the disk (a read-only descriptor suffices for ``fsync``)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Flush ``directory``'s entries (the renames into it) to the disk, where the system can
-    (POSIX; a file system that cannot — EINVAL — is left as it is)."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(directory, flags)
-    except (PermissionError, IsADirectoryError):  # Windows, or no right to open it: nothing to do
-        return
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise
-    finally:
-        os.close(fd)
-
-
-def _write_fd(fd: int, path: Path, written: Any, name: str) -> None:
-    """Copy the file ``path`` into the descriptor ``fd`` (the stream ``name``) in full: short
-    writes are continued, a non-blocking descriptor waited on; ``written()`` is called once
-    bytes went out. A reader that went away is a :class:`BrokenPipeError` naming the stream."""
-    try:
-        _copy_fd(fd, path, written)
-    except BrokenPipeError:
-        raise BrokenPipeError(errno.EPIPE, f"the reader of {name} went away before reading "
-                                           "everything") from None
-
-
-def _copy_fd(fd: int, path: Path, written: Any) -> None:
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            view = memoryview(chunk)
-            while view:
-                try:
-                    n = os.write(fd, view)
-                except BlockingIOError:  # a descriptor left non-blocking by someone else
-                    select.select([], [fd], [])
-                    continue
-                if n <= 0:
-                    raise OSError(errno.EIO, "short write (no byte written)")
-                written()
-                view = view[n:]
-
-
-def _drain(fd: int, name: str) -> None:
-    """Wait until the reader of the pipe (or FIFO) ``fd`` has read every byte written to it.
-
-    A pipe takes up to its buffer (64 KiB on Linux) without a reader reading: a reader that then
-    exits (``… | head -c 100``) drops the rest, and the writer is told nothing. Here that is a
-    :class:`BrokenPipeError`, as a write after its exit would be. Linux only (``FIONREAD`` on the
-    writing end); elsewhere, or on anything but a pipe, nothing to do.
-    """
-    try:
-        import fcntl
-        import termios
-
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode) or not sys.platform.startswith("linux"):
-            return
-        poll = select.poll()
-    except (ImportError, OSError, AttributeError):
-        return
-    poll.register(fd, 0)  # POLLERR is reported whatever is asked: the last reader is gone
-    delay = 1
-    while True:
-        try:
-            left = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"),
-                                  sys.byteorder, signed=True)
-        except OSError:
-            return
-        if left <= 0:
-            return
-        for _, events in poll.poll(delay):
-            if events & (select.POLLERR | select.POLLHUP):
-                raise BrokenPipeError(errno.EPIPE, f"the reader of {name} went away with "
-                                                   f"{left:,} bytes unread")
-        delay = min(2 * delay, 50)
 
 
 @contextlib.contextmanager

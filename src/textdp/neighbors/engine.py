@@ -30,9 +30,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
+
+from textdp.neighbors import self_join
+from textdp.neighbors.primitives import (
+    NeighborGraph,
+    RadiusNeighbors,
+    check_queries,
+    squared_distances64,
+)
 
 __all__ = ["NearestNeighbors", "NeighborGraph", "RadiusNeighbors", "squared_distances64",
            "TILE", "CHUNK"]
@@ -41,62 +48,6 @@ TILE = 1024  # words per tile of the tile minima (k ≤ 2); k-NN uses half tiles
 CHUNK = 4096  # words per GEMM chunk, reduced while in L2 cache
 _FMAX = float(np.finfo(np.float32).max)  # score of padding rows: never a candidate
 _CAP = _FMAX / 2  # thresholds stay below the padding score
-
-
-def squared_distances64(vectors64: np.ndarray, rows: np.ndarray | None,
-                        points: np.ndarray) -> np.ndarray:
-    """The float64 squared distances every result is defined by: Σ_i (v_i − p_i)² per row.
-
-    ``rows`` selects rows of ``vectors64`` (None: all of them); ``points`` is one point (d,) or
-    one per row, (len(rows), d). The sum is numpy's row sum, the same as a brute force
-    ``((v − q)**2).sum(axis=-1)`` over the same float64 values.
-    """
-    diff = (vectors64 if rows is None else vectors64[rows]) - points
-    diff *= diff
-    return diff.sum(axis=1)
-
-
-def check_queries(queries: np.ndarray, dim: int) -> np.ndarray:
-    """``queries`` as an array of shape (N, ``dim``) of finite values, else ValueError."""
-    q = np.asarray(queries)
-    if q.ndim != 2 or q.shape[1] != dim:
-        raise ValueError(f"queries must have shape (N, {dim}), got {q.shape}")
-    if not np.isfinite(q).all():
-        raise ValueError("queries contain NaN or infinity")
-    return q
-
-
-@dataclass(frozen=True, slots=True)
-class RadiusNeighbors:
-    """Rows within a radius, in CSR layout: query r's rows are ``indices[indptr[r]:indptr[r+1]]``
-    (ascending index), at the float64 ``distances`` in the same positions."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    distances: np.ndarray
-
-    def counts(self) -> np.ndarray:
-        return np.diff(self.indptr)
-
-
-@dataclass(frozen=True, slots=True)
-class NeighborGraph:
-    """Every row's k nearest *other* rows, plus the exact closest and farthest pairs.
-
-    Attributes:
-        indices: (|V|, k) int64, row i's k nearest rows j ≠ i by (float64 distance, index).
-        distances: (|V|, k) float64 distances to them.
-        min_distance, min_pair: the smallest distance between two different rows and a pair
-            attaining it.
-        max_distance, max_pair: the largest distance between two rows and a pair attaining it.
-    """
-
-    indices: np.ndarray
-    distances: np.ndarray
-    min_distance: float
-    min_pair: tuple[int, int]
-    max_distance: float
-    max_pair: tuple[int, int]
 
 
 def _cpus() -> int:
@@ -544,86 +495,22 @@ class NearestNeighbors:
 
         self._parallel(q.shape[0], serial, rows)
 
-    # -- the rows against themselves -------------------------------------------------------------
+    # -- the rows against themselves (bodies in :mod:`textdp.neighbors.self_join`) --------------
     def neighbor_graph(self, k: int) -> NeighborGraph:
         """Every row's ``k`` nearest other rows and the exact closest and farthest pairs.
 
         One blocked pass over all |V|² pairs (the cost of |V| queries).
         """
-        nv = self._n
-        if nv < 2:
-            raise ValueError("need at least two vectors")
-        k = int(k)
-        if not 1 <= k <= nv - 1:
-            raise ValueError(f"k must lie in [1, {nv - 1}], got {k}")
-        q, ex = self._v32, np.arange(nv)
-        idx = np.empty((nv, k), dtype=np.int64)
-        d2 = np.empty((nv, k), dtype=np.float64)
-        row_max = np.empty(nv, dtype=np.float64)
-        self._parallel(nv, lambda a, b: self._topk_serial(q[a:b], ex[a:b], k, idx[a:b], d2[a:b],
-                                                          row_max[a:b]))
-        dist = np.sqrt(d2)
-        i_min = int(np.argmin(dist[:, 0]))
-        min_pair = (min(i_min, int(idx[i_min, 0])), max(i_min, int(idx[i_min, 0])))
-        # Farthest pair: only rows whose float32 maximum could reach the best lower bound are
-        # recomputed in float64 against every row (one more unit roundoff covers adding ‖q‖²).
-        row_max += self._sq
-        err = self._error(q)[1] + 2.0**-24 * self._max_norm ** 2
-        lower = float((row_max - err).max())
-        best, max_pair = -1.0, (0, 0)
-        for i in np.flatnonzero(row_max + err >= lower).tolist():
-            far = squared_distances64(self.vectors64, None, self.vectors64[i])
-            j = int(np.argmax(far))
-            if far[j] > best:
-                best, max_pair = float(far[j]), (min(i, j), max(i, j))
-        return NeighborGraph(idx, dist, float(dist[i_min, 0]), min_pair, float(np.sqrt(best)),
-                             max_pair)
+        return self_join.neighbor_graph(self, k)
 
     def pairs_within(self, thresholds: np.ndarray, block: int = 1024,
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every pair i ≠ j of rows with float32 squared distance D32_ij ≤ ``thresholds[i]``.
 
-        D is symmetric, so only blocks I ≤ J of one GEMM :meth:`augmented_queries` ·
-        :meth:`augmented_rows`ᵀ are computed and each serves the rows of I and (transposed) those
-        of J. Every j with exact D_ij ≤ t_i − e_i (e = :meth:`error_bound` with ``full=True``)
-        is returned. Returns (i, j, D32_ij), unordered.
+        Every j with exact D_ij ≤ t_i − e_i (e = :meth:`error_bound` with ``full=True``) is
+        returned. Returns (i, j, D32_ij), unordered (:func:`textdp.neighbors.self_join.pairs_within`).
         """
-        n = self._n
-        block = min(block, -(-n // 8) * 8)  # a multiple of 8: mask rows are whole uint64 words
-        n_pad = -(-n // block) * block
-        left = np.zeros((n_pad, self.dim + 2), dtype=np.float32)
-        right = np.zeros((n_pad, self.dim + 2), dtype=np.float32)
-        left[:n] = self.augmented_queries(self._v32)[0]
-        right[:n] = self.augmented_rows(np.float32)
-        left[n:, -1] = right[n:, -2] = 1e30  # padding: far from everything, filtered below
-        thr = np.full(n_pad, -np.inf, dtype=np.float32)
-        thr[:n] = thresholds
-        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        dist = np.empty((block, block), dtype=np.float32)
-        mask = np.empty((block, block), dtype=bool)
-        for i0 in range(0, n_pad, block):
-            for j0 in range(i0, n_pad, block):
-                np.matmul(left[i0:i0 + block], right[j0:j0 + block].T, out=dist)
-                np.less_equal(dist, thr[i0:i0 + block, None], out=mask)
-                found.append(_collect(mask, dist, i0, j0))
-                if j0 > i0:
-                    np.less_equal(dist, thr[None, j0:j0 + block], out=mask)
-                    c, r, d = _collect(mask, dist, i0, j0)
-                    found.append((r, c, d))
-        rows, cols, d32 = (np.concatenate(x) for x in zip(*found, strict=True))
-        keep = (rows < n) & (cols < n) & (rows != cols)
-        return rows[keep], cols[keep], d32[keep]
-
-
-def _collect(mask: np.ndarray, dist: np.ndarray, row0: int, col0: int,
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, column, value) of the True entries of a sparse (block, block) mask."""
-    block = mask.shape[1]
-    words = np.flatnonzero(mask.view(np.uint64).ravel() != 0)  # skip 8 False at a time
-    sub_w, sub_b = np.nonzero(mask.reshape(-1, 8)[words])
-    flat = words[sub_w] * 8 + sub_b
-    r, c = np.divmod(flat, block)
-    return r + row0, c + col0, dist.ravel()[flat]
+        return self_join.pairs_within(self, thresholds, block)
 
 
 _CONTROLLER = None
