@@ -9,9 +9,9 @@ import typer
 
 from textdp.cli._common import CLIError, one_line, say, warn
 from textdp.cli._help.evaluate import HELP
+from textdp.cli._options import DataTextFieldOpt, parse_floats
 from textdp.cli._privatize_flags import EntitiesOption, FormatOption
 from textdp.cli._vocabulary import VocabularyOption, resolve_vocabulary
-from textdp.cli.calibrate import DataTextFieldOpt, parse_floats
 from textdp.io import FileError
 from textdp.io.atomic import staged_directory
 

@@ -164,6 +164,19 @@ class Calibration:
         return (f"{self.mechanism}: {what} over {len(self.words)} words holds for ε in "
                 f"{' ∪ '.join(parts)}{rec}")
 
+    def text(self, vocabulary: Any) -> str:
+        """The result as ``textdp calibrate`` prints it: what was measured, :meth:`table`,
+        :meth:`describe`, and a note where N_w or S_w is not monotone in ε (one line each)."""
+        lines = [f"{self.mechanism} on {vocabulary.name} ({len(vocabulary):,} words), "
+                 f"{len(self.words)} words × {self.n_draws} draws, "
+                 f"{self.method.replace('_', ' ')}"
+                 + (f", margin {self.margin:g} s.e." if self.method == "monte_carlo" else ""),
+                 self.table(), self.describe()]
+        if not (self.monotone.get("max_n_w_nondecreasing", True)
+                and self.monotone.get("min_s_w_nonincreasing", True)):
+            lines.append("note: N_w or S_w is not monotone in ε on this grid (see the table)")
+        return "".join(line + "\n" for line in lines)
+
 
 def _point(d: Deniability, max_n_w: float | None, min_s_w: float | None, support: str,
            margin: float, refined: bool) -> CalibrationPoint:

@@ -27,8 +27,8 @@ import numpy as np
 
 from textdp._checks import check_rng
 
-__all__ = ["UserData", "DataWords", "read_user_data", "read_batches", "data_words",
-           "words_of_run"]
+__all__ = ["UserData", "DataWords", "measured_on_text", "words_of_file", "read_user_data",
+           "read_batches", "data_words", "words_of_run"]
 
 #: Documents per batch while reading and counting.
 BATCH_SIZE = 2048
@@ -308,6 +308,47 @@ class DataWords:
                                    if k not in ("privatized", "privatized_unchanged") and v},
                 "spans_by_kind": {k: v for k, v in self.spans.items() if v},
                 "tokens_by_class": dict(self.tokens)}
+
+
+def words_of_file(path: str | os.PathLike, spec: Any, *, text_field: str, format: str | None,
+                  words: int, rng: Any) -> tuple[Any, Any, dict[str, Any]]:
+    """The vocabulary rows to measure (at most ``words``: :meth:`DataWords.select`), their
+    weights (counts), and what was measured (``measured_on``), from the words ``spec`` privatises
+    in the documents of ``path``; a FileError naming ``path`` when it has none to measure."""
+    from textdp.io import FileError
+    from textdp.io.streams import display_name
+
+    counted = data_words(read_batches(path, text_field=text_field, format=format), spec)
+    try:
+        ids, weights, selection = counted.select(words, rng)
+    except ValueError as exc:
+        raise FileError(display_name(path), None, str(exc)) from None  # FileError folds lines
+    measured_on = {"source": "data", "input": display_name(path),
+                   "text_field": text_field, **counted.describe(), "selection": selection,
+                   "weighted_by": "count in the data"}
+    return ids, weights, measured_on
+
+
+def measured_on_text(m: dict[str, Any]) -> str:
+    """What the data gave (``measured_on`` of ``textdp calibrate INPUT``: documents, privatised
+    words, the selection, what was not measured), one line each."""
+    sel = m["selection"]
+    how = ("all of them" if not sel["sampled"] else
+           f"the {sel['most_frequent']:,} most frequent and {sel['sampled']:,} drawn uniformly "
+           f"from the other {sel['sampled_from']:,}")
+    cover = sel["measured_occurrences"] / max(sel["occurrences"], 1)
+    lines = [f"measured on {m['input']}: {m['documents']:,} documents, "
+             f"{m['privatized_words']:,} privatised words ({m['distinct_privatized_words']:,} "
+             f"distinct); {sel['measured']:,} measured ({how}), {cover:.1%} of the "
+             "occurrences; means weighted by count"]
+    apart = {k: v for k, v in m["not_privatized"].items()}
+    if apart:
+        lines.append("not privatised, so not measured: "
+                     + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in apart.items()))
+    if m["spans_by_kind"]:
+        lines.append("identifier and entity spans by kind: "
+                     + ", ".join(f"{k} {v:,}" for k, v in m["spans_by_kind"].items()))
+    return "".join(line + "\n" for line in lines)
 
 
 def data_words(batches: Iterable[list[str]], spec: Any) -> DataWords:
