@@ -87,7 +87,7 @@ def audit_synthesize(
                                          help="INPUT's format when not by extension.")] = None,
 ) -> None:
     from textdp.audit.synthesis import audit_synthesis
-    from textdp.cli.synthesize import _bar, _read
+    from textdp.cli._synthesis import read_records, stage_bar
     from textdp.io import check_input
     from textdp.synthesis import DataRefused
 
@@ -97,13 +97,13 @@ def audit_synthesize(
         raise CLIError(f"--holdout must lie strictly between 0 and 1, got {holdout:g}")
     if not 0 < alpha < 1:
         raise CLIError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
-    source = _read(input, text_field, label_field, unit_field, format)
+    source = read_records(input, text_field, label_field, unit_field, format)
     try:
         result = audit_synthesis(
             source.texts, labels=source.labels, units=source.units, epsilon=epsilon, n=n,
             delta=delta, rounds=rounds, holdout=holdout, candidates=candidates, alpha=alpha,
             seed=seed, document_kind=document_kind, max_new_tokens=max_new_tokens, model=model,
-            device=device, progress=_bar, entities="default" if entities is None else entities)
+            device=device, progress=stage_bar, entities="default" if entities is None else entities)
     except (DataRefused, ValueError, TypeError, ImportError) as exc:
         raise CLIError(one_line(exc)) from None
     _write(result, out)
