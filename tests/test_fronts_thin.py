@@ -6,7 +6,11 @@ spec and a source and calls the runner).
   a mechanism's ``release`` itself (reused here, not repeated);
 * every front module that releases reaches the runner: it calls :func:`textdp.runner.run_release`,
   :func:`textdp.release.run_spec` or the spec builder, or hands its rows to the synthesis fronts
-  (:func:`textdp.synthesis.fronts.synthesize_columns`, whose release is the runner's).
+  (:func:`textdp.synthesis.fronts.synthesize_columns`, whose release is the runner's);
+* the command line is a front too, its command modules (``cli/NAME.py``, every module of
+  :mod:`textdp.cli` whose name does not start with ``_``) its adapters: each is at most
+  :data:`MAX_FRONT_LINES` lines; what is not adaptation lives in the ``cli/_*`` helpers
+  (``cli/_help/``: the long ``--help`` texts) or in the spine.
 
 Each check is shown able to fail on a planted module.
 """
@@ -27,6 +31,9 @@ FRONT_MODULES = ("pandas/__init__.py", "pandas/privatize.py", "pandas/frames.py"
 DELEGATES = ("pandas/__init__.py", "sklearn/__init__.py")
 #: What a front calls to release: the runner, run_spec (the runner for a word or prompt spec),
 #: the spec builders, or the shared table fronts of synthesize (onto the runner).
+#: Command modules not yet thin: assess.py is being changed by the assess branch (release forms);
+#: its HELP text has moved out, its logic has not. Nothing else may be added here.
+CLI_PENDING = frozenset({"cli/assess.py"})
 RUNNER_ENTRIES = {"run_release", "run_spec", "release_spec", "VectorSpec", "synthesize_columns",
                   "synthesize_rows", "synthesize"}
 
@@ -57,6 +64,17 @@ def _read(path: str) -> str:
 def test_every_front_module_exists_and_is_at_most_200_lines():
     assert [p for p in FRONT_MODULES if not (SRC / p).is_file()] == []
     assert [m for p in FRONT_MODULES for m in _too_long(p, _read(p))] == []
+
+
+def _cli_commands() -> list[str]:
+    return sorted(f"cli/{p.name}" for p in (SRC / "cli").glob("*.py") if not p.name.startswith("_"))
+
+
+def test_every_cli_command_module_is_at_most_200_lines():
+    commands = _cli_commands()
+    assert len(commands) > 10 and "cli/privatize.py" in commands  # the glob found the commands
+    assert [m for p in commands if p not in CLI_PENDING for m in _too_long(p, _read(p))] == []
+    assert CLI_PENDING <= set(commands)
 
 
 def test_every_front_module_is_in_the_runner_scan():
