@@ -35,7 +35,8 @@ from textdp._guide import MissingExtra, install_hint
 
 __all__ = ["ENCODERS", "Encoder", "GloveMean", "SBERT", "CallableEncoder", "SentenceEncoder",
            "check_encoder", "encode_document_file", "encode_documents", "encode_file",
-           "encoder_name", "get_encoder", "iter_document_embeddings", "load_sbert"]
+           "encoder_name", "get_encoder", "iter_document_embeddings", "load_sbert",
+           "release_document_file"]
 
 #: Names accepted by :func:`get_encoder` and ``textdp embed --encode``.
 ENCODERS = ("glove-mean", "sbert")
@@ -284,6 +285,26 @@ def encode_document_file(path: str | os.PathLike, encoder: SentenceEncoder, *,
     if not docs:
         raise FileError(path, None, "no documents")
     return docs
+
+
+def release_document_file(mechanism: Any, path: Any, encoder: SentenceEncoder, *,
+                          text_field: str = "text", batch_size: int = 256,
+                          seed: int | None = None, rng: np.random.Generator | None = None,
+                          first: int = 0) -> tuple[np.ndarray, list[int]]:
+    """Every document of a text file released by a document mechanism
+    (:func:`~textdp.mechanisms.document.release_documents`, batch by batch as
+    :func:`iter_document_embeddings` reads them): an (n, d) array, row i for document i, and the
+    sentence count of each document. The file's first document is document ``first`` of the
+    whole input, whose generator it draws from when seeded (``docembed``, locally and on Ray)."""
+    from textdp.mechanisms.document import release_documents
+
+    rows: list[np.ndarray] = []
+    counts: list[int] = []
+    for start, docs in iter_document_embeddings(path, encoder, text_field=text_field,
+                                                batch_size=batch_size):
+        rows.append(release_documents(mechanism, docs, seed=seed, rng=rng, start=first + start))
+        counts += [d.shape[0] for d in docs]
+    return (np.vstack(rows) if rows else np.zeros((0, mechanism.candidates.dim))), counts
 
 
 def encode_file(path: str | os.PathLike, encoder: Encoder, *, text_field: str = "text",

@@ -59,21 +59,6 @@ def _encoder_for(mech: Any, name: Any) -> Any:
     return encoder
 
 
-def _release_file(mech: Any, encoder: Any, input: Path, text_field: str, batch_size: int,
-                  seed: int | None) -> tuple[np.ndarray, list[int]]:
-    """Stream the documents; every document draws from its own generator when seeded."""
-    from textdp.encoders import iter_document_embeddings
-    from textdp.mechanisms.document import release_documents
-
-    rows: list[np.ndarray] = []
-    counts: list[int] = []
-    for start, docs in iter_document_embeddings(input, encoder, text_field=text_field,
-                                                batch_size=batch_size):
-        rows.append(release_documents(mech, docs, seed=seed, start=start))
-        counts += [d.shape[0] for d in docs]
-    return (np.vstack(rows) if rows else np.zeros((0, mech.candidates.dim))), counts
-
-
 def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              candidates: CandidatesOpt, recoder: RecoderOpt = None,
              n_projections: ProjectionsOpt = 50, projection_seed: ProjectionSeedOpt = 0,
@@ -83,7 +68,7 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
              engine: EngineOption = "local", workers: WorkersOption = None,
              ray_address: AddressOption = None, verbose: VerboseOption = False) -> None:
     from textdp._checks import check_seed
-    from textdp.encoders import encoder_name
+    from textdp.encoders import encoder_name, release_document_file
     from textdp.privacy.measurement import InputSpace
     from textdp.privacy.report import ReportContext, document_report
     from textdp.runner import Call, Outcome
@@ -108,7 +93,8 @@ def docembed(input: DocInputArg, output: NpyOutputOpt, epsilon: SentEpsilonOpt,
                                address=ray_address, verbose=verbose, started=started)
 
     def release(spec: Any, source: Any, measurement: Any) -> Any:
-        out, counts = _release_file(mech, sentences, input, text_field, batch_size, seed)
+        out, counts = release_document_file(mech, input, sentences, text_field=text_field,
+                                            batch_size=batch_size, seed=seed)
         io = {"input": str(input), "output": str(output), "records_in": len(counts),
               "records_out": int(out.shape[0]), "dim": int(out.shape[1])}
         return Outcome(out, document_report(

@@ -161,23 +161,16 @@ class DocumentFileWorker:
         """Release every document of ``src`` (its first is document ``first`` of the whole
         input) into ``staged``; returns the sentence counts (released too: the guarantee covers
         documents of the same count) or the one-line problem (``error``)."""
-        from textdp.encoders import iter_document_embeddings
+        from textdp.encoders import release_document_file
         from textdp.engines.worker import peak_rss
-        from textdp.mechanisms.document import release_documents
 
         t0 = time.perf_counter()
-        rows: list[np.ndarray] = []
-        counts: list[int] = []
         try:
-            for start_, docs in iter_document_embeddings(src, self.encoder,
-                                                         text_field=self.text_field,
-                                                         batch_size=self.batch_size):
-                rows.append(release_documents(self.mechanism, docs, seed=self.seed, rng=self.rng,
-                                              start=first + start_))
-                counts += [d.shape[0] for d in docs]
+            out, counts = release_document_file(
+                self.mechanism, src, self.encoder, text_field=self.text_field,
+                batch_size=self.batch_size, seed=self.seed, rng=self.rng, first=first)
         except FileError as exc:
             return {"index": index, "error": str(exc)}
-        out = np.vstack(rows) if rows else np.zeros((0, self.mechanism.candidates.dim))
         try:
             with open_output(staged) as f:  # a local file, or an object under the staging prefix
                 np.save(f, out)
