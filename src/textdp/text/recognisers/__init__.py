@@ -45,9 +45,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 __all__ = ["Recogniser", "PatternRecogniser", "CallableRecogniser", "Span", "register",
-           "unregister", "get", "available", "resolve", "RESERVED_KINDS"]
+           "unregister", "get", "available", "resolve", "user_names", "RESERVED_KINDS", "ALLOWED"]
 
 Span = tuple[int, int, str]
+ALLOWED = "allowed"  # the kind of allow-list terms: released as they are
 
 #: Kinds the built-in stages own (identifier kinds, ``denied``, entity kinds, ``allowed``): a
 #: user's recogniser may not claim them (tests/text/test_recognisers.py checks the list).
@@ -280,6 +281,11 @@ def get(name: str) -> Recogniser:
     except (KeyError, TypeError):
         raise ValueError(f"no recogniser named {name!r}; registered: "
                          f"{', '.join(available())}") from None
+
+
+def user_names() -> frozenset[str]:
+    """The names of the user's registered recognisers."""
+    return frozenset(n for n in _REGISTRY if n not in _FAMILIES)
 
 
 def available(family: str | None = None) -> list[str]:
