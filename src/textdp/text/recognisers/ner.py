@@ -140,6 +140,10 @@ class NER(Recogniser):
     def label(self, kind: str) -> str:
         return f"[{kind.upper()}]"
 
+    def windows(self, text: str) -> list[tuple[int, int]]:
+        """The merged windows of ``text`` the model reads (see the module docstring)."""
+        return windows(text, self.margin)
+
     def find(self, docs: Sequence[str], kinds: Collection[str] | None = None) -> list[list[Span]]:
         """Per document, the model's entity spans of ``kinds`` (default all three), their
         recurrences in the document and their neighbouring names (module docstring)."""
