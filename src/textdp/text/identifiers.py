@@ -26,12 +26,11 @@ Built-in recognisers: a fast regular-expression prefilter proposes candidates, o
 whitespace-delimited stretches around anchors found by numpy (``@``; ``://`` or a dot between a
 letter or digit and a letter; a cluster of ≥ 4 digits or ``::``), and a maintained validator
 decides (where matches overlap, the leftmost wins, then the longest, then the kind listed
-first: the deny-list, the user's patterns, then this order):
-
-The kinds, their candidates and validators, are the identifier family of the recogniser
-registry (:mod:`textdp.text.recognisers.identifiers`, which lists them): ``email``, ``url``,
-``ip``, ``iban``, ``card``, ``phone`` and ``reference`` (a phone-shaped number its context
-names an order, invoice, ticket … number: masked as ``[REF]``).
+first: the deny-list, the user's patterns, then the order below). The kinds, their candidates
+and validators, are the identifier family of the recogniser registry
+(:mod:`textdp.text.recognisers.identifiers`, which describes each): ``email``, ``url``, ``ip``,
+``iban``, ``card``, ``phone`` and ``reference`` (a phone-shaped number its context names an
+order, invoice, ticket … number: masked as ``[REF]``).
 
 The context decides after the validators (:mod:`textdp.text._context`, the candidate's own
 document only): a phone cue right before (``phone no.``, ``call``, ``tel``) keeps a phone number;
