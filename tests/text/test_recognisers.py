@@ -1,20 +1,17 @@
 """The recogniser registry (textdp.text.recognisers): built-in families, users' recognisers, the
-allow-list over them, and the size of the text package's modules. No test here loads spaCy."""
+allow-list over them (module sizes: tests/test_structure.py). No test here loads spaCy."""
 
 from __future__ import annotations
 
 import dataclasses
 import pickle
 import re
-from pathlib import Path
 
 import pytest
 
 from textdp.text import recognisers
 from textdp.text.entities import ALLOWED, ENTITY_KINDS, Entities, Recognisers
 from textdp.text.identifiers import BUILTIN_KINDS, DENIED, Identifiers
-
-TEXT = Path(__file__).resolve().parents[2] / "src" / "textdp" / "text"
 
 
 def _ticket_ok(m: re.Match) -> bool:
@@ -144,12 +141,3 @@ def test_the_report_names_built_in_kinds_left_off_beside_a_users_kinds():
     assert section.body["by_kind"] == {"location": 0, "org": 0, "address": 0, "ticket": 0,
                                        "shout": 0}
 
-
-def _over(limit: int) -> list[str]:
-    return [f"{p.relative_to(TEXT)} ({n} lines)" for p in sorted(TEXT.rglob("*.py"))
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit]
-
-
-def test_no_module_of_the_text_package_is_over_600_lines():
-    assert _over(600) == []
-    assert _over(300)  # the check sees the package's modules
