@@ -253,7 +253,9 @@ def load_model() -> Any:
 def _load_model() -> Any:
     path, meta = _checked()
     try:
-        with _without_frameworks():
+        from textdp._loading import spacy_without_cli, without_entry_points
+
+        with _without_frameworks(), spacy_without_cli():
             import spacy
             __import__(_MODULE)
     except ImportError as exc:
@@ -267,7 +269,8 @@ def _load_model() -> Any:
     if looked_up:
         plugins.entry_points = False
     try:
-        return spacy.load(path, exclude=exclude)
+        with without_entry_points(spacy.util.registry):
+            return spacy.load(path, exclude=exclude)
     finally:
         if looked_up:
             plugins.entry_points = looked_up
