@@ -346,7 +346,10 @@ def cached(name: str, build: Callable[[], Iterable[tuple[str, int]]], *,
 
     identity = _identity(name, build, packages, extra)
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
-    folder = _folder()
+    try:
+        folder = _folder()
+    except OSError:  # no cache and no temporary folder: built in memory, every process
+        return Lexicon(build(), zipf=_zipf_builder())
     path = folder / f"{name}-{digest}.lex"
     if path.exists():
         try:
