@@ -253,7 +253,7 @@ def load_model() -> Any:
 def _load_model() -> Any:
     path, meta = _checked()
     try:
-        from textdp._loading import spacy_without_cli, without_entry_points
+        from textdp._loading import load_pipeline, spacy_without_cli
 
         with _without_frameworks(), spacy_without_cli():
             import spacy
@@ -269,8 +269,7 @@ def _load_model() -> Any:
     if looked_up:
         plugins.entry_points = False
     try:
-        with without_entry_points(spacy.util.registry):
-            return spacy.load(path, exclude=exclude)
+        return load_pipeline(spacy, path, exclude, meta["lang"])
     finally:
         if looked_up:
             plugins.entry_points = looked_up
