@@ -235,7 +235,9 @@ def load_model() -> Any:
 def _load_model() -> Any:
     path, meta = _checked()
     try:
-        with _without_frameworks():
+        from textdp._loading import load_pipeline, spacy_without_cli
+
+        with _without_frameworks(), spacy_without_cli():
             import spacy
             __import__(_MODULE)
     except ImportError as exc:
@@ -249,7 +251,7 @@ def _load_model() -> Any:
     if looked_up:
         plugins.entry_points = False
     try:
-        return spacy.load(path, exclude=exclude)
+        return load_pipeline(spacy, path, exclude, meta["lang"])
     finally:
         if looked_up:
             plugins.entry_points = looked_up
