@@ -43,10 +43,18 @@ from textdp.assess.grid import Setting, choose_sample, command_line, default_gri
 from textdp.assess.independent import independent_mentions, independent_survival
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage, similarity_matrices
-from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
+from textdp.assess.recommend import (
+    Targets,
+    build_targets,
+    guarantee_in_words,
+    parse_linkage,
+    recommend,
+    typical_losses,
+)
 from textdp.assess.render import HONESTY
 from textdp.assess.scale import document_scale, document_sizes
 from textdp.assess.utility import accuracy, chance, mean_interval, similarity, task_split, wilson
+from textdp.assess.vectors import plan, vector_guarantee_in_words, vector_rows
 
 __all__ = ["Assessment", "assess", "HONESTY"]
 
@@ -54,7 +62,6 @@ __all__ = ["Assessment", "assess", "HONESTY"]
 
 
 _WORD = re.compile(r"\w+")
-_FORBIDDEN = ("mechanism", "epsilon", "seed", "ledger", "epsilon_document")
 #: A progress bar factory: (description, total) → an object with update(n) and close().
 ProgressFactory = Callable[[str, int], Any]
 
@@ -168,7 +175,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
            known: Sequence[Sequence[str]] | None = None,
            units: Sequence[Any] | None = None, sensitive: Sequence[Any] | None = None,
            max_author_linkage: str | float | None = "5x", max_attribute: str | float | None = None,
-           progress: ProgressFactory | None = None, **release_options: Any) -> Assessment:
+           progress: ProgressFactory | None = None, forms: str | Sequence[str] | None = None,
+           candidates: Any = None, recoder: Any = None, **release_options: Any) -> Assessment:
     """Measure privacy risk and utility of each mechanism × ε on a sample of ``texts``.
 
     Args:
@@ -201,6 +209,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         max_attribute: target on the attribute attack's accuracy (``"1.2x"`` the majority
             guess, or a fraction; checked with ``sensitive``).
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
+        forms, candidates, recoder: the release forms (``words``, ``embeddings``, ``documents``)
+            and DeepCandidate's public candidates and recoder (:func:`textdp.assess.vectors.plan`).
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
 
@@ -223,17 +233,18 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     # Checked even when not applied (no persons, no sensitive field): a slip is still a slip.
     parse_linkage(max_author_linkage, "max author linkage")
     parse_linkage(max_attribute, "max attribute")
-    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility,
-                       max_author_linkage if units is not None else None,
-                       max_attribute if sensitive is not None else None)
+    targets = build_targets(release_options, time_budget, max_linkage, max_entities,
+                            min_utility, max_author_linkage if units is not None else None,
+                            max_attribute if sensitive is not None else None)
     seed_given = seed is not None
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
-    grid = default_grid(mechanisms, epsilons)
+    forms_plan = plan(forms, mechanisms, epsilons, candidates, recoder)
+    grid = default_grid(mechanisms, forms_plan.word_epsilons) if forms_plan.words else []
     specs = _specs(grid, release_options, seed)
     rows, recommendation, meta = _assess(
         texts, labels, known, units, sensitive, grid, specs, targets, seed, sample, time_budget,
-        encoder, progress, release_options)
-    meta["sample"]["seed_given"] = seed_given
+        encoder, progress, release_options, forms_plan)
+    meta["sample"]["seed_given"], meta["forms"] = seed_given, list(forms_plan.forms)
     return Assessment(rows=rows, recommendation=recommendation, meta=meta)
 
 
@@ -278,7 +289,8 @@ def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: 
 def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[str] | None,
             sensitive: list[str] | None, grid: list[Setting], specs: list[Any],
             targets: Targets, seed: int, sample: int | None, time_budget: float, encoder: Any,
-            progress: ProgressFactory | None, release_options: Mapping[str, Any]
+            progress: ProgressFactory | None, release_options: Mapping[str, Any],
+            forms_plan: Any = None
             ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """The measurements of :func:`assess` once its arguments are checked: (rows,
     recommendation, meta)."""
@@ -291,22 +303,32 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
     index = np.sort(order[:n])
     originals = [texts[i] for i in index]
     original_embeddings = np.asarray(embed(originals), dtype=np.float64)
-    mentions = _with_known(find_mentions(originals), known, index, len(texts))
+    # The entity stage and its counts are for text releases only (the entity model is slow to load).
+    mentions = (_with_known(find_mentions(originals), known, index, len(texts)) if grid
+                else [[] for _ in originals])
     split, baseline_info = _baseline(originals, labels, index, seed)
     words = sum(len(_WORD.findall(t)) for t in originals)
     shared = _Shared(sizes=document_sizes(texts), units=units,
                      authors=None if units is None else [units[i] for i in index])
     if sensitive is not None:
         shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
-    shared.independent = independent_mentions(originals)
-    shared.entities = _private_reader()
+    if grid:
+        shared.independent = independent_mentions(originals)
+        shared.entities = _private_reader()
     originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
                      embed, progress, shared) for setting, spec in zip(grid, specs, strict=True)]
+    more, built = vector_rows(forms_plan.vectors if forms_plan else [], originals,
+                              original_embeddings, embed, split, words, shared, seed,
+                              forms_plan and forms_plan.candidates,
+                              forms_plan and forms_plan.recoder, progress)
+    for row in more:
+        _scale_fields(row, row["document_guarantee"])
+    rows += more
     _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
-    _explain(rows, specs, recommendation, originals, seed)
+    _explain(rows, [*specs, *built], recommendation, originals, seed)
     meta: dict[str, Any] = {
         "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
                    "indices": index.tolist(), "pilot_documents": pilot_n, "words": words},
@@ -349,7 +371,11 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
 
 def _add_scale(row: dict[str, Any], mechanism: Any, shared: _Shared) -> None:
     """The document-level (and per-person) guarantee of the row's setting."""
-    scale = document_scale(mechanism, shared.sizes, shared.units)
+    _scale_fields(row, document_scale(mechanism, shared.sizes, shared.units))
+
+
+def _scale_fields(row: dict[str, Any], scale: dict[str, Any]) -> None:
+    """The row's fields of its :func:`textdp.assess.scale.document_scale`."""
     row["document_guarantee"] = scale
     for name in ("median", "p90"):
         row[f"document_epsilon_{name}"] = scale[name]["epsilon"]
@@ -399,38 +425,6 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(x, str) for x in value)
 
 
-def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
-             max_entities: Any, min_utility: Any, max_author_linkage: Any = None,
-             max_attribute: Any = None) -> Targets:
-    for name in _FORBIDDEN:
-        if name in release_options:
-            raise TypeError(f"assess() takes no {name!r}: "
-                            + ("it assesses and releases nothing, so it spends no budget"
-                               if name == "ledger" else "give mechanisms=, epsilons=, seed="))
-    if isinstance(time_budget, bool) or not (isinstance(time_budget, int | float)
-                                             and time_budget > 0):
-        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
-    linkage_fraction, linkage_times = parse_linkage(max_linkage)
-    if max_entities is not None and (isinstance(max_entities, bool) or
-                                     not isinstance(max_entities, int) or max_entities < 0):
-        raise ValueError(f"max_entities must be a non-negative integer, got {max_entities!r}")
-    if min_utility is not None:
-        if isinstance(min_utility, bool) or not isinstance(min_utility, int | float):
-            raise TypeError(f"min_utility must be a number between 0 and 1, got "
-                            f"{type(min_utility).__name__}")
-        if not 0 <= min_utility <= 1:  # NaN fails too: a target no setting can meet is a slip
-            raise ValueError(f"min_utility must lie in [0, 1] (a mean similarity or a task "
-                             f"accuracy), got {min_utility!r}")
-    author_fraction, author_times = parse_linkage(max_author_linkage, "max author linkage")
-    attribute_fraction, attribute_times = parse_linkage(max_attribute, "max attribute")
-    return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
-                   max_entities=max_entities,
-                   min_utility=None if min_utility is None else float(min_utility),
-                   max_author_linkage=author_fraction,
-                   max_author_linkage_times_chance=author_times,
-                   max_attribute=attribute_fraction, max_attribute_times_chance=attribute_times)
-
-
 def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: int) -> list[Any]:
     """One release spec per setting, every one checked before any text is privatised."""
     from textdp.spec import release_spec
@@ -451,7 +445,7 @@ def _sample_size(texts: list[str], order: np.ndarray, sample: int | None, specs:
     measures the cost per document and setting (after loading the models once)."""
     per_doc = None
     pilot_n = 0
-    if sample is None and len(texts) > 50:
+    if sample is None and len(texts) > 50 and specs:
         pilot_n = min(32, len(texts))
         pilot = [texts[i] for i in order[:pilot_n]]
         # Load the models first (entity model, MiniLM): a one-time cost is not a per-document one.
@@ -487,6 +481,10 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
     shown = ([recommendation["index"]] if recommendation["met"]
              else [r["index"] for r in recommendation["nearest"][:1]])
     for i in shown:
+        if rows[i].get("form", "words") != "words":
+            rows[i]["guarantee"] = _guarantee(specs[i])
+            rows[i]["guarantee_in_words"] = vector_guarantee_in_words(rows[i], specs[i])
+            continue
         mechanism = specs[i].mechanism_object()
         losses = typical_losses(mechanism, _word_ids(mechanism, originals),
                                 _random.public_generator(seed))
@@ -521,7 +519,7 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
     privatized = counts.get("privatized", 0)
     unchanged = counts.get("privatized_unchanged", 0)
     row: dict[str, Any] = {
-        "mechanism": setting.name, "variant": setting.variant, "label": setting.label,
+        "form": "words", "mechanism": setting.name, "variant": setting.variant, "label": setting.label,
         "epsilon": (spec.mechanism_object().epsilon if setting.epsilon is None
                     else setting.epsilon),
         "epsilon_is_document_budget": "allocation" in dict(setting.options),

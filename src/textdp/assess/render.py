@@ -71,18 +71,33 @@ def _scale_sentence(row: dict[str, Any]) -> str | None:
     if not g:
         return None
     med, p90 = g["median"], g["p90"]
+    if g.get("scale") == "one" and med["epsilon"] is not None:
+        return (f"**Whole document** (the ledger's code): a whole document is one {g['unit']}: "
+                f"ε ≤ {_eps(med['epsilon'])}" + (f", δ ≤ {_eps(med['delta'])}" if med["delta"]
+                                                else "") + _persons_clause(g)
+                + (f" ({g['domain']})" if g.get("domain") else "") + ".")
     text = (f"**Whole document** (the ledger's guarantee): a document of your data's median "
             f"length ({med['units']} {g['unit']}s) gets ε ≤ {_eps(med['epsilon'])}, one of its "
             f"90th-percentile length ({p90['units']}) ε ≤ {_eps(p90['epsilon'])}"
             + (f" (δ ≤ {p90['delta']:.3g})" if p90["delta"] else ""))
+    text += _persons_clause(g)
+    return text + (f" — unbounded: {g['why']}." if med["epsilon"] is None and g["why"] else
+                   f" ({g['domain']})." if g.get("domain") else ".")
+
+
+def _persons_clause(g: dict[str, Any]) -> str:
     persons = g.get("persons")
+    text = ""
     if persons:
         pm, pp = persons["median"], persons["p90"]
-        text += (f"; a person of median exposure ({pm['documents']} document(s), {pm['units']} "
-                 f"{g['unit']}s) ε ≤ {_eps(pm['epsilon'])}, of the 90th percentile "
-                 f"({pp['documents']} document(s), {pp['units']} {g['unit']}s) ε ≤ "
-                 f"{_eps(pp['epsilon'])}")
-    return text + (f" — unbounded: {g['why']}." if med["epsilon"] is None and g["why"] else ".")
+
+        def size(p: dict[str, Any]) -> str:
+            return ("" if g.get("scale") == "one" else f", {p['units']} {g['unit']}s")
+
+        text += (f"; a person of median exposure ({pm['documents']} document(s){size(pm)}) "
+                 f"ε ≤ {_eps(pm['epsilon'])}, of the 90th percentile "
+                 f"({pp['documents']} document(s){size(pp)}) ε ≤ {_eps(pp['epsilon'])}")
+    return text
 
 
 def attackers(meta: dict[str, Any] | None) -> list[str]:
@@ -91,6 +106,7 @@ def attackers(meta: dict[str, Any] | None) -> list[str]:
 
     meta = meta or {}
     out = [f"**Document linkage** models {ATTACKERS['linkage']}."]
+    out += [FORM_METRICS[f] for f in meta.get("forms", ()) if f in FORM_METRICS]
     originals = meta.get("originals") or {}
     if "author_linkage" in originals:
         out.append(f"**Author linkage** models {ATTACKERS['author_linkage']}.")
@@ -101,9 +117,59 @@ def attackers(meta: dict[str, Any] | None) -> list[str]:
     return out
 
 
+#: Per release form, which attacker and which metrics apply (the report's words).
+FORM_METRICS = {
+    "words": "**Word mechanisms** (form `words`): the private text is attacked as text (word and "
+             "character TF-IDF, MiniLM); leakage counts entities and identifiers of the "
+             "original found verbatim in it; utility is MiniLM similarity and a TF-IDF + "
+             "logistic-regression classifier.",
+    "embeddings": "**PrivEmb embeddings** (form `embeddings`): the attacker holds the originals "
+                  "and the public maps (the encoder and PrivEmb's public projection Φ), computes "
+                  "each original's noise-free Φx and picks the nearest to the released vector "
+                  "(Euclidean or cosine, the stronger); leakage does not apply (no text is "
+                  "released); utility is logistic regression on the vectors and the cosine of "
+                  "the released vector with Φx.",
+    "documents": "**DeepCandidate document embeddings** (form `documents`): the attacker holds "
+                 "the originals, the encoder and the public candidates, and picks the original "
+                 "whose mean sentence embedding is nearest to the released candidate (Euclidean "
+                 "or cosine); leakage does not apply (the release is one public candidate); "
+                 "utility is logistic regression on the vectors and the cosine of the released "
+                 "candidate with the document's mean sentence embedding.",
+}
+
+
+def _vector_meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
+    """Each number of a vector setting's ``row`` (forms ``embeddings``, ``documents``)."""
+    c1, c5 = row["linkage_chance"], row["linkage_chance_top5"]
+    clean = "Φx" if row["form"] == "embeddings" else "mean sentence embedding"
+    out = [f"**Linkage**: an attacker who holds your originals and the public maps links "
+           f"{_pct(row['linkage_top1'])} of the released vectors to their original at the first "
+           f"guess ({_times(row['linkage_top1'], c1)} chance, which is {_pct(c1, 2)}; 95% "
+           f"interval {_interval(row['linkage_top1_interval'])}) and {_pct(row['linkage_top5'])} "
+           f"within five ({_times(row['linkage_top5'], c5)} chance); strongest attack: "
+           f"{row['linkage_attack']}."]
+    scale = _scale_sentence(row)
+    if scale:
+        out.append(scale)
+    out.append(f"**Leakage**: {row['leakage']}.")
+    out.append(f"**Similarity**: each released vector has a mean cosine of "
+               f"{row['similarity']:.2f} with its original's {clean} (1: the same vector).")
+    if row["task_accuracy"] is not None and labels is not None:
+        out.append(f"**Task accuracy**: logistic regression trained and tested on the released "
+                   f"vectors predicts the label with {_pct(row['task_accuracy'])} accuracy "
+                   f"({_interval(row['task_accuracy_interval'])}); trained on the originals' "
+                   f"{clean} and tested on released vectors, "
+                   f"{_pct(row['task_accuracy_clean_train'])}; a TF-IDF classifier on the "
+                   f"original texts {_pct(labels['accuracy'])}, always guessing the most "
+                   f"frequent label {_pct(labels['chance'])}.")
+    return out
+
+
 def meanings(row: dict[str, Any], labels: dict[str, Any] | None,
              meta: dict[str, Any] | None = None) -> list[str]:
     """Each number of ``row`` in one sentence."""
+    if row.get("form", "words") != "words":
+        return _vector_meanings(row, labels)
     out = []
     originals = (meta or {}).get("originals") or {}
     c1, c5 = row["linkage_chance"], row["linkage_chance_top5"]
@@ -183,7 +249,7 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     labels = a.meta.get("labels")
     persons = any(r.get("person_epsilon_median") is not None or r.get("author_linkage")
                   for r in a.rows)
-    head = ["setting", "ε", "ε whole document (median / p90)"]
+    head = ["setting", "form", "ε", "ε whole document (median / p90)"]
     if persons:
         head.append("ε person (median / p90)")
     head += ["entities survived", "survivors (independent count)", "words unchanged",
@@ -204,14 +270,17 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     body = []
     for i, r in enumerate(a.rows):
         eps = f"{r['epsilon']:g}" + (" (document)" if r["epsilon_is_document_budget"] else "")
-        ent = (f"{r['entities_survived_count']}/{r['entities_found']}" if r["entities_found"]
-               else "0/0")
-        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""), eps,
+        vector = r.get("form", "words") != "words"
+        ent = ("n/a" if vector else f"{r['entities_survived_count']}/{r['entities_found']}"
+               if r["entities_found"] else "0/0")
+        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""),
+                r.get("form", "words"), eps,
                 f"{_eps(r.get('document_epsilon_median'))} / {_eps(r.get('document_epsilon_p90'))}"]
         if persons:
             line.append(f"{_eps(r.get('person_epsilon_median'))} / "
                         f"{_eps(r.get('person_epsilon_p90'))}")
-        line += [ent, "–" if r.get("independent_survived_count") is None else
+        line += [ent, "n/a" if vector else "–" if r.get("independent_survived_count") is None
+                 else
                  f"{r['independent_survived_count']} ({_pct(r['documents_leaking'])} of docs)",
                  _pct(r["words_unchanged"]),
                  f"{_pct(r['linkage_top1'])} ({_times(r['linkage_top1'], r['linkage_chance'])})",
@@ -317,6 +386,8 @@ def _recommendation_lines(a: Assessment) -> tuple[str, list[str], str | None]:
             head += (f" Release it with `textdp privatize INPUT -o OUTPUT "
                      f"{r['privatize_options']}` (or `textdp.privatize(texts, **release)` with "
                      "the row's `release` keywords from the JSON report).")
+        elif r.get("command"):
+            head += f" Release it with `{r['command']}`."
         return head, meanings(r, labels, a.meta), r.get("guarantee_in_words")
     near = [a.rows[n["index"]] for n in rec["nearest"]]
     head = (f"**No setting meets your targets** ({rec['targets']}). The nearest: "

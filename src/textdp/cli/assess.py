@@ -37,8 +37,15 @@ HELP = """Measure, on a sample of INPUT, what each mechanism and ε leaks and wh
 and recommend the best setting that meets your targets. Nothing is released.
 
 \b
-Per setting (the default grid: mvc, diffractor, custext, tem at six ε each, and MVC
-with stop words kept and with a document budget):
+Release forms (--forms): words (mvc, diffractor, custext, tem at six ε each, and MVC
+with stop words kept and with a document budget), embeddings (PrivEmb on the MiniLM
+sentence embeddings, ε 10-1000) and documents (DeepCandidate, ε 1-30 per sentence,
+with --candidates). Vector forms release no text: leakage does not apply to them; their
+linkage attack is a nearest neighbour between released and original vectors, their
+classifier logistic regression on the vectors.
+
+\b
+Per setting:
   leakage      names, places, organisations, addresses and identifiers of the
                originals (textdp's own recognisers) surviving verbatim; words unchanged
   linkage      an attacker holding the originals links private documents back
@@ -211,6 +218,21 @@ MarkdownPathOpt = Annotated[Path | None, typer.Option(
     "--markdown", metavar="FILE", show_default=False,
     help="Write the Markdown report here.")]
 
+FormsOpt = Annotated[str | None, typer.Option(
+    "--forms", metavar="FORMS", show_default=False,
+    help="Comma-separated release forms: words (word mechanisms), embeddings (PrivEmb on "
+         "MiniLM sentence embeddings), documents (DeepCandidate; needs --candidates). "
+         "Default: words,embeddings (+ documents with --candidates); with -m, words.")]
+
+CandidatesOpt = Annotated[Path | None, typer.Option(
+    "--candidates", metavar="FILE", show_default=False,
+    help="DeepCandidate's public candidates (.npz, `textdp candidates build` on public "
+         "documents, with the MiniLM encoder).")]
+
+RecoderOpt = Annotated[Path | None, typer.Option(
+    "--recoder", metavar="FILE", show_default=False,
+    help="The recoder (.npz, `textdp recoder train`) the candidates were built with.")]
+
 HtmlPathOpt = Annotated[Path | None, typer.Option(
     "--html", metavar="FILE", show_default=False, help="Write the HTML report here.")]
 
@@ -224,6 +246,7 @@ def assess(
     format: FormatOpt = None,
     mechanisms: MechanismsOpt = None,
     epsilons: EpsilonsOpt = None,
+    forms: FormsOpt = None, candidates: CandidatesOpt = None, recoder: RecoderOpt = None,
     unit_field: UnitFieldOpt = None,
     sensitive_field: SensitiveFieldOpt = None,
     max_author_linkage: MaxAuthorLinkageOpt = "5x",
@@ -260,6 +283,9 @@ def assess(
     release, flags = _release_options(oov, keep_stopwords, entities, allow_list, identifiers,
                                       deny_list, identifier_label, identifier_pattern,
                                       phone_regions)
+    for path in (candidates, recoder):
+        if path is not None and not path.is_file():
+            raise FileError(path, None, "does not exist or is not a file")
     texts, fields = _read(input, text_field, {"--label-field": label_field,
                                               "--unit-field": unit_field,
                                               "--sensitive-field": sensitive_field}, format)
@@ -270,7 +296,8 @@ def assess(
             progress=_bar, mechanisms=_names(mechanisms) if mechanisms is not None else None,
             epsilons=_epsilons(epsilons), units=fields["--unit-field"],
             sensitive=fields["--sensitive-field"], max_author_linkage=max_author_linkage,
-            max_attribute=max_attribute, **release)
+            max_attribute=max_attribute, forms=forms, candidates=candidates,
+            recoder=recoder, **release)
     except (ValueError, TypeError, EntityModelError) as exc:
         if isinstance(exc, FileError):
             raise

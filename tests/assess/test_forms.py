@@ -1,0 +1,144 @@
+"""Every release form in the grid: PrivEmb (``embeddings``) and DeepCandidate (``documents``)
+rows, their attacks, their document-level guarantee and the forms option."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import textdp
+from textdp.assess.vectors import (
+    BoundedDomain,
+    resolve_forms,
+    vector_attacks,
+    vector_grid,
+)
+
+
+def _unit(n, d, seed):
+    x = np.random.default_rng(seed).normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_vector_linkage_finds_the_original_and_a_constant_scores_chance():
+    from textdp.assess.linkage import rates
+
+    clean = _unit(30, 16, 0)
+    exact = rates(vector_attacks(clean, clean + 1e-3 * _unit(30, 16, 1)), 30)
+    assert exact["top1"] == 1.0
+    constant = rates(vector_attacks(clean, np.ones_like(clean)), 30)
+    assert constant["top1"] == pytest.approx(1 / 30)
+    # A release that swaps each vector with its neighbour's links nothing.
+    swapped = rates(vector_attacks(clean, np.roll(clean, 1, axis=0)), 30)
+    assert swapped["top1"] == 0.0
+
+
+def test_privemb_guarantee_is_the_ledgers_at_the_unit_sphere_diameter():
+    from textdp.mechanisms.embedding import PrivEmb
+    from textdp.privacy.documents import unit_guarantee
+
+    mech = PrivEmb(epsilon=10.0, delta=1e-6, beta=0.9, dim=384)
+    assert math.isinf(unit_guarantee(mech).epsilon)  # the ledger alone: no bound
+    unit = unit_guarantee(BoundedDomain(mech, 2.0))
+    assert unit.scale == "one" and unit.epsilon >= 20.0 and unit.epsilon < 20.001
+    assert unit.delta == mech.privacy_map(2.0).delta > 0
+
+
+def test_forms_are_checked():
+    assert resolve_forms(None, None, None) == ("words", "embeddings")
+    assert resolve_forms(None, ["mvc"], None) == ("words",)
+    assert resolve_forms("embeddings, words", None, None) == ("embeddings", "words")
+    with pytest.raises(ValueError, match="unknown release form 'pictures'"):
+        resolve_forms("words,pictures", None, None)
+    with pytest.raises(ValueError, match="needs public candidates"):
+        resolve_forms(["documents"], None, None)
+    with pytest.raises(ValueError, match="add 'words'"):
+        resolve_forms("embeddings", ["mvc"], None)
+    grid = vector_grid(("embeddings",), {"privemb": [5, 50]})
+    assert [(s.form, s.epsilon) for s in grid] == [("embeddings", 5.0), ("embeddings", 50.0)]
+
+
+def test_bad_form_on_the_command_line_is_one_line_exit_2(capsys, tmp_path):
+    from textdp.cli import main
+
+    src = tmp_path / "t.txt"
+    src.write_text("one text\nanother text\n", encoding="utf-8")
+    assert main(["assess", str(src), "--forms", "words,pictures"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown release form 'pictures'" in err[0]
+
+
+def _hashed(texts):
+    """A cheap deterministic sentence encoder (character trigrams hashed into 64 dimensions,
+    unit norm): DeepCandidate's row does not need MiniLM to be checked."""
+    out = np.zeros((len(texts), 64))
+    for i, t in enumerate(texts):
+        for j in range(len(t) - 2):
+            out[i, sum(map(ord, t[j:j + 3])) % 64] += 1.0
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms > 0, norms, 1.0)
+
+
+@pytest.fixture(scope="module")
+def tickets_with_issue():
+    from textdp.datasets.tickets import generate_tickets
+
+    return generate_tickets(20, seed=3, describe_issue=True)
+
+
+@pytest.fixture(scope="module")
+def vector_assessment(sbert, tickets_with_issue):
+    texts = [t.text for t in tickets_with_issue]
+    a = textdp.assess(texts, [t.issue for t in tickets_with_issue], forms="embeddings",
+                      epsilons={"privemb": [0.01, 1e6]}, sample=len(texts), seed=1,
+                      encoder=sbert)
+    return a, texts
+
+
+@pytest.fixture(scope="module")
+def document_assessment(tickets_with_issue):
+    from textdp.datasets.tickets import generate_tickets
+    from textdp.encoders import encode_documents
+    from textdp.mechanisms.document import build_candidates
+
+    public = generate_tickets(30, seed=4, describe_issue=True)
+    candidates = build_candidates(encode_documents(_hashed, [t.text for t in public]))
+    texts = [t.text for t in tickets_with_issue]
+    a = textdp.assess(texts, [t.issue for t in tickets_with_issue], forms="documents",
+                      candidates=candidates, epsilons={"deepcandidate": [2.0]},
+                      sample=len(texts), seed=1, encoder=_hashed)
+    return a, texts
+
+
+def test_privemb_rows_span_no_linkage_to_full_linkage(vector_assessment):
+    a, texts = vector_assessment
+    weak, strong = a.rows[0], a.rows[1]
+    assert weak["form"] == strong["form"] == "embeddings"
+    # ε = 1e6: the noise is negligible, every released vector is nearest its own Φx.
+    assert strong["linkage_top1"] == 1.0 and strong["similarity"] > 0.999
+    # ε = 0.01: noise of norm ~10⁴ against unit vectors, linkage at chance level.
+    assert weak["linkage_top1_interval"][0] <= weak["linkage_chance"] * 3
+    assert strong["task_accuracy"] > weak["task_accuracy"]
+    # Leakage is not applicable: None, not 0, and the report says so.
+    assert strong["entities_survived_count"] is None and "not applicable" in strong["leakage"]
+    assert strong["document_guarantee"]["unit"] == "vector"
+    assert 2e6 <= strong["document_epsilon_median"] < 2.0001e6
+    assert "PrivEmb embeddings" in a.to_markdown(image="x.png")
+
+
+def test_deepcandidate_row_states_epsilon_per_sentence_times_sentences(document_assessment):
+    from textdp.sentences import split_sentences
+
+    a, texts = document_assessment
+    row = a.rows[0]
+    assert row["form"] == "documents" and row["epsilon"] == 2.0
+    counts = sorted(len(split_sentences(t)) for t in texts)
+    median = int(np.percentile(counts, 50, method="higher"))
+    assert row["document_guarantee"]["unit"] == "sentence"
+    assert row["document_epsilon_median"] == pytest.approx(2.0 * median)
+    assert row["command"].startswith("textdp docembed")
+    md = a.to_markdown(image="x.png")
+    assert "| n/a |" in md and "DeepCandidate document embeddings" in md
+    assert "not applicable" in md and a.meta["forms"] == ["documents"]
