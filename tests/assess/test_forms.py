@@ -142,3 +142,77 @@ def test_deepcandidate_row_states_epsilon_per_sentence_times_sentences(document_
     md = a.to_markdown(image="x.png")
     assert "| n/a |" in md and "DeepCandidate document embeddings" in md
     assert "not applicable" in md and a.meta["forms"] == ["documents"]
+
+
+# --- the zero-private-data baseline (form "baseline") ---------------------------------------
+
+@pytest.fixture(scope="module")
+def baseline_assessment(tiny_lm, tickets_with_issue):
+    texts = [t.text for t in tickets_with_issue]
+    labels = [t.issue for t in tickets_with_issue]
+    seen = []
+    original = type(tiny_lm).prompt_ids
+
+    def spy(self, documents, template):
+        seen.extend(documents)
+        return original(self, documents, template)
+
+    type(tiny_lm).prompt_ids = spy
+    try:
+        a = textdp.assess(texts, labels, forms="baseline,documents", candidates=_unit(5, 64, 2),
+                          epsilons={"deepcandidate": [1.0]}, model=tiny_lm,
+                          document_kind="support ticket", sample=len(texts), seed=5,
+                          encoder=_hashed)
+    finally:
+        type(tiny_lm).prompt_ids = original
+    return a, texts, labels, seen
+
+
+def test_baseline_trains_on_label_prompts_alone_and_tests_on_held_out_originals(
+        baseline_assessment, tiny_lm):
+    from textdp.assess.baseline import generate_from_labels
+    from textdp.assess.utility import accuracy, task_split
+
+    a, texts, labels, seen = baseline_assessment
+    row = a.rows[-1]
+    assert row["form"] == "baseline" and row["reference"] and row["epsilon"] == 0.0
+    assert row["document_epsilon_median"] == row["document_epsilon_p90"] == 0.0
+    assert row["linkage_top1"] is None and "not applicable" in row["leakage"]
+    # The prompts hold label names and the document kind, never a private text.
+    assert seen and all("support ticket" in p for p in seen)
+    assert not any(t in p for p in seen for t in texts)
+    # The same split, the same generated documents: the accuracy recomputed independently.
+    split = task_split(labels, 5)
+    names = sorted(set(labels))
+    train_labels = [names[i % len(names)] for i in range(len(split.train))]
+    generated = generate_from_labels(train_labels, model=tiny_lm,
+                                     document_kind="support ticket", seed=5)
+    right = accuracy(generated, np.asarray(train_labels, dtype=object),
+                     [texts[i] for i in split.test], split.labels[split.test])
+    assert row["task_accuracy"] == right / len(split.test)
+    # A reference is never recommended, and the report shows it as one.
+    assert a.recommendation.get("index") != len(a.rows) - 1
+    assert all(n["index"] != len(a.rows) - 1 for n in a.recommendation.get("nearest", []))
+    md = a.to_markdown(image="x.png")
+    assert "reference (no private data)" in md and "Zero-private-data baseline" in md
+
+
+def test_baseline_needs_labels():
+    with pytest.raises(ValueError, match="baseline form needs labels"):
+        textdp.assess(["a b", "c d"], forms="baseline")
+
+
+def test_a_reference_row_is_never_recommended():
+    from textdp.assess.recommend import Targets, recommend
+
+    def row(accuracy, reference=False):
+        return {"linkage_top1": 0.0, "linkage_top1_interval": (0.0, 0.01),
+                "linkage_chance": 0.01, "entities_survived_count": None,
+                "similarity": 0.5, "similarity_interval": (0.4, 0.6),
+                "task_accuracy": accuracy, "reference": reference}
+
+    rows = [row(0.6), {**row(0.9, True), "linkage_top1_interval": None,
+                       "similarity": None, "similarity_interval": None}]
+    assert recommend(rows, Targets(min_utility=0.3))["index"] == 0
+    missed = recommend([{**rows[0], "linkage_top1_interval": (0.5, 0.9)}, rows[1]], Targets())
+    assert [n["index"] for n in missed["nearest"]] == [0]

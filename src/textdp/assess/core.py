@@ -47,7 +47,6 @@ from textdp.assess.recommend import (
     Targets,
     build_targets,
     guarantee_in_words,
-    parse_linkage,
     recommend,
     typical_losses,
 )
@@ -57,6 +56,8 @@ from textdp.assess.utility import accuracy, chance, mean_interval, similarity, t
 from textdp.assess.vectors import plan, vector_guarantee_in_words, vector_rows
 
 __all__ = ["Assessment", "assess", "HONESTY"]
+#: The targets' builder under its former name here (callers import it from this module).
+_targets = build_targets
 
 #: What every report says about the assessment itself.
 
@@ -176,7 +177,8 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
            units: Sequence[Any] | None = None, sensitive: Sequence[Any] | None = None,
            max_author_linkage: str | float | None = "5x", max_attribute: str | float | None = None,
            progress: ProgressFactory | None = None, forms: str | Sequence[str] | None = None,
-           candidates: Any = None, recoder: Any = None, **release_options: Any) -> Assessment:
+           candidates: Any = None, recoder: Any = None, model: Any = None,
+           document_kind: str = "text", **release_options: Any) -> Assessment:
     """Measure privacy risk and utility of each mechanism × ε on a sample of ``texts``.
 
     Args:
@@ -209,8 +211,9 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         max_attribute: target on the attribute attack's accuracy (``"1.2x"`` the majority
             guess, or a fraction; checked with ``sensitive``).
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
-        forms, candidates, recoder: the release forms (``words``, ``embeddings``, ``documents``)
-            and DeepCandidate's public candidates and recoder (:func:`textdp.assess.vectors.plan`).
+        forms, candidates, recoder, model, document_kind: the release forms and their
+            options (DeepCandidate's public candidates and recoder; the language model and
+            what the documents are, for ``baseline``): :func:`textdp.assess.vectors.plan`.
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
 
@@ -230,15 +233,13 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     texts, labels, known = _check_texts(texts, labels, known)
     units = _check_field(units, len(texts), "unit")
     sensitive = _check_field(sensitive, len(texts), "sensitive value")
-    # Checked even when not applied (no persons, no sensitive field): a slip is still a slip.
-    parse_linkage(max_author_linkage, "max author linkage")
-    parse_linkage(max_attribute, "max attribute")
     targets = build_targets(release_options, time_budget, max_linkage, max_entities,
-                            min_utility, max_author_linkage if units is not None else None,
-                            max_attribute if sensitive is not None else None)
+                            min_utility, max_author_linkage, max_attribute,
+                            persons=units is not None, sensitive=sensitive is not None)
     seed_given = seed is not None
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
-    forms_plan = plan(forms, mechanisms, epsilons, candidates, recoder)
+    forms_plan = plan(forms, mechanisms, epsilons, candidates, recoder, labels is not None,
+                      model=model, document_kind=document_kind)
     grid = default_grid(mechanisms, forms_plan.word_epsilons) if forms_plan.words else []
     specs = _specs(grid, release_options, seed)
     rows, recommendation, meta = _assess(
@@ -326,6 +327,11 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
     for row in more:
         _scale_fields(row, row["document_guarantee"])
     rows += more
+    if forms_plan is not None and forms_plan.baseline:
+        from textdp.assess.baseline import baseline_row
+
+        rows.append(baseline_row(originals, split, shared, seed=seed, model=forms_plan.model,
+                                 document_kind=forms_plan.document_kind, progress=progress))
     _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
     _explain(rows, [*specs, *built], recommendation, originals, seed)

@@ -118,7 +118,8 @@ class Targets:
                 and row["entities_survived_count"] > self.max_entities):
             out.append(f"{row['entities_survived_count']} entities/identifiers survived > "
                        f"{self.max_entities}")
-        if self.min_utility is not None and row["similarity_interval"][0] < self.min_utility:
+        if (self.min_utility is not None and row.get("similarity_interval") is not None
+                and row["similarity_interval"][0] < self.min_utility):
             out.append(f"similarity from {row['similarity_interval'][0]:.2f} < "
                        f"{self.min_utility:g}")
         return out
@@ -132,7 +133,8 @@ class Targets:
         if self.max_entities is not None and row.get("entities_survived_count") is not None:
             total += max(row["entities_survived_count"] - self.max_entities, 0) / (
                 self.max_entities + 1)
-        if self.min_utility is not None and self.min_utility > 0:
+        if (self.min_utility is not None and self.min_utility > 0
+                and row.get("similarity_interval") is not None):
             total += max(self.min_utility - row["similarity_interval"][0], 0.0) / self.min_utility
         return total
 
@@ -143,9 +145,15 @@ _FORBIDDEN = ("mechanism", "epsilon", "seed", "ledger", "epsilon_document")
 
 def build_targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
              max_entities: Any, min_utility: Any, max_author_linkage: Any = None,
-             max_attribute: Any = None) -> Targets:
+             max_attribute: Any = None, *, persons: bool = True, sensitive: bool = True
+             ) -> Targets:
     """The targets of :func:`textdp.assess`, checked (and its release options checked for
-    keywords it takes itself)."""
+    keywords it takes itself); the author and attribute targets apply only with ``persons``
+    and ``sensitive`` data, but are checked either way (a slip is still a slip)."""
+    parse_linkage(max_author_linkage, "max author linkage")
+    parse_linkage(max_attribute, "max attribute")
+    max_author_linkage = max_author_linkage if persons else None
+    max_attribute = max_attribute if sensitive else None
     for name in _FORBIDDEN:
         if name in release_options:
             raise TypeError(f"assess() takes no {name!r}: "
@@ -182,14 +190,16 @@ def _utility(row: Mapping[str, Any]) -> float:
 
 def recommend(rows: Sequence[Mapping[str, Any]], targets: Targets) -> dict[str, Any]:
     """The best row meeting ``targets`` (highest task accuracy with labels, else similarity;
-    ties: lower linkage), or, when none does, the rows nearest to meeting them."""
-    meeting = [i for i, r in enumerate(rows) if not targets.misses(r)]
+    ties: lower linkage), or, when none does, the rows nearest to meeting them. A reference row
+    (the zero-private-data baseline) is never picked."""
+    candidates = [i for i, r in enumerate(rows) if not r.get("reference")]
+    meeting = [i for i in candidates if not targets.misses(rows[i])]
     if meeting:
         best = max(meeting, key=lambda i: (_utility(rows[i]), -rows[i]["linkage_top1"]))
         return {"met": True, "index": best, "targets": targets.describe(),
                 "meeting": len(meeting)}
     # Nearest: fewest targets missed, then the smallest relative excess, then the most useful.
-    order = sorted(range(len(rows)), key=lambda i: (len(targets.misses(rows[i])),
+    order = sorted(candidates, key=lambda i: (len(targets.misses(rows[i])),
                                                     targets.shortfall(rows[i]),
                                                     -_utility(rows[i])))
     nearest = [{"index": i, "misses": targets.misses(rows[i])} for i in order[:3]]

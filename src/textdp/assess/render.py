@@ -30,8 +30,8 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f}%"
 
 
-def _times(x: float, chance: float) -> str:
-    return f"{x / chance:.1f}×" if chance > 0 else "–"
+def _times(x: float | None, chance: float | None) -> str:
+    return f"{x / chance:.1f}×" if x is not None and chance else "–"
 
 
 def _interval(iv: Any, pct: bool = True) -> str:
@@ -129,6 +129,12 @@ FORM_METRICS = {
                   "(Euclidean or cosine, the stronger); leakage does not apply (no text is "
                   "released); utility is logistic regression on the vectors and the cosine of "
                   "the released vector with Φx.",
+    "baseline": "**Zero-private-data baseline** (form `baseline`, a reference): the language "
+                "model writes documents from the label names alone (synthesize's first "
+                "prompts, ε = 0); its task accuracy is a TF-IDF + logistic-regression "
+                "classifier trained on them and tested on the held-out originals. Linkage and "
+                "leakage do not apply (nothing of the data is in it); a setting whose accuracy "
+                "is not above it pays privacy for nothing.",
     "documents": "**DeepCandidate document embeddings** (form `documents`): the attacker holds "
                  "the originals, the encoder and the public candidates, and picks the original "
                  "whose mean sentence embedding is nearest to the released candidate (Euclidean "
@@ -293,11 +299,12 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
             at = r.get("attribute_accuracy")
             line.append("–" if at is None else
                         f"{_pct(at)} ({_times(at, r['attribute_chance'])})")
-        line.append(f"{r['similarity']:.3f}")
+        line.append("–" if r.get("similarity") is None else f"{r['similarity']:.3f}")
         if labels is not None:
             line += [_pct(r["task_accuracy"]), _pct(r["task_accuracy_clean_train"])]
         misses = targets.misses(r)
         line += [f"{r['words_per_second']:,.0f}" if r["words_per_second"] else "–",
+                 "reference (no private data)" if r.get("reference") else
                  "yes" if not misses else "no: " + "; ".join(misses)]
         body.append(line)
     return head, body
@@ -326,7 +333,8 @@ def frontier_png(a: Assessment, privacy: str = "linkage") -> bytes:
     if privacy not in PRIVACY_AXES:
         raise ValueError(f"privacy axis must be one of {', '.join(PRIVACY_AXES)}, got {privacy!r}")
     x_key, x_label, log = PRIVACY_AXES[privacy]
-    families = list(dict.fromkeys(r["label"] for r in a.rows))
+    families = list(dict.fromkeys(r["label"] for r in a.rows if not r.get("reference")))
+    reference = [r for r in a.rows if r.get("reference") and r.get("task_accuracy") is not None]
     cols = min(3, len(families))
     nrows = math.ceil(len(families) / cols)
     fig = Figure(figsize=(4.2 * cols, 3.4 * nrows), layout="constrained")
@@ -356,6 +364,9 @@ def frontier_png(a: Assessment, privacy: str = "linkage") -> bytes:
             ax.axhline(labels["accuracy"], color="tab:green", linestyle="--",
                        label="non-private")
             ax.axhline(labels["chance"], color="grey", linestyle="--", label="chance (label)")
+            for r in reference:
+                ax.axhline(r["task_accuracy"], color="tab:orange", linestyle="-.",
+                           label="no private data (label prompts)")
         missing = len(every) - len(rows)
         ax.set_title(fam + (f" ({missing} unbounded/unmeasured, not shown)" if missing else ""),
                      fontsize=10 if not missing else 8)

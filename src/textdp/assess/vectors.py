@@ -27,6 +27,7 @@ public candidates (what ``textdp docembed`` releases). Neither releases text, so
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,8 +42,9 @@ from textdp.assess.utility import mean_interval, similarity, wilson
 __all__ = ["FORMS", "VECTOR_FORMS", "VectorSetting", "EMBEDDING_EPSILONS", "DOCUMENT_EPSILONS",
            "vector_grid", "vector_attacks", "vector_accuracy", "load_candidates", "command"]
 
-#: Every release form assess knows (``--forms``); ``words`` are the word mechanisms.
-FORMS = ("words", "embeddings", "documents")
+#: Every release form assess knows (``--forms``); ``words`` are the word mechanisms,
+#: ``baseline`` the zero-private-data reference row (:mod:`textdp.assess.baseline`).
+FORMS = ("words", "embeddings", "documents", "baseline")
 #: The forms that release vectors: form → mechanism.
 VECTOR_FORMS = {"embeddings": "privemb", "documents": "deepcandidate"}
 #: PrivEmb ε on 384-d MiniLM vectors (β = 0.9, δ = 1e-6): within 3 points of chance at ε ≤ 10,
@@ -90,11 +92,11 @@ def vector_grid(forms: Sequence[str], epsilons: Mapping[str, Sequence[float]] | 
 
 
 def load_candidates(candidates: Any, recoder: Any = None) -> tuple[Any, Any]:
-    """(CandidateSet, recoder) from a :class:`CandidateSet` or an ``.npz`` path (``textdp
-    candidates build``), and a recoder object or path (``textdp recoder train``)."""
+    """(candidates, recoder) from a :class:`CandidateSet`, an (m, d) array or an ``.npz`` path
+    (``textdp candidates build``), and a recoder object or path (``textdp recoder train``)."""
     from textdp.mechanisms.document import CandidateSet, Recoder
 
-    if candidates is not None and not isinstance(candidates, CandidateSet):
+    if isinstance(candidates, str | os.PathLike):
         candidates = CandidateSet.load(candidates)
     if recoder is not None and not callable(recoder):
         recoder = Recoder.load(recoder)
@@ -313,8 +315,8 @@ def vector_rows(settings: Sequence[VectorSetting], originals: Sequence[str],
     return rows, mechanisms
 
 
-def resolve_forms(forms: str | Sequence[str] | None, mechanisms: Any, candidates: Any
-                  ) -> tuple[str, ...]:
+def resolve_forms(forms: str | Sequence[str] | None, mechanisms: Any, candidates: Any,
+                  labelled: bool = True) -> tuple[str, ...]:
     """The forms to assess, checked (see :func:`textdp.assess`'s ``forms``)."""
     if forms is None:
         if mechanisms is not None:
@@ -330,6 +332,9 @@ def resolve_forms(forms: str | Sequence[str] | None, mechanisms: Any, candidates
         raise ValueError("the documents form (DeepCandidate) needs public candidates: give "
                          "candidates= (--candidates FILE, from `textdp candidates build` on "
                          "public documents)")
+    if "baseline" in names and not labelled:
+        raise ValueError("the baseline form needs labels: its utility is a classifier trained "
+                         "on its output (give labels, --label-field)")
     if mechanisms is not None and "words" not in names:
         raise ValueError("mechanisms name word mechanisms: add 'words' to the forms")
     return tuple(dict.fromkeys(names))
@@ -372,20 +377,32 @@ class FormsPlan:
     vectors: list[VectorSetting]
     candidates: Any = None
     recoder: Any = None
+    model: Any = None
+    document_kind: str = "text"
 
     @property
     def words(self) -> bool:
         return "words" in self.forms
 
+    @property
+    def baseline(self) -> bool:
+        return "baseline" in self.forms
+
 
 def plan(forms: str | Sequence[str] | None, mechanisms: Any, epsilons: Any, candidates: Any,
-         recoder: Any) -> FormsPlan:
+         recoder: Any, labelled: bool = True, *, model: Any = None, document_kind: str = "text"
+         ) -> FormsPlan:
     """The forms of an assessment, checked: ``forms`` (``words``, ``embeddings``,
     ``documents``; a list or a comma-separated string; default words and embeddings, and
     documents with ``candidates``; with ``mechanisms`` given, words only), ``epsilons`` split
     between word and vector mechanisms, and the candidates (a ``CandidateSet`` or its
-    ``.npz``) and recoder (an object or its ``.npz``) loaded."""
-    chosen = resolve_forms(forms, mechanisms, candidates)
+    ``.npz``) and recoder (an object or its ``.npz``) loaded. ``baseline`` (only when named:
+    it runs the language model ``model``, synthesize's, writing ``document_kind``) needs
+    labels."""
+    if not isinstance(document_kind, str) or not document_kind.strip():
+        raise ValueError("document_kind must be a non-empty string")
+    chosen = resolve_forms(forms, mechanisms, candidates, labelled)
     words, vectors = split_epsilons(epsilons)
     candidates, recoder = load_candidates(candidates, recoder)
-    return FormsPlan(chosen, words, vector_grid(chosen, vectors), candidates, recoder)
+    return FormsPlan(chosen, words, vector_grid(chosen, vectors), candidates, recoder, model,
+                     document_kind)
