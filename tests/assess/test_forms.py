@@ -216,3 +216,25 @@ def test_a_reference_row_is_never_recommended():
     assert recommend(rows, Targets(min_utility=0.3))["index"] == 0
     missed = recommend([{**rows[0], "linkage_top1_interval": (0.5, 0.9)}, rows[1]], Targets())
     assert [n["index"] for n in missed["nearest"]] == [0]
+
+
+# --- DP-Prompt (form "prompt") ------------------------------------------------------------
+
+def test_dp_prompt_rows_are_text_rows_with_a_per_document_guarantee(tiny_lm, tickets_with_issue):
+    texts = [t.text for t in tickets_with_issue][:8]
+    a = textdp.assess(texts, forms="prompt", epsilons={"dp_prompt": [50.0]}, model=tiny_lm,
+                      sample=len(texts), seed=2, encoder=_hashed, max_linkage=None)
+    row = a.rows[0]
+    assert row["form"] == "prompt" and row["mechanism"] == "dp_prompt"
+    # Pure ε-DP per document (the ledger's unit_guarantee): one document, ε as given.
+    assert row["document_guarantee"]["unit"] == "document"
+    assert row["document_epsilon_median"] == row["document_epsilon_p90"] == 50.0
+    assert row["privatize_options"].startswith("-m dp_prompt") and "--epsilon 50" in \
+        row["privatize_options"]
+    # Text is released: leakage is counted (the tiny model writes w0…w60, so nothing survives)
+    # and the rewrites do not link back as the originals would.
+    assert row["entities_found"] > 0 and row["entities_survived_count"] == 0
+    assert row["words_unchanged"] is None and row["linkage_top1"] < 0.5
+    assert "guarantee_in_words" in row
+    with pytest.raises(ValueError, match="prompt form"):
+        textdp.assess(texts, mechanisms=["dp_prompt"])

@@ -39,7 +39,7 @@ from textdp.assess.attacks import (
     attribute_split,
     author_linkage,
 )
-from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
+from textdp.assess.grid import Setting, choose_sample, command_line, release_keywords
 from textdp.assess.independent import independent_mentions, independent_survival
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage, similarity_matrices
@@ -240,7 +240,7 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
     forms_plan = plan(forms, mechanisms, epsilons, candidates, recoder, labels is not None,
                       model=model, document_kind=document_kind)
-    grid = default_grid(mechanisms, forms_plan.word_epsilons) if forms_plan.words else []
+    grid = forms_plan.word_grid(mechanisms) + forms_plan.prompts
     specs = _specs(grid, release_options, seed)
     rows, recommendation, meta = _assess(
         texts, labels, known, units, sensitive, grid, specs, targets, seed, sample, time_budget,
@@ -357,22 +357,37 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
              else setting.label)
     bar = progress(label, len(originals)) if progress is not None else None
     try:
-        runner = spec.privatizer()
         t0 = time.perf_counter()
-        private = _run(runner, originals, bar)
+        private, placeholders, counts = _privatize(spec, originals, bar)
         seconds = time.perf_counter() - t0
     finally:
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    placeholders = runner.rules.placeholders()
     leak = survival(mentions, private, placeholders)
     leak["independent"] = independent_survival(originals, private, shared.independent,
                                                placeholders, shared.entities)
-    row = _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
+    row = _row(setting, spec, originals, private, leak, counts,
                original_embeddings, private_embeddings, split, words, seconds, shared)
     _add_scale(row, spec.mechanism_object(), shared)
     return row
+
+
+def _privatize(spec: Any, originals: list[str], bar: Any
+               ) -> tuple[list[str], tuple[str, ...], dict[str, int]]:
+    """(private texts, the release's placeholders, the word tallies) of one text setting: a
+    word mechanism through its Privatizer, DP-Prompt through its engine (no placeholder, no
+    word tally: it rewrites the whole document)."""
+    if spec.kind == "prompt":
+        from textdp.lm.paraphrase import privatize_spec
+
+        private = privatize_spec(spec, originals)[0]
+        if bar is not None:
+            bar.update(len(originals))
+        return private, (), {}
+    runner = spec.privatizer()
+    private = _run(runner, originals, bar)
+    return private, runner.rules.placeholders(), dict(runner.tallies().by_policy)
 
 
 def _add_scale(row: dict[str, Any], mechanism: Any, shared: _Shared) -> None:
@@ -414,7 +429,7 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
     plain = {k: (dict(v) if isinstance(v, Mapping) else list(v))
              for k, v in release_options.items() if _strings(v)}
     for row in rows:
-        if row["release"]:
+        if row["release"] and row.get("form", "words") == "words":
             release = {**simple, **row["release"]}
             if "allocation" in release and "epsilon" in release:
                 # The caller's allocation makes the setting's ε a document budget.
@@ -433,14 +448,14 @@ def _strings(value: Any) -> bool:
 
 def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: int) -> list[Any]:
     """One release spec per setting, every one checked before any text is privatised."""
-    from textdp.spec import release_spec
+    from textdp.spec import PROMPT_MECHANISMS, release_spec
 
     specs = []
     for setting in grid:
-        spec = release_spec(**setting.release_options(release_options, seed))
-        if spec.kind != "word":
-            raise ValueError(f"{spec.name} rewrites whole documents with a language model; "
-                             "assess measures word mechanisms only")
+        # DP-Prompt comes from the prompt form only (plan() refuses it among the mechanisms);
+        # the word release options do not apply to it.
+        prompt = setting.name in PROMPT_MECHANISMS
+        spec = release_spec(**setting.release_options({} if prompt else release_options, seed))
         specs.append(spec)
     return specs
 
@@ -451,6 +466,7 @@ def _sample_size(texts: list[str], order: np.ndarray, sample: int | None, specs:
     measures the cost per document and setting (after loading the models once)."""
     per_doc = None
     pilot_n = 0
+    specs = [s for s in specs if s.kind == "word"]  # the pilot: a word setting, if any
     if sample is None and len(texts) > 50 and specs:
         pilot_n = min(32, len(texts))
         pilot = [texts[i] for i in order[:pilot_n]]
@@ -488,8 +504,9 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
              else [r["index"] for r in recommendation["nearest"][:1]])
     for i in shown:
         if rows[i].get("form", "words") != "words":
-            rows[i]["guarantee"] = _guarantee(specs[i])
-            rows[i]["guarantee_in_words"] = vector_guarantee_in_words(rows[i], specs[i])
+            built = specs[i].mechanism_object() if rows[i]["form"] == "prompt" else specs[i]
+            rows[i]["guarantee"] = _guarantee(built)
+            rows[i]["guarantee_in_words"] = vector_guarantee_in_words(rows[i], built)
             continue
         mechanism = specs[i].mechanism_object()
         losses = typical_losses(mechanism, _word_ids(mechanism, originals),
@@ -525,7 +542,8 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
     privatized = counts.get("privatized", 0)
     unchanged = counts.get("privatized_unchanged", 0)
     row: dict[str, Any] = {
-        "form": "words", "mechanism": setting.name, "variant": setting.variant, "label": setting.label,
+        "form": spec.kind if spec.kind == "prompt" else "words", "mechanism": setting.name,
+        "variant": setting.variant, "label": setting.label,
         "epsilon": (spec.mechanism_object().epsilon if setting.epsilon is None
                     else setting.epsilon),
         "epsilon_is_document_budget": "allocation" in dict(setting.options),

@@ -129,6 +129,10 @@ FORM_METRICS = {
                   "(Euclidean or cosine, the stronger); leakage does not apply (no text is "
                   "released); utility is logistic regression on the vectors and the cosine of "
                   "the released vector with Φx.",
+    "prompt": "**DP-Prompt paraphrases** (form `prompt`): text, attacked and measured as the "
+              "word mechanisms' (linkage, author and attribute attacks, entities surviving, "
+              "similarity, the TF-IDF classifier); no word tally (it rewrites whole documents); "
+              "its guarantee is pure ε-DP per whole document.",
     "baseline": "**Zero-private-data baseline** (form `baseline`, a reference): the language "
                 "model writes documents from the label names alone (synthesize's first "
                 "prompts, ε = 0); its task accuracy is a TF-IDF + logistic-regression "

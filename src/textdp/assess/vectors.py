@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,10 @@ __all__ = ["FORMS", "VECTOR_FORMS", "VectorSetting", "EMBEDDING_EPSILONS", "DOCU
 
 #: Every release form assess knows (``--forms``); ``words`` are the word mechanisms,
 #: ``baseline`` the zero-private-data reference row (:mod:`textdp.assess.baseline`).
-FORMS = ("words", "embeddings", "documents", "baseline")
+FORMS = ("words", "embeddings", "documents", "baseline", "prompt")
+#: DP-Prompt's ε per document in the grid: at the default 64 new tokens and clip [10, 30]
+#: (Δ = 20), T = 2, 1 and 0.5 (readable paraphrases from T ≈ 0.5: docs/dp_prompt.md).
+PROMPT_EPSILONS = (1280.0, 2560.0, 5120.0)
 #: The forms that release vectors: form → mechanism.
 VECTOR_FORMS = {"embeddings": "privemb", "documents": "deepcandidate"}
 #: PrivEmb ε on 384-d MiniLM vectors (β = 0.9, δ = 1e-6): within 3 points of chance at ε ≤ 10,
@@ -318,6 +321,12 @@ def vector_rows(settings: Sequence[VectorSetting], originals: Sequence[str],
 def resolve_forms(forms: str | Sequence[str] | None, mechanisms: Any, candidates: Any,
                   labelled: bool = True) -> tuple[str, ...]:
     """The forms to assess, checked (see :func:`textdp.assess`'s ``forms``)."""
+    from textdp.spec import PROMPT_MECHANISMS
+
+    named = [m for m in mechanisms or () if isinstance(m, str) and m in PROMPT_MECHANISMS]
+    if named:
+        raise ValueError(f"{named[0]} rewrites whole documents with a language model: assess "
+                         "it as the prompt form (forms=['prompt'], --forms prompt)")
     if forms is None:
         if mechanisms is not None:
             return ("words",)
@@ -345,7 +354,8 @@ def split_epsilons(epsilons: Any) -> tuple[Any, dict[str, Any]]:
     mapping may name ``privemb`` and ``deepcandidate`` too; a plain list is for words only."""
     if not isinstance(epsilons, Mapping):
         return epsilons, {}
-    vectors = {k: v for k, v in epsilons.items() if k in VECTOR_FORMS.values()}
+    vectors = {k: v for k, v in epsilons.items()
+               if k in (*VECTOR_FORMS.values(), "dp_prompt")}
     words = {k: v for k, v in epsilons.items() if k not in vectors}
     return (words or None), vectors
 
@@ -379,10 +389,17 @@ class FormsPlan:
     recoder: Any = None
     model: Any = None
     document_kind: str = "text"
+    prompts: list[Any] = field(default_factory=list)
 
     @property
     def words(self) -> bool:
         return "words" in self.forms
+
+    def word_grid(self, mechanisms: Any) -> list[Any]:
+        """The word settings (:func:`textdp.assess.grid.default_grid`; none without words)."""
+        from textdp.assess.grid import default_grid
+
+        return default_grid(mechanisms, self.word_epsilons) if self.words else []
 
     @property
     def baseline(self) -> bool:
@@ -404,5 +421,13 @@ def plan(forms: str | Sequence[str] | None, mechanisms: Any, epsilons: Any, cand
     chosen = resolve_forms(forms, mechanisms, candidates, labelled)
     words, vectors = split_epsilons(epsilons)
     candidates, recoder = load_candidates(candidates, recoder)
+    prompts = []
+    if "prompt" in chosen:
+        from textdp.assess.grid import Setting, _check_epsilons
+
+        options = (("model", model),) if model is not None else ()
+        prompts = [Setting("dp_prompt", float(e), options=options) for e in
+                   (_check_epsilons(vectors["dp_prompt"]) if "dp_prompt" in vectors
+                    else PROMPT_EPSILONS)]
     return FormsPlan(chosen, words, vector_grid(chosen, vectors), candidates, recoder, model,
-                     document_kind)
+                     document_kind, prompts)

@@ -41,7 +41,9 @@ Release forms (--forms): words (mvc, diffractor, custext, tem at six ε each, an
 with stop words kept and with a document budget), embeddings (PrivEmb on the MiniLM
 sentence embeddings, ε 10-1000) and documents (DeepCandidate, ε 1-30 per sentence,
 with --candidates); baseline (with --label-field: a reference row, the language model
-writing from the label names alone, ε = 0, its classifier tested on held-out originals).
+writing from the label names alone, ε = 0, its classifier tested on held-out originals);
+prompt (DP-Prompt paraphrases with the language model of --model: text, measured as the
+word mechanisms; slow, give --sample).
 Vector forms release no text: leakage does not apply to them; their linkage attack is a
 nearest neighbour between released and original vectors, their classifier logistic
 regression on the vectors.
@@ -224,7 +226,8 @@ FormsOpt = Annotated[str | None, typer.Option(
     "--forms", metavar="FORMS", show_default=False,
     help="Comma-separated release forms: words (word mechanisms), embeddings (PrivEmb on "
          "MiniLM sentence embeddings), documents (DeepCandidate; needs --candidates), baseline "
-         "(a language model writing from the label names alone, ε = 0; needs --label-field). "
+         "(a language model writing from the label names alone, ε = 0; needs --label-field), "
+         "prompt (DP-Prompt paraphrases, ε 1280-5120 per document: slow). "
          "Default: words,embeddings (+ documents with --candidates); with -m, words.")]
 
 CandidatesOpt = Annotated[Path | None, typer.Option(
@@ -238,7 +241,7 @@ RecoderOpt = Annotated[Path | None, typer.Option(
 
 ModelOpt = Annotated[Path | None, typer.Option(
     "--model", metavar="PATH", show_default=False,
-    help="The language model of the baseline form (as textdp synthesize; default its own).")]
+    help="The language model of the baseline and prompt forms (default textdp's own).")]
 
 DocumentKindOpt = Annotated[str, typer.Option(
     "--document-kind", metavar="WORDS",
