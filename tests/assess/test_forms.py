@@ -238,3 +238,31 @@ def test_dp_prompt_rows_are_text_rows_with_a_per_document_guarantee(tiny_lm, tic
     assert "guarantee_in_words" in row
     with pytest.raises(ValueError, match="prompt form"):
         textdp.assess(texts, mechanisms=["dp_prompt"])
+
+
+# --- synthetic text (form "synthetic") ------------------------------------------------------
+
+def test_synthesize_sees_only_the_training_split_and_is_judged_on_the_rest(tiny_lm,
+                                                                          monkeypatch):
+    from textdp.assess.utility import task_split
+
+    texts = [f"w{i % 7} w{i % 5} w{i % 3} ticket {i}" for i in range(80)]
+    labels = ["billing" if i % 2 else "delivery" for i in range(80)]
+    seen = []
+    original = textdp.synthesize
+
+    def spy(train, **kw):  # one short round: the test checks assess's plumbing, not PE
+        seen.append(list(train))
+        return original(train, **{**kw, "rounds": 1, "max_new_tokens": 4, "entities": "none"})
+
+    monkeypatch.setattr(textdp, "synthesize", spy)
+    a = textdp.assess(texts, labels, forms="synthetic", epsilons={"synthesize": [8.0]},
+                      model=tiny_lm, sample=len(texts), seed=3, encoder=_hashed)
+    row = a.rows[0]
+    split = task_split(labels, 3)
+    assert seen == [[texts[i] for i in split.train]]
+    assert row["form"] == "synthetic" and not row.get("refused")
+    assert 0 < row["document_epsilon_median"] <= 8.0 and row["document_delta_median"] > 0
+    assert row["document_guarantee"]["unit"] == "document"
+    assert 0 <= row["task_accuracy"] <= 1 and row["near_copies"] is not None
+    assert "Synthetic text" in a.to_markdown(image="x.png")

@@ -28,6 +28,16 @@ __all__ = ["BASELINE_WHY", "baseline_row", "generate_from_labels"]
 
 BASELINE_WHY = ("no private document is read: the language model writes from the label names "
                 "alone (treated as public, as synthesize does)")
+#: The row fields of a text-per-document measurement that a generated release does not have.
+NOT_MEASURED = (
+    "entities_found", "entities_survived_count", "entities_survived",
+    "entities_survived_interval", "independent_leakage", "independent_survived_count",
+    "documents_leaking", "documents_leaking_interval", "words_privatized", "words_unchanged",
+    "words_unchanged_interval", "linkage_top1", "linkage_top1_interval", "linkage_top5",
+    "linkage_top5_interval", "linkage_chance", "linkage_chance_top5", "linkage_attack",
+    "linkage_by_attack", "author_linkage", "author_linkage_top1",
+    "author_linkage_top1_interval", "author_linkage_chance", "attribute", "attribute_accuracy",
+    "attribute_accuracy_interval", "attribute_chance")
 #: :func:`textdp.synthesis.generation.row_generators`'s stage of the baseline's draws.
 _STAGE = 0
 
@@ -101,16 +111,7 @@ def baseline_row(originals: Sequence[str], split: Any, shared: Any, *, seed: int
         "seconds": seconds, "words_per_second": None, "similarity": None,
         "similarity_interval": None,
     }
-    for key in ("entities_found", "entities_survived_count", "entities_survived",
-                "entities_survived_interval", "independent_leakage", "independent_survived_count",
-                "documents_leaking", "documents_leaking_interval", "words_privatized",
-                "words_unchanged", "words_unchanged_interval", "linkage_top1",
-                "linkage_top1_interval", "linkage_top5", "linkage_top5_interval",
-                "linkage_chance", "linkage_chance_top5", "linkage_attack", "linkage_by_attack",
-                "author_linkage", "author_linkage_top1", "author_linkage_top1_interval",
-                "author_linkage_chance", "attribute", "attribute_accuracy",
-                "attribute_accuracy_interval", "attribute_chance"):
-        row[key] = None
+    row.update(dict.fromkeys(NOT_MEASURED))
     row["entities_by_kind"] = {}
     for name in ("median", "p90"):
         row[f"document_epsilon_{name}"] = 0.0

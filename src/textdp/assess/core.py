@@ -332,6 +332,13 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
 
         rows.append(baseline_row(originals, split, shared, seed=seed, model=forms_plan.model,
                                  document_kind=forms_plan.document_kind, progress=progress))
+    if forms_plan is not None and forms_plan.synthetic:
+        from textdp.assess.synthetic import synthetic_row
+
+        rows += [synthetic_row(e, originals, split, shared, seed=seed, embed=embed,
+                               original_embeddings=original_embeddings, model=forms_plan.model,
+                               document_kind=forms_plan.document_kind, progress=progress)
+                 for e in forms_plan.synthetic]
     _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
     _explain(rows, [*specs, *built], recommendation, originals, seed)
@@ -503,6 +510,11 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
     shown = ([recommendation["index"]] if recommendation["met"]
              else [r["index"] for r in recommendation["nearest"][:1]])
     for i in shown:
+        if rows[i].get("form") == "synthetic":
+            from textdp.assess.synthetic import guarantee_words
+
+            rows[i]["guarantee_in_words"] = guarantee_words(rows[i])
+            continue
         if rows[i].get("form", "words") != "words":
             built = specs[i].mechanism_object() if rows[i]["form"] == "prompt" else specs[i]
             rows[i]["guarantee"] = _guarantee(built)

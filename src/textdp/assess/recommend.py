@@ -192,16 +192,18 @@ def recommend(rows: Sequence[Mapping[str, Any]], targets: Targets) -> dict[str, 
     """The best row meeting ``targets`` (highest task accuracy with labels, else similarity;
     ties: lower linkage), or, when none does, the rows nearest to meeting them. A reference row
     (the zero-private-data baseline) is never picked."""
-    candidates = [i for i, r in enumerate(rows) if not r.get("reference")]
+    candidates = [i for i, r in enumerate(rows) if not r.get("reference")
+                  and not r.get("refused")]
     meeting = [i for i in candidates if not targets.misses(rows[i])]
     if meeting:
-        best = max(meeting, key=lambda i: (_utility(rows[i]), -rows[i]["linkage_top1"]))
+        # A synthetic corpus has no per-document linkage: it ranks as no linkage.
+        best = max(meeting, key=lambda i: (_utility(rows[i]),
+                                           -(rows[i].get("linkage_top1") or 0.0)))
         return {"met": True, "index": best, "targets": targets.describe(),
                 "meeting": len(meeting)}
     # Nearest: fewest targets missed, then the smallest relative excess, then the most useful.
     order = sorted(candidates, key=lambda i: (len(targets.misses(rows[i])),
-                                                    targets.shortfall(rows[i]),
-                                                    -_utility(rows[i])))
+                                              targets.shortfall(rows[i]), -_utility(rows[i])))
     nearest = [{"index": i, "misses": targets.misses(rows[i])} for i in order[:3]]
     return {"met": False, "index": None, "targets": targets.describe(), "meeting": 0,
             "nearest": nearest}

@@ -133,6 +133,14 @@ FORM_METRICS = {
               "word mechanisms' (linkage, author and attribute attacks, entities surviving, "
               "similarity, the TF-IDF classifier); no word tally (it rewrites whole documents); "
               "its guarantee is pure ε-DP per whole document.",
+    "synthetic": "**Synthetic text** (form `synthetic`, synthesize's Private Evolution on the "
+                 "training part of the task split): a new corpus, so no per-document attack "
+                 "applies; as for `textdp synthesize`, the originals' identifiers found in the "
+                 "output (entities column), 8-word sequences unique to one original found in it "
+                 "(memorisation) and originals with a synthetic near-copy closer than their own "
+                 "nearest other original are counted; utility is the TF-IDF classifier trained "
+                 "on the synthetic documents and tested on the held-out originals; the guarantee "
+                 "is synthesize's dataset-level (ε, δ).",
     "baseline": "**Zero-private-data baseline** (form `baseline`, a reference): the language "
                 "model writes documents from the label names alone (synthesize's first "
                 "prompts, ε = 0); its task accuracy is a TF-IDF + logistic-regression "
@@ -175,10 +183,34 @@ def _vector_meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list
     return out
 
 
+def _synthetic_meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
+    """Each number of a synthetic release's ``row``."""
+    if row.get("refused"):
+        return [f"**Refused**: synthesize refused this ε on the training documents: "
+                f"{row['refused']}"]
+    p = row["practice"]
+    out = [_scale_sentence(row) or "",
+           f"**Leakage**: {p['identifiers_found']} of the {p['identifiers_checked']} names and "
+           f"identifiers of the training originals occur in the synthetic documents; "
+           f"{row['memorised_documents']} original(s) have an 8-word sequence of their own in "
+           f"them, and {row['near_copies']} have a synthetic document closer to them than "
+           "their own nearest other original (a near-copy)."]
+    if labels is not None and row["task_accuracy"] is not None:
+        out.append(f"**Task accuracy**: the TF-IDF + logistic-regression classifier trained on "
+                   f"the synthetic documents predicts the held-out originals' label with "
+                   f"{_pct(row['task_accuracy'])} accuracy "
+                   f"({_interval(row['task_accuracy_interval'])}); trained on the originals "
+                   f"{_pct(labels['accuracy'])}, always guessing the most frequent label "
+                   f"{_pct(labels['chance'])}.")
+    return [x for x in out if x]
+
+
 def meanings(row: dict[str, Any], labels: dict[str, Any] | None,
              meta: dict[str, Any] | None = None) -> list[str]:
     """Each number of ``row`` in one sentence."""
-    if row.get("form", "words") != "words":
+    if row.get("form") == "synthetic":
+        return _synthetic_meanings(row, labels)
+    if row.get("form", "words") not in ("words", "prompt"):
         return _vector_meanings(row, labels)
     out = []
     originals = (meta or {}).get("originals") or {}
@@ -280,9 +312,10 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     body = []
     for i, r in enumerate(a.rows):
         eps = f"{r['epsilon']:g}" + (" (document)" if r["epsilon_is_document_budget"] else "")
-        vector = r.get("form", "words") != "words"
-        ent = ("n/a" if vector else f"{r['entities_survived_count']}/{r['entities_found']}"
-               if r["entities_found"] else "0/0")
+        vector = r.get("form", "words") in ("embeddings", "documents", "baseline")
+        ent = ("n/a" if vector else "–" if r.get("entities_found") is None else
+               f"{r['entities_survived_count']}/{r['entities_found']}" if r["entities_found"]
+               else "0/0")
         line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""),
                 r.get("form", "words"), eps,
                 f"{_eps(r.get('document_epsilon_median'))} / {_eps(r.get('document_epsilon_p90'))}"]
@@ -309,6 +342,7 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
         misses = targets.misses(r)
         line += [f"{r['words_per_second']:,.0f}" if r["words_per_second"] else "–",
                  "reference (no private data)" if r.get("reference") else
+                 "refused: " + r["refused"] if r.get("refused") else
                  "yes" if not misses else "no: " + "; ".join(misses)]
         body.append(line)
     return head, body
@@ -405,6 +439,9 @@ def _recommendation_lines(a: Assessment) -> tuple[str, list[str], str | None]:
             head += f" Release it with `{r['command']}`."
         return head, meanings(r, labels, a.meta), r.get("guarantee_in_words")
     near = [a.rows[n["index"]] for n in rec["nearest"]]
+    if not near:
+        return (f"**No setting could be assessed** ({rec['targets']}): see the table.", [],
+                None)
     head = (f"**No setting meets your targets** ({rec['targets']}). The nearest: "
             + "; ".join(f"{r['label']} at ε = {r['epsilon']:g} ({', '.join(n['misses'])})"
                         for r, n in zip(near, rec["nearest"], strict=True)) + ".")

@@ -44,7 +44,7 @@ __all__ = ["FORMS", "VECTOR_FORMS", "VectorSetting", "EMBEDDING_EPSILONS", "DOCU
 
 #: Every release form assess knows (``--forms``); ``words`` are the word mechanisms,
 #: ``baseline`` the zero-private-data reference row (:mod:`textdp.assess.baseline`).
-FORMS = ("words", "embeddings", "documents", "baseline", "prompt")
+FORMS = ("words", "embeddings", "documents", "baseline", "prompt", "synthetic")
 #: DP-Prompt's ε per document in the grid: at the default 64 new tokens and clip [10, 30]
 #: (Δ = 20), T = 2, 1 and 0.5 (readable paraphrases from T ≈ 0.5: docs/dp_prompt.md).
 PROMPT_EPSILONS = (1280.0, 2560.0, 5120.0)
@@ -341,9 +341,10 @@ def resolve_forms(forms: str | Sequence[str] | None, mechanisms: Any, candidates
         raise ValueError("the documents form (DeepCandidate) needs public candidates: give "
                          "candidates= (--candidates FILE, from `textdp candidates build` on "
                          "public documents)")
-    if "baseline" in names and not labelled:
-        raise ValueError("the baseline form needs labels: its utility is a classifier trained "
-                         "on its output (give labels, --label-field)")
+    for form in ("baseline", "synthetic"):
+        if form in names and not labelled:
+            raise ValueError(f"the {form} form needs labels: its utility is a classifier "
+                             "trained on its output (give labels, --label-field)")
     if mechanisms is not None and "words" not in names:
         raise ValueError("mechanisms name word mechanisms: add 'words' to the forms")
     return tuple(dict.fromkeys(names))
@@ -355,7 +356,7 @@ def split_epsilons(epsilons: Any) -> tuple[Any, dict[str, Any]]:
     if not isinstance(epsilons, Mapping):
         return epsilons, {}
     vectors = {k: v for k, v in epsilons.items()
-               if k in (*VECTOR_FORMS.values(), "dp_prompt")}
+               if k in (*VECTOR_FORMS.values(), "dp_prompt", "synthesize")}
     words = {k: v for k, v in epsilons.items() if k not in vectors}
     return (words or None), vectors
 
@@ -390,6 +391,7 @@ class FormsPlan:
     model: Any = None
     document_kind: str = "text"
     prompts: list[Any] = field(default_factory=list)
+    synthetic: list[float] = field(default_factory=list)
 
     @property
     def words(self) -> bool:
@@ -429,5 +431,12 @@ def plan(forms: str | Sequence[str] | None, mechanisms: Any, epsilons: Any, cand
         prompts = [Setting("dp_prompt", float(e), options=options) for e in
                    (_check_epsilons(vectors["dp_prompt"]) if "dp_prompt" in vectors
                     else PROMPT_EPSILONS)]
+    synthetic: list[float] = []
+    if "synthetic" in chosen:
+        from textdp.assess.grid import _check_epsilons
+        from textdp.assess.synthetic import SYNTHETIC_EPSILONS
+
+        synthetic = (_check_epsilons(vectors["synthesize"]) if "synthesize" in vectors
+                     else list(SYNTHETIC_EPSILONS))
     return FormsPlan(chosen, words, vector_grid(chosen, vectors), candidates, recoder, model,
-                     document_kind, prompts)
+                     document_kind, prompts, synthetic)

@@ -43,7 +43,8 @@ sentence embeddings, ε 10-1000) and documents (DeepCandidate, ε 1-30 per sente
 with --candidates); baseline (with --label-field: a reference row, the language model
 writing from the label names alone, ε = 0, its classifier tested on held-out originals);
 prompt (DP-Prompt paraphrases with the language model of --model: text, measured as the
-word mechanisms; slow, give --sample).
+word mechanisms; slow, give --sample); synthetic (with --label-field: textdp synthesize on
+the training part of the split, its classifier tested on the held-out originals; slow).
 Vector forms release no text: leakage does not apply to them; their linkage attack is a
 nearest neighbour between released and original vectors, their classifier logistic
 regression on the vectors.
@@ -227,7 +228,8 @@ FormsOpt = Annotated[str | None, typer.Option(
     help="Comma-separated release forms: words (word mechanisms), embeddings (PrivEmb on "
          "MiniLM sentence embeddings), documents (DeepCandidate; needs --candidates), baseline "
          "(a language model writing from the label names alone, ε = 0; needs --label-field), "
-         "prompt (DP-Prompt paraphrases, ε 1280-5120 per document: slow). "
+         "prompt (DP-Prompt paraphrases: slow), synthetic (synthesize on the training split, "
+         "with --label-field: slow). "
          "Default: words,embeddings (+ documents with --candidates); with -m, words.")]
 
 CandidatesOpt = Annotated[Path | None, typer.Option(
@@ -241,7 +243,8 @@ RecoderOpt = Annotated[Path | None, typer.Option(
 
 ModelOpt = Annotated[Path | None, typer.Option(
     "--model", metavar="PATH", show_default=False,
-    help="The language model of the baseline and prompt forms (default textdp's own).")]
+    help="The language model of the baseline, prompt and synthetic forms (default "
+         "textdp's own).")]
 
 DocumentKindOpt = Annotated[str, typer.Option(
     "--document-kind", metavar="WORDS",
