@@ -79,7 +79,7 @@ def _scale_sentence(row: dict[str, Any]) -> str | None:
     text = (f"**Whole document** (the ledger's guarantee): a document of your data's median "
             f"length ({med['units']} {g['unit']}s) gets ε ≤ {_eps(med['epsilon'])}, one of its "
             f"90th-percentile length ({p90['units']}) ε ≤ {_eps(p90['epsilon'])}"
-            + (f" (δ ≤ {p90['delta']:.3g})" if p90["delta"] else ""))
+            + (f" (δ ≤ {_eps(p90['delta'])})" if p90["delta"] else ""))
     text += _persons_clause(g)
     return text + (f" — unbounded: {g['why']}." if med["epsilon"] is None and g["why"] else
                    f" ({g['domain']})." if g.get("domain") else ".")

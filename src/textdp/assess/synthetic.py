@@ -116,5 +116,5 @@ def guarantee_words(row: dict[str, Any]) -> str:
     return (f"synthesize at ε = {row['epsilon']:g}: (ε, δ)-DP at the dataset level, with each "
             f"{g['unit']} one unit: adding, removing or changing all the documents of one "
             f"{g['unit']} changes the probability of any synthetic corpus by at most a factor "
-            f"e^{format_up(g['median']['epsilon'], 4)} (plus δ = {g['median']['delta']:.2g}), "
+            f"e^{format_up(g['median']['epsilon'], 4)} (plus δ ≤ {format_up(g['median']['delta'], 2)}), "
             "whatever the length of its documents.")

@@ -374,7 +374,7 @@ def vector_guarantee_in_words(row: Mapping[str, Any], mech: Any) -> str:
     unit = scale.get("unit", "document")
     return text + (f" A whole document of your data's median size "
                    f"({scale['median']['units']} {unit}(s)) gets ε ≤ {format_up(med, 4)}"
-                   + (f", δ ≤ {scale['median']['delta']:.3g}" if scale["median"]["delta"] else "")
+                   + (f", δ ≤ {format_up(scale['median']['delta'], 4)}" if scale["median"]["delta"] else "")
                    + f" ({scale.get('domain', '')}).")
 
 
