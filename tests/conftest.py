@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
+
+# A test run started in the background of a non-interactive shell (``make test &``, CI's
+# launcher) inherits SIGINT *ignored*, and so does every process it starts: Python then installs
+# no KeyboardInterrupt handler, and every test that interrupts a command with Ctrl-C (exit 130)
+# fails or waits out its timeout (one Ray test for 240 s). The tests are about what a user's
+# Ctrl-C does, so they run with SIGINT as a terminal gives it: Python's default handler here, the
+# default disposition in the commands they start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: The tiny language model's vocabulary: three specials, then w0 … w60.
 TINY_WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]
