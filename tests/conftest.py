@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,23 @@ import pytest
 # default disposition in the commands they start.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def _runs_ray(item: pytest.Item) -> bool:
+    return ("runtime" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
+            or Path(str(item.fspath)).name.startswith("test_ray"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``make test``: ``-n 2 --dist loadgroup``) a group runs on one worker,
+    in collection order. The tests that run Ray form one group: they share one local runtime
+    (tests/integrations/conftest.py), each of whose jobs takes both CPUs already, and the
+    two-node cluster test must not start beside it. Every other module is its own group, so
+    that its module-scoped fixtures (models, corpora, evaluations) are built once, not once per
+    worker. Without xdist the marks do nothing."""
+    for item in items:
+        group = "ray" if _runs_ray(item) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
 
 #: The tiny language model's vocabulary: three specials, then w0 … w60.
 TINY_WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]

@@ -142,13 +142,13 @@ def _needs_runtime(item: pytest.Item) -> bool:
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stop the shared runtime after the last test of this process that uses it (the tests
-    after it need not share the machine with an idle runtime)."""
+    """Stop the shared runtime after the last test (in collection order) that uses it: the tests
+    after it need not share the machine with an idle runtime. (Under ``--dist loadgroup`` the
+    tests that use it run on one worker, in that order: tests/conftest.py.)"""
     if _RAY.ray is None or not _needs_runtime(item):
         return
-    items = item.session.items
-    rest = items[items.index(nextitem):] if nextitem is not None and nextitem in items else []
-    if not any(_needs_runtime(i) for i in rest):
+    users = [i for i in item.session.items if _needs_runtime(i)]
+    if nextitem is None or item is users[-1]:
         _RAY.down()
 
 
