@@ -45,7 +45,7 @@ TEST_WORKERS ?= 2
 
 test: $(VENV)/.textdp-dev chromium
 	$(BIN)/ruff check src tests benchmarks experiments
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 # Every code block of README.md, docs/ and examples/, the long ones too (model loading, Ray,
 # evaluation: those `make test` leaves out; see tests/docs/_harness.py for the marks).

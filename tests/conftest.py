@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,21 +18,37 @@ import pytest
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-def _runs_ray(item: pytest.Item) -> bool:
-    return ("runtime" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
-            or Path(str(item.fspath)).name.startswith("test_ray"))
+def ray_scope(nodeid: str) -> bool:
+    """Whether a test runs Ray (those of tests/integrations/test_ray*.py and the Ray case of
+    test_fronts_parity.py): under pytest-xdist they run on one worker, in their order."""
+    path, _, name = nodeid.partition("::")
+    return Path(path).name.startswith("test_ray") or \
+        (Path(path).name == "test_fronts_parity.py" and name.startswith("test_ray"))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``make test``: ``-n 2 --dist loadgroup``) a group runs on one worker,
-    in collection order. The tests that run Ray form one group: they share one local runtime
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``make test`` runs ``-n 2 --dist loadscope``: each module's tests on one worker (its
+    module-scoped fixtures — models, corpora, evaluations — built once, not once per worker),
+    and here also every test that runs Ray on one worker, in order: they share one local runtime
     (tests/integrations/conftest.py), each of whose jobs takes both CPUs already, and the
-    two-node cluster test must not start beside it. Every other module is its own group, so
-    that its module-scoped fixtures (models, corpora, evaluations) are built once, not once per
-    worker. Without xdist the marks do nothing."""
-    for item in items:
-        group = "ray" if _runs_ray(item) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+    two-node cluster test must not start beside it. The pages of tests/docs/test_docs.py,
+    which share nothing, are spread one by one. (xdist's ``--dist loadgroup`` and its
+    ``xdist_group`` mark would say the same, but pytest-xdist 3.8.0 renames the test ids of
+    a group through an attribute pytest 9 no longer reads, so its groups are not kept.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if ray_scope(nodeid):
+                return "ray"
+            if nodeid.startswith("tests/docs/test_docs.py::"):
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return Scheduling(config, log)
 
 
 #: The tiny language model's vocabulary: three specials, then w0 … w60.

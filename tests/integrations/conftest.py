@@ -137,18 +137,31 @@ def runtime():
     return _RAY.up()
 
 
+def _ray_scope(nodeid: str) -> bool:
+    """tests/conftest.py's ``ray_scope``: the tests that xdist runs together on one worker."""
+    path, _, name = nodeid.partition("::")
+    return Path(path).name.startswith("test_ray") or \
+        (Path(path).name == "test_fronts_parity.py" and name.startswith("test_ray"))
+
+
 def _needs_runtime(item: pytest.Item) -> bool:
     return "runtime" in getattr(item, "fixturenames", ())
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stop the shared runtime after the last test (in collection order) that uses it: the tests
-    after it need not share the machine with an idle runtime. (Under ``--dist loadgroup`` the
-    tests that use it run on one worker, in that order: tests/conftest.py.)"""
-    if _RAY.ray is None or not _needs_runtime(item):
+    """Stop the shared runtime after the last test that uses it: the tests after it need not
+    share the machine with an idle runtime. In one process that is the last such test in
+    collection order; on a pytest-xdist worker, where the tests that run Ray come together
+    (tests/conftest.py's scheduler), the last one before a test that does not run Ray."""
+    if _RAY.ray is None:
         return
-    users = [i for i in item.session.items if _needs_runtime(i)]
-    if nextitem is None or item is users[-1]:
+    if hasattr(item.config, "workerinput"):  # an xdist worker
+        last = nextitem is None or not _ray_scope(nextitem.nodeid)
+    else:
+        items = item.session.items
+        users = [k for k, i in enumerate(items) if _needs_runtime(i)]
+        last = nextitem is None or not users or items.index(item) >= users[-1]
+    if last:
         _RAY.down()
 
 
