@@ -39,9 +39,13 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
 	  echo "note: chromium not available; the HTML report test will be skipped"
 
+# Two pytest-xdist workers (the 2 cores); each module, and the Ray tests together, run on one
+# worker (tests/conftest.py). `make test TEST_WORKERS=0` runs the suite in this process alone.
+TEST_WORKERS ?= 2
+
 test: $(VENV)/.textdp-dev chromium
 	$(BIN)/ruff check src tests benchmarks experiments
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 # Every code block of README.md, docs/ and examples/, the long ones too (model loading, Ray,
 # evaluation: those `make test` leaves out; see tests/docs/_harness.py for the marks).

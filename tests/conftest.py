@@ -3,8 +3,53 @@
 from __future__ import annotations
 
 import os
+import signal
+from pathlib import Path
+from typing import Any
 
 import pytest
+
+# A test run started in the background of a non-interactive shell (``make test &``, CI's
+# launcher) inherits SIGINT *ignored*, and so does every process it starts: Python then installs
+# no KeyboardInterrupt handler, and every test that interrupts a command with Ctrl-C (exit 130)
+# fails or waits out its timeout (one Ray test for 240 s). The tests are about what a user's
+# Ctrl-C does, so they run with SIGINT as a terminal gives it: Python's default handler here, the
+# default disposition in the commands they start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def ray_scope(nodeid: str) -> bool:
+    """Whether a test runs Ray (those of tests/integrations/test_ray*.py and the Ray case of
+    test_fronts_parity.py): under pytest-xdist they run on one worker, in their order."""
+    path, _, name = nodeid.partition("::")
+    return Path(path).name.startswith("test_ray") or \
+        (Path(path).name == "test_fronts_parity.py" and name.startswith("test_ray"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``make test`` runs ``-n 2 --dist loadscope``: each module's tests on one worker (its
+    module-scoped fixtures — models, corpora, evaluations — built once, not once per worker),
+    and here also every test that runs Ray on one worker, in order: they share one local runtime
+    (tests/integrations/conftest.py), each of whose jobs takes both CPUs already, and the
+    two-node cluster test must not start beside it. The pages of tests/docs/test_docs.py,
+    which share nothing, are spread one by one. (xdist's ``--dist loadgroup`` and its
+    ``xdist_group`` mark would say the same, but pytest-xdist 3.8.0 renames the test ids of
+    a group through an attribute pytest 9 no longer reads, so its groups are not kept.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if ray_scope(nodeid):
+                return "ray"
+            if nodeid.startswith("tests/docs/test_docs.py::"):
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return Scheduling(config, log)
+
 
 #: The tiny language model's vocabulary: three specials, then w0 … w60.
 TINY_WORDS = ["[PAD]", "[EOS]", "[UNK]"] + [f"w{i}" for i in range(61)]

@@ -98,7 +98,8 @@ def test_spans_never_cross_documents_and_windowing_equals_a_full_scan():
     (every candidate of the whole document validated, spelled-out addresses included) agrees,
     and so does spans() of it."""
     from textdp.text._spelled import SPELLED
-    from textdp.text.identifiers import BUILTIN_KINDS, _merge_words, _resolve, _tlds
+    from textdp.text.identifiers import BUILTIN_KINDS, _merge_words, _resolve
+    from textdp.text.recognisers.identifiers import _tlds
 
     rng = np.random.default_rng(3)
     parts = [c for c, _ in CASES] + ["word", " ", ", ", "12", "3", ".", ":", "@", "(", "-", "\n",

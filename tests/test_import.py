@@ -58,6 +58,35 @@ def test_version_probe_can_fail():
     assert "typer" in modules and "textdp.cli._app" in modules
 
 
+#: What a one-line ``textdp privatize`` with the defaults must not pay for (issue 38, Deliver 5):
+#: the frameworks and data libraries, spaCy's own command line (weasel, requests, httpx), and
+#: wordfreq (the gazetteers read their Zipf frequencies from their cache).
+NOT_FOR_PRIVATIZE = ("torch", "transformers", "tensorflow", "jax", "pandas", "sklearn", "ray",
+                     "datasets", "scipy", "pyarrow", "matplotlib", "weasel", "requests", "httpx",
+                     "wordfreq")
+
+
+def test_one_line_privatize_imports_no_framework(tmp_path):
+    """With a name, a place and a phone number in the line, so the entity model and all three
+    gazetteers load; the probe sees spaCy (so the check has power)."""
+    from textdp.text.entities import EntityModelError, check_model
+    from textdp.text.gazetteers import gazetteer_spans
+
+    try:
+        check_model()
+    except EntityModelError as exc:
+        pytest.skip(str(exc))
+    gazetteer_spans("Zanele Kim, Durban, Acme Ltd", ("person", "location", "org"))  # cache built
+    src = tmp_path / "in.txt"
+    src.write_text("Hi, I am Zanele Kim from Durban, call me on +27 82 555 0199\n")
+    code = ("from textdp.cli import main\n"
+            f"assert main(['privatize', {str(src)!r}, '-o', {str(tmp_path / 'out.txt')!r}, "
+            "'--epsilon', '8']) == 0")
+    modules = _modules_after(code)
+    assert "spacy" in modules and "textdp.text.names" in modules
+    assert [m for m in modules if m.split(".")[0] in NOT_FOR_PRIVATIZE] == []
+
+
 def test_available_lists_names_without_importing_families():
     modules = _modules_after("import textdp\nprint(textdp.mechanisms.available())")
     assert _families(modules) == []

@@ -38,9 +38,6 @@ ABOVE = ("textdp.cli", "textdp.evaluation", "textdp.experiments", "textdp.encode
          "textdp.integrations", "textdp.pandas", "textdp.sklearn", "textdp.audit")
 MAX_FUNCTION_LINES = 80
 MAX_MODULE_LINES = 600
-#: Temporary: these two are being split by the recogniser-registry branch (issue 33, deliverable 4),
-#: which removes them from this set. Nothing else may be added here.
-MODULE_SIZE_EXCEPTIONS = frozenset({"text/entities.py", "text/identifiers.py"})
 
 
 def _imports(tree: ast.AST) -> list[str]:
@@ -110,15 +107,7 @@ def test_no_module_is_longer_than_600_lines():
     """Issue 33: no module of src/textdp over 600 lines (a module a reader can hold)."""
     files = sorted(SRC.rglob("*.py"))
     assert len(files) > 100  # the walk found the package
-    kept = [p for p in files if p.relative_to(SRC).as_posix() not in MODULE_SIZE_EXCEPTIONS]
-    assert _long_modules(kept) == []
-
-
-def test_the_module_size_exceptions_are_still_needed():
-    """An exception that no longer applies (the file split or gone) is to be dropped from the set."""
-    assert sorted(m.split(" ")[0] for m in _long_modules([SRC / e for e in MODULE_SIZE_EXCEPTIONS
-                                                          if (SRC / e).exists()])) == \
-        sorted(MODULE_SIZE_EXCEPTIONS)
+    assert _long_modules(files) == []
 
 
 def test_the_module_size_check_catches_a_planted_long_module(tmp_path):

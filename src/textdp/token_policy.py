@@ -215,10 +215,10 @@ def policy_sections(identifiers: Identifiers | None, entities: Entities, oov: OO
             "dropped": counts.get("entities_dropped", 0), "allowed_kept": allowed}
     unprotected = ([{"kind": "allow-list terms", "count": allowed,
                      "why": "allow_list releases them unchanged"}] if allowed else [])
+    off = [k for k in ENTITY_KINDS if k not in e.kinds]  # a user's recogniser adds kinds
     if not e.kinds:
         warnings = [OFF_WARNING]
-    elif len(e.kinds) < len(ENTITY_KINDS):
-        off = [k for k in ENTITY_KINDS if k not in e.kinds]
+    elif off:
         warnings = [f"entity recognition is off for: {', '.join(off)} "
                     "(they may pass through)"]
     else:

@@ -178,6 +178,9 @@ def _battery() -> list[list[str]]:
         ["assess", "$D/in.txt", "--allow-list", "$D/missing.txt"],
         ["assess", "$D/in.txt", "--identifier-pattern", "x"],
         ["assess", "$D/in.txt", "--max-author-linkage", "x"],
+        ["assess", "$D/in.txt", "--forms", "nosuch"],
+        ["assess", "$D/in.txt", "--forms", "documents"],
+        ["assess", "$D/in.txt", "--candidates", "$D/missing.npz"],
         ["assess", "$D/in.txt", "--unit-field", "person"],
         # vocab
         ["vocab", "stats", "nosuch"], ["vocab", "stats", "glove-6b-50d", "--sample", "0"],

@@ -4,7 +4,7 @@ MVC, 1-Diffractor and CusText.
 
 The options are the ones most likely to drift between fronts: random replacement of
 out-of-vocabulary words, stop words kept, a deny-list, a mask token, and budget allocation. The
-Ray part starts a local Ray runtime (2 CPUs) and is marked ``ray``: ``-m "not ray"`` leaves it out.
+Ray part runs on the shared local Ray runtime (2 CPUs) and is marked ``ray``: ``-m "not ray"`` leaves it out.
 """
 
 from __future__ import annotations
@@ -76,19 +76,13 @@ def test_every_local_front_gives_the_same_texts(mechanism, tmp_path, capsys):
 
 
 @pytest.mark.ray
-def test_ray_gives_the_same_texts():
-    ray = pytest.importorskip("ray")
-    pytest.importorskip("ray.data")
+def test_ray_gives_the_same_texts(runtime):
+    ray = runtime  # the shared local runtime (tests/integrations/conftest.py)
     from textdp.integrations import ray as tray
 
-    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
-             log_to_driver=False, logging_level="ERROR")
-    try:
-        for mechanism in MECHANISMS:
-            ds = ray.data.from_items([{"text": t} for t in TEXTS], override_num_blocks=2)
-            out, report = tray.privatize(ds, mechanism=mechanism, seed=SEED, workers=2,
-                                         batch_size=2, **OPTIONS)
-            assert list(tray.texts_of(out)) == _reference(mechanism), mechanism
-            assert report["engine"] == "ray"
-    finally:
-        ray.shutdown()
+    for mechanism in MECHANISMS:
+        ds = ray.data.from_items([{"text": t} for t in TEXTS], override_num_blocks=2)
+        out, report = tray.privatize(ds, mechanism=mechanism, seed=SEED, workers=2,
+                                     batch_size=2, **OPTIONS)
+        assert list(tray.texts_of(out)) == _reference(mechanism), mechanism
+        assert report["engine"] == "ray"

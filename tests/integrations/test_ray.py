@@ -1,4 +1,5 @@
-"""Ray Data (issue 13, items 1 and 2): a real local Ray runtime, 2 CPUs, shared by every test.
+"""Ray Data (issue 13, items 1 and 2): a real local Ray runtime, 2 CPUs, shared by every test
+(``runtime``: tests/integrations/conftest.py).
 
 Seeded runs are byte-identical to the local run (library and command line); unseeded runs never
 repeat an earlier output and actors do not share a generator; an actor killed mid-run is
@@ -38,14 +39,6 @@ def _texts(n: int) -> list[str]:
 
 
 TEXTS = _texts(240)
-
-
-@pytest.fixture(scope="module")
-def runtime():
-    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
-             log_to_driver=False, logging_level="ERROR")
-    yield ray
-    ray.shutdown()
 
 
 def _dataset(texts):
@@ -366,7 +359,7 @@ def test_an_empty_dataset_gives_an_empty_dataset_and_a_report(runtime):
 
 
 def test_cli_ray_address_joins_a_running_cluster(runtime, tmp_path):
-    """The real script, in its own process, on this module's runtime as the "cluster"."""
+    """The real script, in its own process, on the shared runtime as the "cluster"."""
     import os
     import subprocess
     import sys

@@ -8,7 +8,8 @@ status; no Ray process of the job still running; with ``--ledger``, the release 
 pending as docs/accounting.md says. The faults are injected by test-only subclasses of the
 production actor (:class:`textdp.engines.ray.text_files.FileWorker`, which carries no test hook), defined
 inside the tests so that they reach the workers by value, as in tests/integrations/test_ray.py,
-whose runtime fixture and data this module reuses. Small data; every wait is bounded.
+whose data this module reuses (the shared runtime: tests/integrations/conftest.py). Small
+data; every wait is bounded.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ def _load_test_ray():
 
 
 _base = _load_test_ray()
-runtime = _base.runtime  # the module's Ray runtime (2 CPUs), shared by its tests
 _texts = _base._texts
 
 #: The parts of a report that count what was released (the engine's own parts aside).
@@ -73,7 +73,7 @@ def _cli(*args: object) -> int:
 
 def _job_processes(name: str) -> list[Any]:
     """The live processes of actors of class ``name`` (Ray titles them ``ray::NAME...``) on
-    this module's runtime (its processes descend from this one; other runtimes on the machine
+    the shared runtime (its processes descend from this one; other runtimes on the machine
     are not looked at)."""
     found = []
     for p in psutil.Process().children(recursive=True):

@@ -17,14 +17,6 @@ from textdp.integrations import ray as tray  # noqa: E402
 from textdp.ledger import Ledger, LedgerRefused  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def runtime():
-    ray.init(num_cpus=2, object_store_memory=150 * 2**20, include_dashboard=False,
-             log_to_driver=False, logging_level="ERROR")
-    yield ray
-    ray.shutdown()
-
-
 def _lines(book):
     return [json.loads(x) for x in book.read_text().splitlines()]
 

@@ -6,7 +6,7 @@ this machine (moto's, in-process, on 127.0.0.1): read and written through pyarro
 filesystem by the Ray workers, seeded output byte for byte the local engine's, a failing file
 leaving no object under the output prefix and no staging prefix, an existing output prefix
 refused. The S3 server (``s3``: tests/integrations/conftest.py) is reached through
-``AWS_ENDPOINT_URL``, set before the module's Ray runtime starts, so that its worker processes
+``AWS_ENDPOINT_URL``, set while the shared Ray runtime starts, so that its worker processes
 inherit it as a command's own runtime would.
 """
 
@@ -223,7 +223,7 @@ def test_every_format_reads_and_writes_through_s3_as_locally(s3, tmp_path):
 
 def test_s3_interrupted_job_leaves_no_object(runtime, s3, tmp_path, interrupt):
     """Ctrl-C once the workers have staged an object: exit 130, the staging prefix deleted, no
-    object under the output prefix (the driver is its own process, joined to the module's
+    object under the output prefix (the driver is its own process, joined to the shared
     runtime; both have the S3 variables)."""
     import signal
     import sys

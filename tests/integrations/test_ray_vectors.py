@@ -4,7 +4,7 @@ name order; the report and the ledger are the local engine's plus the engine's s
 errors leave nothing behind. INPUT takes privatize's forms (several files in the order given, an
 ``s3://`` prefix or object on the S3 server of tests/integrations/conftest.py, started before the
 runtime so that its workers inherit the AWS variables) with privatize's refusals. A local Ray
-runtime of 2 CPUs, shared by the module's tests.
+runtime of 2 CPUs, shared (tests/integrations/conftest.py).
 
 PrivEmb's projection is a matrix product whose last bits depend on how BLAS splits it over
 threads; the actors use one thread, so the local runs compared with them do too

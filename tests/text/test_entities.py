@@ -283,7 +283,7 @@ def test_a_leading_article_is_not_part_of_the_name():
 
 
 def test_recurrences_are_whole_words_not_parts_of_joined_words():
-    from textdp.text.entities import _occurrences
+    from textdp.text.recognisers.ner import _occurrences
 
     text = "Maria, O'Maria, Maria-Luz, Maria's, -Maria and Maria."
     # "Maria's" is Maria with a possessive: an occurrence, without the clitic.
@@ -315,7 +315,7 @@ def test_a_capitalised_common_adjective_is_not_a_name_but_a_city_is():
 def _windows_reference(text: str, margin: int) -> list[tuple[int, int]]:
     """The screen's windows as first written (a character at a time, unbounded): what the
     compiled screen must reproduce on ordinary text."""
-    from textdp.text.entities import _NOT_CANDIDATES, _candidate_regex
+    from textdp.text.recognisers.ner import _NOT_CANDIDATES, _candidate_regex
 
     spans: list[tuple[int, int]] = []
     for m in _candidate_regex().finditer(text):
@@ -335,7 +335,7 @@ def _windows_reference(text: str, margin: int) -> list[tuple[int, int]]:
 
 def test_windows_are_the_candidates_neighbourhoods_and_stay_bounded():
     from textdp.datasets.tickets import generate_tickets
-    from textdp.text.entities import _windows
+    from textdp.text.recognisers.ner import _windows
 
     texts = [TICKET, "", "no capitals here", "Maria", "  Maria  ", "x\u00a0Maria\tGarcia\r\nLeeds",
              *(t.text for t in generate_tickets(30, seed=3))]

@@ -39,22 +39,30 @@ from textdp.assess.attacks import (
     attribute_split,
     author_linkage,
 )
-from textdp.assess.grid import Setting, choose_sample, command_line, default_grid, release_keywords
+from textdp.assess.grid import Setting, choose_sample, command_line, release_keywords
 from textdp.assess.independent import independent_mentions, independent_survival
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage, similarity_matrices
-from textdp.assess.recommend import Targets, guarantee_in_words, parse_linkage, recommend, typical_losses
+from textdp.assess.recommend import (
+    Targets,
+    build_targets,
+    guarantee_in_words,
+    recommend,
+    typical_losses,
+)
 from textdp.assess.render import HONESTY
 from textdp.assess.scale import document_scale, document_sizes
 from textdp.assess.utility import accuracy, chance, mean_interval, similarity, task_split, wilson
+from textdp.assess.vectors import plan, vector_guarantee_in_words, vector_rows
 
 __all__ = ["Assessment", "assess", "HONESTY"]
+#: The targets' builder under its former name here (callers import it from this module).
+_targets = build_targets
 
 #: What every report says about the assessment itself.
 
 
 _WORD = re.compile(r"\w+")
-_FORBIDDEN = ("mechanism", "epsilon", "seed", "ledger", "epsilon_document")
 #: A progress bar factory: (description, total) → an object with update(n) and close().
 ProgressFactory = Callable[[str, int], Any]
 
@@ -168,7 +176,9 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
            known: Sequence[Sequence[str]] | None = None,
            units: Sequence[Any] | None = None, sensitive: Sequence[Any] | None = None,
            max_author_linkage: str | float | None = "5x", max_attribute: str | float | None = None,
-           progress: ProgressFactory | None = None, **release_options: Any) -> Assessment:
+           progress: ProgressFactory | None = None, forms: str | Sequence[str] | None = None,
+           candidates: Any = None, recoder: Any = None, model: Any = None,
+           document_kind: str = "text", **release_options: Any) -> Assessment:
     """Measure privacy risk and utility of each mechanism × ε on a sample of ``texts``.
 
     Args:
@@ -201,6 +211,9 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         max_attribute: target on the attribute attack's accuracy (``"1.2x"`` the majority
             guess, or a fraction; checked with ``sensitive``).
         progress: a factory ``(description, total) → bar`` (``update(n)``, ``close()``).
+        forms, candidates, recoder, model, document_kind: the release forms and their
+            options (DeepCandidate's public candidates and recoder; the language model and
+            what the documents are, for ``baseline``): :func:`textdp.assess.vectors.plan`.
         release_options: any other :func:`textdp.spec.release_spec` option (``oov``,
             ``entities``, ``allow_list``, …), applied to every setting.
 
@@ -220,20 +233,19 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     texts, labels, known = _check_texts(texts, labels, known)
     units = _check_field(units, len(texts), "unit")
     sensitive = _check_field(sensitive, len(texts), "sensitive value")
-    # Checked even when not applied (no persons, no sensitive field): a slip is still a slip.
-    parse_linkage(max_author_linkage, "max author linkage")
-    parse_linkage(max_attribute, "max attribute")
-    targets = _targets(release_options, time_budget, max_linkage, max_entities, min_utility,
-                       max_author_linkage if units is not None else None,
-                       max_attribute if sensitive is not None else None)
+    targets = build_targets(release_options, time_budget, max_linkage, max_entities,
+                            min_utility, max_author_linkage, max_attribute,
+                            persons=units is not None, sensitive=sensitive is not None)
     seed_given = seed is not None
     seed = int(_random.secure_generator().integers(2**63)) if seed is None else int(seed)
-    grid = default_grid(mechanisms, epsilons)
+    forms_plan = plan(forms, mechanisms, epsilons, candidates, recoder, labels is not None,
+                      model=model, document_kind=document_kind)
+    grid = forms_plan.word_grid(mechanisms) + forms_plan.prompts
     specs = _specs(grid, release_options, seed)
     rows, recommendation, meta = _assess(
         texts, labels, known, units, sensitive, grid, specs, targets, seed, sample, time_budget,
-        encoder, progress, release_options)
-    meta["sample"]["seed_given"] = seed_given
+        encoder, progress, release_options, forms_plan)
+    meta["sample"]["seed_given"], meta["forms"] = seed_given, list(forms_plan.forms)
     return Assessment(rows=rows, recommendation=recommendation, meta=meta)
 
 
@@ -278,7 +290,8 @@ def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: 
 def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[str] | None,
             sensitive: list[str] | None, grid: list[Setting], specs: list[Any],
             targets: Targets, seed: int, sample: int | None, time_budget: float, encoder: Any,
-            progress: ProgressFactory | None, release_options: Mapping[str, Any]
+            progress: ProgressFactory | None, release_options: Mapping[str, Any],
+            forms_plan: Any = None
             ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """The measurements of :func:`assess` once its arguments are checked: (rows,
     recommendation, meta)."""
@@ -291,22 +304,44 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
     index = np.sort(order[:n])
     originals = [texts[i] for i in index]
     original_embeddings = np.asarray(embed(originals), dtype=np.float64)
-    mentions = _with_known(find_mentions(originals), known, index, len(texts))
+    # The entity stage and its counts are for text releases only (the entity model is slow to load).
+    mentions = (_with_known(find_mentions(originals), known, index, len(texts)) if grid
+                else [[] for _ in originals])
     split, baseline_info = _baseline(originals, labels, index, seed)
     words = sum(len(_WORD.findall(t)) for t in originals)
     shared = _Shared(sizes=document_sizes(texts), units=units,
                      authors=None if units is None else [units[i] for i in index])
     if sensitive is not None:
         shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
-    shared.independent = independent_mentions(originals)
-    shared.entities = _private_reader()
+    if grid:
+        shared.independent = independent_mentions(originals)
+        shared.entities = _private_reader()
     originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
                      embed, progress, shared) for setting, spec in zip(grid, specs, strict=True)]
+    more, built = vector_rows(forms_plan.vectors if forms_plan else [], originals,
+                              original_embeddings, embed, split, words, shared, seed,
+                              forms_plan and forms_plan.candidates,
+                              forms_plan and forms_plan.recoder, progress)
+    for row in more:
+        _scale_fields(row, row["document_guarantee"])
+    rows += more
+    if forms_plan is not None and forms_plan.baseline:
+        from textdp.assess.baseline import baseline_row
+
+        rows.append(baseline_row(originals, split, shared, seed=seed, model=forms_plan.model,
+                                 document_kind=forms_plan.document_kind, progress=progress))
+    if forms_plan is not None and forms_plan.synthetic:
+        from textdp.assess.synthetic import synthetic_row
+
+        rows += [synthetic_row(e, originals, split, shared, seed=seed, embed=embed,
+                               original_embeddings=original_embeddings, model=forms_plan.model,
+                               document_kind=forms_plan.document_kind, progress=progress)
+                 for e in forms_plan.synthetic]
     _add_options(rows, release_options)
     recommendation = recommend(rows, targets)
-    _explain(rows, specs, recommendation, originals, seed)
+    _explain(rows, [*specs, *built], recommendation, originals, seed)
     meta: dict[str, Any] = {
         "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
                    "indices": index.tolist(), "pilot_documents": pilot_n, "words": words},
@@ -329,27 +364,46 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
              else setting.label)
     bar = progress(label, len(originals)) if progress is not None else None
     try:
-        runner = spec.privatizer()
         t0 = time.perf_counter()
-        private = _run(runner, originals, bar)
+        private, placeholders, counts = _privatize(spec, originals, bar)
         seconds = time.perf_counter() - t0
     finally:
         if bar is not None:
             bar.close()
     private_embeddings = np.asarray(embed(private), dtype=np.float64)
-    placeholders = runner.rules.placeholders()
     leak = survival(mentions, private, placeholders)
     leak["independent"] = independent_survival(originals, private, shared.independent,
                                                placeholders, shared.entities)
-    row = _row(setting, spec, originals, private, leak, dict(runner.tallies().by_policy),
+    row = _row(setting, spec, originals, private, leak, counts,
                original_embeddings, private_embeddings, split, words, seconds, shared)
     _add_scale(row, spec.mechanism_object(), shared)
     return row
 
 
+def _privatize(spec: Any, originals: list[str], bar: Any
+               ) -> tuple[list[str], tuple[str, ...], dict[str, int]]:
+    """(private texts, the release's placeholders, the word tallies) of one text setting: a
+    word mechanism through its Privatizer, DP-Prompt through its engine (no placeholder, no
+    word tally: it rewrites the whole document)."""
+    if spec.kind == "prompt":
+        from textdp.lm.paraphrase import privatize_spec
+
+        private = privatize_spec(spec, originals)[0]
+        if bar is not None:
+            bar.update(len(originals))
+        return private, (), {}
+    runner = spec.privatizer()
+    private = _run(runner, originals, bar)
+    return private, runner.rules.placeholders(), dict(runner.tallies().by_policy)
+
+
 def _add_scale(row: dict[str, Any], mechanism: Any, shared: _Shared) -> None:
     """The document-level (and per-person) guarantee of the row's setting."""
-    scale = document_scale(mechanism, shared.sizes, shared.units)
+    _scale_fields(row, document_scale(mechanism, shared.sizes, shared.units))
+
+
+def _scale_fields(row: dict[str, Any], scale: dict[str, Any]) -> None:
+    """The row's fields of its :func:`textdp.assess.scale.document_scale`."""
     row["document_guarantee"] = scale
     for name in ("median", "p90"):
         row[f"document_epsilon_{name}"] = scale[name]["epsilon"]
@@ -382,7 +436,7 @@ def _add_options(rows: list[dict[str, Any]], release_options: Mapping[str, Any])
     plain = {k: (dict(v) if isinstance(v, Mapping) else list(v))
              for k, v in release_options.items() if _strings(v)}
     for row in rows:
-        if row["release"]:
+        if row["release"] and row.get("form", "words") == "words":
             release = {**simple, **row["release"]}
             if "allocation" in release and "epsilon" in release:
                 # The caller's allocation makes the setting's ε a document budget.
@@ -399,48 +453,16 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(x, str) for x in value)
 
 
-def _targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
-             max_entities: Any, min_utility: Any, max_author_linkage: Any = None,
-             max_attribute: Any = None) -> Targets:
-    for name in _FORBIDDEN:
-        if name in release_options:
-            raise TypeError(f"assess() takes no {name!r}: "
-                            + ("it assesses and releases nothing, so it spends no budget"
-                               if name == "ledger" else "give mechanisms=, epsilons=, seed="))
-    if isinstance(time_budget, bool) or not (isinstance(time_budget, int | float)
-                                             and time_budget > 0):
-        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
-    linkage_fraction, linkage_times = parse_linkage(max_linkage)
-    if max_entities is not None and (isinstance(max_entities, bool) or
-                                     not isinstance(max_entities, int) or max_entities < 0):
-        raise ValueError(f"max_entities must be a non-negative integer, got {max_entities!r}")
-    if min_utility is not None:
-        if isinstance(min_utility, bool) or not isinstance(min_utility, int | float):
-            raise TypeError(f"min_utility must be a number between 0 and 1, got "
-                            f"{type(min_utility).__name__}")
-        if not 0 <= min_utility <= 1:  # NaN fails too: a target no setting can meet is a slip
-            raise ValueError(f"min_utility must lie in [0, 1] (a mean similarity or a task "
-                             f"accuracy), got {min_utility!r}")
-    author_fraction, author_times = parse_linkage(max_author_linkage, "max author linkage")
-    attribute_fraction, attribute_times = parse_linkage(max_attribute, "max attribute")
-    return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
-                   max_entities=max_entities,
-                   min_utility=None if min_utility is None else float(min_utility),
-                   max_author_linkage=author_fraction,
-                   max_author_linkage_times_chance=author_times,
-                   max_attribute=attribute_fraction, max_attribute_times_chance=attribute_times)
-
-
 def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: int) -> list[Any]:
     """One release spec per setting, every one checked before any text is privatised."""
-    from textdp.spec import release_spec
+    from textdp.spec import PROMPT_MECHANISMS, release_spec
 
     specs = []
     for setting in grid:
-        spec = release_spec(**setting.release_options(release_options, seed))
-        if spec.kind != "word":
-            raise ValueError(f"{spec.name} rewrites whole documents with a language model; "
-                             "assess measures word mechanisms only")
+        # DP-Prompt comes from the prompt form only (plan() refuses it among the mechanisms);
+        # the word release options do not apply to it.
+        prompt = setting.name in PROMPT_MECHANISMS
+        spec = release_spec(**setting.release_options({} if prompt else release_options, seed))
         specs.append(spec)
     return specs
 
@@ -451,7 +473,8 @@ def _sample_size(texts: list[str], order: np.ndarray, sample: int | None, specs:
     measures the cost per document and setting (after loading the models once)."""
     per_doc = None
     pilot_n = 0
-    if sample is None and len(texts) > 50:
+    specs = [s for s in specs if s.kind == "word"]  # the pilot: a word setting, if any
+    if sample is None and len(texts) > 50 and specs:
         pilot_n = min(32, len(texts))
         pilot = [texts[i] for i in order[:pilot_n]]
         # Load the models first (entity model, MiniLM): a one-time cost is not a per-document one.
@@ -487,6 +510,16 @@ def _explain(rows: list[dict[str, Any]], specs: list[Any], recommendation: Mappi
     shown = ([recommendation["index"]] if recommendation["met"]
              else [r["index"] for r in recommendation["nearest"][:1]])
     for i in shown:
+        if rows[i].get("form") == "synthetic":
+            from textdp.assess.synthetic import guarantee_words
+
+            rows[i]["guarantee_in_words"] = guarantee_words(rows[i])
+            continue
+        if rows[i].get("form", "words") != "words":
+            built = specs[i].mechanism_object() if rows[i]["form"] == "prompt" else specs[i]
+            rows[i]["guarantee"] = _guarantee(built)
+            rows[i]["guarantee_in_words"] = vector_guarantee_in_words(rows[i], built)
+            continue
         mechanism = specs[i].mechanism_object()
         losses = typical_losses(mechanism, _word_ids(mechanism, originals),
                                 _random.public_generator(seed))
@@ -521,7 +554,8 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
     privatized = counts.get("privatized", 0)
     unchanged = counts.get("privatized_unchanged", 0)
     row: dict[str, Any] = {
-        "mechanism": setting.name, "variant": setting.variant, "label": setting.label,
+        "form": spec.kind if spec.kind == "prompt" else "words", "mechanism": setting.name,
+        "variant": setting.variant, "label": setting.label,
         "epsilon": (spec.mechanism_object().epsilon if setting.epsilon is None
                     else setting.epsilon),
         "epsilon_is_document_budget": "allocation" in dict(setting.options),

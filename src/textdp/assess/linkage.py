@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["ATTACKS", "similarity_matrices", "top_k", "linkage"]
+__all__ = ["ATTACKS", "similarity_matrices", "top_k", "linkage", "rates"]
 
 ATTACKS = ("tfidf-words", "tfidf-chars", "sbert", "combined")
 #: Scores closer than this are ties (float noise of an encoder on equal inputs).
@@ -82,11 +82,17 @@ def linkage(originals: Sequence[str], private: Sequence[str],
     n = len(originals)
     if n != len(private) or n < 2:
         raise ValueError("linkage needs at least two documents, as many private as original")
-    by_attack = {}
-    hits = {}
     if matrices is None:
         matrices = similarity_matrices(originals, private, original_embeddings,
                                        private_embeddings)
+    return rates(matrices, n)
+
+
+def rates(matrices: dict[str, np.ndarray], n: int) -> dict[str, object]:
+    """:func:`linkage`'s figures from attack → (n, n) similarity of released item i to original
+    j (any release form: texts, vectors)."""
+    by_attack = {}
+    hits = {}
     for attack, scores in matrices.items():
         h1, h5 = top_k(scores, 1).sum(), top_k(scores, min(5, n)).sum()
         by_attack[attack] = {"top1": h1 / n, "top5": h5 / n}

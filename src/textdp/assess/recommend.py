@@ -16,7 +16,7 @@ import numpy as np
 
 from textdp.privacy import format_up
 
-__all__ = ["Targets", "parse_linkage", "recommend", "guarantee_in_words", "typical_losses"]
+__all__ = ["Targets", "build_targets", "parse_linkage", "recommend", "guarantee_in_words", "typical_losses"]
 
 
 def parse_linkage(value: str | float | None, what: str = "max linkage"
@@ -118,7 +118,8 @@ class Targets:
                 and row["entities_survived_count"] > self.max_entities):
             out.append(f"{row['entities_survived_count']} entities/identifiers survived > "
                        f"{self.max_entities}")
-        if self.min_utility is not None and row["similarity_interval"][0] < self.min_utility:
+        if (self.min_utility is not None and row.get("similarity_interval") is not None
+                and row["similarity_interval"][0] < self.min_utility):
             out.append(f"similarity from {row['similarity_interval'][0]:.2f} < "
                        f"{self.min_utility:g}")
         return out
@@ -132,9 +133,55 @@ class Targets:
         if self.max_entities is not None and row.get("entities_survived_count") is not None:
             total += max(row["entities_survived_count"] - self.max_entities, 0) / (
                 self.max_entities + 1)
-        if self.min_utility is not None and self.min_utility > 0:
+        if (self.min_utility is not None and self.min_utility > 0
+                and row.get("similarity_interval") is not None):
             total += max(self.min_utility - row["similarity_interval"][0], 0.0) / self.min_utility
         return total
+
+
+#: release_spec keywords that assess() sets itself (or, the ledger, never).
+_FORBIDDEN = ("mechanism", "epsilon", "seed", "ledger", "epsilon_document")
+
+
+def build_targets(release_options: Mapping[str, Any], time_budget: Any, max_linkage: Any,
+             max_entities: Any, min_utility: Any, max_author_linkage: Any = None,
+             max_attribute: Any = None, *, persons: bool = True, sensitive: bool = True
+             ) -> Targets:
+    """The targets of :func:`textdp.assess`, checked (and its release options checked for
+    keywords it takes itself); the author and attribute targets apply only with ``persons``
+    and ``sensitive`` data, but are checked either way (a slip is still a slip)."""
+    parse_linkage(max_author_linkage, "max author linkage")
+    parse_linkage(max_attribute, "max attribute")
+    max_author_linkage = max_author_linkage if persons else None
+    max_attribute = max_attribute if sensitive else None
+    for name in _FORBIDDEN:
+        if name in release_options:
+            raise TypeError(f"assess() takes no {name!r}: "
+                            + ("it assesses and releases nothing, so it spends no budget"
+                               if name == "ledger" else "give mechanisms=, epsilons=, seed="))
+    if isinstance(time_budget, bool) or not (isinstance(time_budget, int | float)
+                                             and time_budget > 0):
+        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
+    linkage_fraction, linkage_times = parse_linkage(max_linkage)
+    if max_entities is not None and (isinstance(max_entities, bool) or
+                                     not isinstance(max_entities, int) or max_entities < 0):
+        raise ValueError(f"max_entities must be a non-negative integer, got {max_entities!r}")
+    if min_utility is not None:
+        if isinstance(min_utility, bool) or not isinstance(min_utility, int | float):
+            raise TypeError(f"min_utility must be a number between 0 and 1, got "
+                            f"{type(min_utility).__name__}")
+        if not 0 <= min_utility <= 1:  # NaN fails too: a target no setting can meet is a slip
+            raise ValueError(f"min_utility must lie in [0, 1] (a mean similarity or a task "
+                             f"accuracy), got {min_utility!r}")
+    author_fraction, author_times = parse_linkage(max_author_linkage, "max author linkage")
+    attribute_fraction, attribute_times = parse_linkage(max_attribute, "max attribute")
+    return Targets(max_linkage=linkage_fraction, max_linkage_times_chance=linkage_times,
+                   max_entities=max_entities,
+                   min_utility=None if min_utility is None else float(min_utility),
+                   max_author_linkage=author_fraction,
+                   max_author_linkage_times_chance=author_times,
+                   max_attribute=attribute_fraction, max_attribute_times_chance=attribute_times)
+
 
 
 def _utility(row: Mapping[str, Any]) -> float:
@@ -143,16 +190,20 @@ def _utility(row: Mapping[str, Any]) -> float:
 
 def recommend(rows: Sequence[Mapping[str, Any]], targets: Targets) -> dict[str, Any]:
     """The best row meeting ``targets`` (highest task accuracy with labels, else similarity;
-    ties: lower linkage), or, when none does, the rows nearest to meeting them."""
-    meeting = [i for i, r in enumerate(rows) if not targets.misses(r)]
+    ties: lower linkage), or, when none does, the rows nearest to meeting them. A reference row
+    (the zero-private-data baseline) is never picked."""
+    candidates = [i for i, r in enumerate(rows) if not r.get("reference")
+                  and not r.get("refused")]
+    meeting = [i for i in candidates if not targets.misses(rows[i])]
     if meeting:
-        best = max(meeting, key=lambda i: (_utility(rows[i]), -rows[i]["linkage_top1"]))
+        # A synthetic corpus has no per-document linkage: it ranks as no linkage.
+        best = max(meeting, key=lambda i: (_utility(rows[i]),
+                                           -(rows[i].get("linkage_top1") or 0.0)))
         return {"met": True, "index": best, "targets": targets.describe(),
                 "meeting": len(meeting)}
     # Nearest: fewest targets missed, then the smallest relative excess, then the most useful.
-    order = sorted(range(len(rows)), key=lambda i: (len(targets.misses(rows[i])),
-                                                    targets.shortfall(rows[i]),
-                                                    -_utility(rows[i])))
+    order = sorted(candidates, key=lambda i: (len(targets.misses(rows[i])),
+                                              targets.shortfall(rows[i]), -_utility(rows[i])))
     nearest = [{"index": i, "misses": targets.misses(rows[i])} for i in order[:3]]
     return {"met": False, "index": None, "targets": targets.describe(), "meeting": 0,
             "nearest": nearest}

@@ -30,8 +30,8 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f}%"
 
 
-def _times(x: float, chance: float) -> str:
-    return f"{x / chance:.1f}×" if chance > 0 else "–"
+def _times(x: float | None, chance: float | None) -> str:
+    return f"{x / chance:.1f}×" if x is not None and chance else "–"
 
 
 def _interval(iv: Any, pct: bool = True) -> str:
@@ -71,18 +71,33 @@ def _scale_sentence(row: dict[str, Any]) -> str | None:
     if not g:
         return None
     med, p90 = g["median"], g["p90"]
+    if g.get("scale") == "one" and med["epsilon"] is not None:
+        return (f"**Whole document** (the ledger's code): a whole document is one {g['unit']}: "
+                f"ε ≤ {_eps(med['epsilon'])}" + (f", δ ≤ {_eps(med['delta'])}" if med["delta"]
+                                                else "") + _persons_clause(g)
+                + (f" ({g['domain']})" if g.get("domain") else "") + ".")
     text = (f"**Whole document** (the ledger's guarantee): a document of your data's median "
             f"length ({med['units']} {g['unit']}s) gets ε ≤ {_eps(med['epsilon'])}, one of its "
             f"90th-percentile length ({p90['units']}) ε ≤ {_eps(p90['epsilon'])}"
-            + (f" (δ ≤ {p90['delta']:.3g})" if p90["delta"] else ""))
+            + (f" (δ ≤ {_eps(p90['delta'])})" if p90["delta"] else ""))
+    text += _persons_clause(g)
+    return text + (f" — unbounded: {g['why']}." if med["epsilon"] is None and g["why"] else
+                   f" ({g['domain']})." if g.get("domain") else ".")
+
+
+def _persons_clause(g: dict[str, Any]) -> str:
     persons = g.get("persons")
+    text = ""
     if persons:
         pm, pp = persons["median"], persons["p90"]
-        text += (f"; a person of median exposure ({pm['documents']} document(s), {pm['units']} "
-                 f"{g['unit']}s) ε ≤ {_eps(pm['epsilon'])}, of the 90th percentile "
-                 f"({pp['documents']} document(s), {pp['units']} {g['unit']}s) ε ≤ "
-                 f"{_eps(pp['epsilon'])}")
-    return text + (f" — unbounded: {g['why']}." if med["epsilon"] is None and g["why"] else ".")
+
+        def size(p: dict[str, Any]) -> str:
+            return ("" if g.get("scale") == "one" else f", {p['units']} {g['unit']}s")
+
+        text += (f"; a person of median exposure ({pm['documents']} document(s){size(pm)}) "
+                 f"ε ≤ {_eps(pm['epsilon'])}, of the 90th percentile "
+                 f"({pp['documents']} document(s){size(pp)}) ε ≤ {_eps(pp['epsilon'])}")
+    return text
 
 
 def attackers(meta: dict[str, Any] | None) -> list[str]:
@@ -91,6 +106,7 @@ def attackers(meta: dict[str, Any] | None) -> list[str]:
 
     meta = meta or {}
     out = [f"**Document linkage** models {ATTACKERS['linkage']}."]
+    out += [FORM_METRICS[f] for f in meta.get("forms", ()) if f in FORM_METRICS]
     originals = meta.get("originals") or {}
     if "author_linkage" in originals:
         out.append(f"**Author linkage** models {ATTACKERS['author_linkage']}.")
@@ -101,9 +117,101 @@ def attackers(meta: dict[str, Any] | None) -> list[str]:
     return out
 
 
+#: Per release form, which attacker and which metrics apply (the report's words).
+FORM_METRICS = {
+    "words": "**Word mechanisms** (form `words`): the private text is attacked as text (word and "
+             "character TF-IDF, MiniLM); leakage counts entities and identifiers of the "
+             "original found verbatim in it; utility is MiniLM similarity and a TF-IDF + "
+             "logistic-regression classifier.",
+    "embeddings": "**PrivEmb embeddings** (form `embeddings`): the attacker holds the originals "
+                  "and the public maps (the encoder and PrivEmb's public projection Φ), computes "
+                  "each original's noise-free Φx and picks the nearest to the released vector "
+                  "(Euclidean or cosine, the stronger); leakage does not apply (no text is "
+                  "released); utility is logistic regression on the vectors and the cosine of "
+                  "the released vector with Φx.",
+    "prompt": "**DP-Prompt paraphrases** (form `prompt`): text, attacked and measured as the "
+              "word mechanisms' (linkage, author and attribute attacks, entities surviving, "
+              "similarity, the TF-IDF classifier); no word tally (it rewrites whole documents); "
+              "its guarantee is pure ε-DP per whole document.",
+    "synthetic": "**Synthetic text** (form `synthetic`, synthesize's Private Evolution on the "
+                 "training part of the task split): a new corpus, so no per-document attack "
+                 "applies; as for `textdp synthesize`, the originals' identifiers found in the "
+                 "output (entities column), 8-word sequences unique to one original found in it "
+                 "(memorisation) and originals with a synthetic near-copy closer than their own "
+                 "nearest other original are counted; utility is the TF-IDF classifier trained "
+                 "on the synthetic documents and tested on the held-out originals; the guarantee "
+                 "is synthesize's dataset-level (ε, δ).",
+    "baseline": "**Zero-private-data baseline** (form `baseline`, a reference): the language "
+                "model writes documents from the label names alone (synthesize's first "
+                "prompts, ε = 0); its task accuracy is a TF-IDF + logistic-regression "
+                "classifier trained on them and tested on the held-out originals. Linkage and "
+                "leakage do not apply (nothing of the data is in it); a setting whose accuracy "
+                "is not above it pays privacy for nothing.",
+    "documents": "**DeepCandidate document embeddings** (form `documents`): the attacker holds "
+                 "the originals, the encoder and the public candidates, and picks the original "
+                 "whose mean sentence embedding is nearest to the released candidate (Euclidean "
+                 "or cosine); leakage does not apply (the release is one public candidate); "
+                 "utility is logistic regression on the vectors and the cosine of the released "
+                 "candidate with the document's mean sentence embedding.",
+}
+
+
+def _vector_meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
+    """Each number of a vector setting's ``row`` (forms ``embeddings``, ``documents``)."""
+    c1, c5 = row["linkage_chance"], row["linkage_chance_top5"]
+    clean = "Φx" if row["form"] == "embeddings" else "mean sentence embedding"
+    out = [f"**Linkage**: an attacker who holds your originals and the public maps links "
+           f"{_pct(row['linkage_top1'])} of the released vectors to their original at the first "
+           f"guess ({_times(row['linkage_top1'], c1)} chance, which is {_pct(c1, 2)}; 95% "
+           f"interval {_interval(row['linkage_top1_interval'])}) and {_pct(row['linkage_top5'])} "
+           f"within five ({_times(row['linkage_top5'], c5)} chance); strongest attack: "
+           f"{row['linkage_attack']}."]
+    scale = _scale_sentence(row)
+    if scale:
+        out.append(scale)
+    out.append(f"**Leakage**: {row['leakage']}.")
+    out.append(f"**Similarity**: each released vector has a mean cosine of "
+               f"{row['similarity']:.2f} with its original's {clean} (1: the same vector).")
+    if row["task_accuracy"] is not None and labels is not None:
+        out.append(f"**Task accuracy**: logistic regression trained and tested on the released "
+                   f"vectors predicts the label with {_pct(row['task_accuracy'])} accuracy "
+                   f"({_interval(row['task_accuracy_interval'])}); trained on the originals' "
+                   f"{clean} and tested on released vectors, "
+                   f"{_pct(row['task_accuracy_clean_train'])}; a TF-IDF classifier on the "
+                   f"original texts {_pct(labels['accuracy'])}, always guessing the most "
+                   f"frequent label {_pct(labels['chance'])}.")
+    return out
+
+
+def _synthetic_meanings(row: dict[str, Any], labels: dict[str, Any] | None) -> list[str]:
+    """Each number of a synthetic release's ``row``."""
+    if row.get("refused"):
+        return [f"**Refused**: synthesize refused this ε on the training documents: "
+                f"{row['refused']}"]
+    p = row["practice"]
+    out = [_scale_sentence(row) or "",
+           f"**Leakage**: {p['identifiers_found']} of the {p['identifiers_checked']} names and "
+           f"identifiers of the training originals occur in the synthetic documents; "
+           f"{row['memorised_documents']} original(s) have an 8-word sequence of their own in "
+           f"them, and {row['near_copies']} have a synthetic document closer to them than "
+           "their own nearest other original (a near-copy)."]
+    if labels is not None and row["task_accuracy"] is not None:
+        out.append(f"**Task accuracy**: the TF-IDF + logistic-regression classifier trained on "
+                   f"the synthetic documents predicts the held-out originals' label with "
+                   f"{_pct(row['task_accuracy'])} accuracy "
+                   f"({_interval(row['task_accuracy_interval'])}); trained on the originals "
+                   f"{_pct(labels['accuracy'])}, always guessing the most frequent label "
+                   f"{_pct(labels['chance'])}.")
+    return [x for x in out if x]
+
+
 def meanings(row: dict[str, Any], labels: dict[str, Any] | None,
              meta: dict[str, Any] | None = None) -> list[str]:
     """Each number of ``row`` in one sentence."""
+    if row.get("form") == "synthetic":
+        return _synthetic_meanings(row, labels)
+    if row.get("form", "words") not in ("words", "prompt"):
+        return _vector_meanings(row, labels)
     out = []
     originals = (meta or {}).get("originals") or {}
     c1, c5 = row["linkage_chance"], row["linkage_chance_top5"]
@@ -183,7 +291,7 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     labels = a.meta.get("labels")
     persons = any(r.get("person_epsilon_median") is not None or r.get("author_linkage")
                   for r in a.rows)
-    head = ["setting", "ε", "ε whole document (median / p90)"]
+    head = ["setting", "form", "ε", "ε whole document (median / p90)"]
     if persons:
         head.append("ε person (median / p90)")
     head += ["entities survived", "survivors (independent count)", "words unchanged",
@@ -204,14 +312,18 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
     body = []
     for i, r in enumerate(a.rows):
         eps = f"{r['epsilon']:g}" + (" (document)" if r["epsilon_is_document_budget"] else "")
-        ent = (f"{r['entities_survived_count']}/{r['entities_found']}" if r["entities_found"]
+        vector = r.get("form", "words") in ("embeddings", "documents", "baseline")
+        ent = ("n/a" if vector else "–" if r.get("entities_found") is None else
+               f"{r['entities_survived_count']}/{r['entities_found']}" if r["entities_found"]
                else "0/0")
-        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""), eps,
+        line = [r["label"] + (" ★" if i == a.recommendation.get("index") else ""),
+                r.get("form", "words"), eps,
                 f"{_eps(r.get('document_epsilon_median'))} / {_eps(r.get('document_epsilon_p90'))}"]
         if persons:
             line.append(f"{_eps(r.get('person_epsilon_median'))} / "
                         f"{_eps(r.get('person_epsilon_p90'))}")
-        line += [ent, "–" if r.get("independent_survived_count") is None else
+        line += [ent, "n/a" if vector else "–" if r.get("independent_survived_count") is None
+                 else
                  f"{r['independent_survived_count']} ({_pct(r['documents_leaking'])} of docs)",
                  _pct(r["words_unchanged"]),
                  f"{_pct(r['linkage_top1'])} ({_times(r['linkage_top1'], r['linkage_chance'])})",
@@ -224,11 +336,13 @@ def _table(a: Assessment) -> tuple[list[str], list[list[str]]]:
             at = r.get("attribute_accuracy")
             line.append("–" if at is None else
                         f"{_pct(at)} ({_times(at, r['attribute_chance'])})")
-        line.append(f"{r['similarity']:.3f}")
+        line.append("–" if r.get("similarity") is None else f"{r['similarity']:.3f}")
         if labels is not None:
             line += [_pct(r["task_accuracy"]), _pct(r["task_accuracy_clean_train"])]
         misses = targets.misses(r)
         line += [f"{r['words_per_second']:,.0f}" if r["words_per_second"] else "–",
+                 "reference (no private data)" if r.get("reference") else
+                 "refused: " + r["refused"] if r.get("refused") else
                  "yes" if not misses else "no: " + "; ".join(misses)]
         body.append(line)
     return head, body
@@ -257,7 +371,8 @@ def frontier_png(a: Assessment, privacy: str = "linkage") -> bytes:
     if privacy not in PRIVACY_AXES:
         raise ValueError(f"privacy axis must be one of {', '.join(PRIVACY_AXES)}, got {privacy!r}")
     x_key, x_label, log = PRIVACY_AXES[privacy]
-    families = list(dict.fromkeys(r["label"] for r in a.rows))
+    families = list(dict.fromkeys(r["label"] for r in a.rows if not r.get("reference")))
+    reference = [r for r in a.rows if r.get("reference") and r.get("task_accuracy") is not None]
     cols = min(3, len(families))
     nrows = math.ceil(len(families) / cols)
     fig = Figure(figsize=(4.2 * cols, 3.4 * nrows), layout="constrained")
@@ -287,6 +402,9 @@ def frontier_png(a: Assessment, privacy: str = "linkage") -> bytes:
             ax.axhline(labels["accuracy"], color="tab:green", linestyle="--",
                        label="non-private")
             ax.axhline(labels["chance"], color="grey", linestyle="--", label="chance (label)")
+            for r in reference:
+                ax.axhline(r["task_accuracy"], color="tab:orange", linestyle="-.",
+                           label="no private data (label prompts)")
         missing = len(every) - len(rows)
         ax.set_title(fam + (f" ({missing} unbounded/unmeasured, not shown)" if missing else ""),
                      fontsize=10 if not missing else 8)
@@ -317,8 +435,13 @@ def _recommendation_lines(a: Assessment) -> tuple[str, list[str], str | None]:
             head += (f" Release it with `textdp privatize INPUT -o OUTPUT "
                      f"{r['privatize_options']}` (or `textdp.privatize(texts, **release)` with "
                      "the row's `release` keywords from the JSON report).")
+        elif r.get("command"):
+            head += f" Release it with `{r['command']}`."
         return head, meanings(r, labels, a.meta), r.get("guarantee_in_words")
     near = [a.rows[n["index"]] for n in rec["nearest"]]
+    if not near:
+        return (f"**No setting could be assessed** ({rec['targets']}): see the table.", [],
+                None)
     head = (f"**No setting meets your targets** ({rec['targets']}). The nearest: "
             + "; ".join(f"{r['label']} at ε = {r['epsilon']:g} ({', '.join(n['misses'])})"
                         for r, n in zip(near, rec["nearest"], strict=True)) + ".")

@@ -49,19 +49,21 @@ def _number(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def document_scale(mechanism: Any, sizes: np.ndarray, units: Sequence[Any] | None = None
-                   ) -> dict[str, Any]:
+def document_scale(mechanism: Any, sizes: np.ndarray, units: Sequence[Any] | None = None,
+                   input_kind: str = "texts") -> dict[str, Any]:
     """The document-level (and person-level) guarantee of ``mechanism`` on data whose documents
     have ``sizes`` (:func:`document_sizes`); ``units`` names each document's person.
 
     Returns ``{"unit", "epsilon_per_unit", "delta_per_unit", "scale", "why", "median": {"units",
     "epsilon", "delta"}, "p90": {...}, "persons": None | {"median": {"documents", "units",
     "epsilon", "delta"}, "p90": {...}, "count"}}``; an unbounded ε is None with ``why``.
+    ``input_kind``: what the ledger would record (``texts``; ``documents`` for sentence
+    embeddings, whose ``sizes`` are then sentence counts).
     """
     from textdp.privacy import round_up_sum
     from textdp.privacy.documents import unit_guarantee, whole_document
 
-    unit = unit_guarantee(mechanism)
+    unit = unit_guarantee(mechanism, input_kind)
     sizes = np.asarray(sizes, dtype=np.int64)
     cache: dict[int, tuple[float, float]] = {}
 

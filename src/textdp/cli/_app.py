@@ -1,13 +1,17 @@
 """The ``textdp`` application: its Typer app, its subcommands and how errors become exit
 statuses (:func:`main`); imported by :func:`textdp.cli.main` for any command but ``--version``.
+A command line that names a subcommand builds the application with that one only (its module
+alone is imported); ``app`` holds them all.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -29,9 +33,9 @@ from textdp.io import FileError
 from textdp.io.atomic import sigterm_as_interrupt, write_errors_name
 from textdp.io.paths import protecting_inputs, release_fifos
 
-__all__ = ["app", "main"]
+__all__ = ["application", "main"]  # and `app`, every subcommand, built on first use
 
-app = typer.Typer(
+_SETTINGS: dict[str, Any] = dict(
     name=PROG,
     help="Differentially private text: privatise documents word by word, with a privacy report.",
     no_args_is_help=True,
@@ -52,7 +56,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True,
@@ -64,47 +67,68 @@ def _root(
     quiet()  # the library's "loading …" notices: a command's stderr is its own status lines
 
 
-# Subcommands: one module each, one registration line each.
-from textdp.cli import assess as _assess  # noqa: E402
-from textdp.cli import audit as _audit  # noqa: E402
-from textdp.cli import audit_synthesize as _audit_synthesize  # noqa: E402
-from textdp.cli import calibrate as _calibrate  # noqa: E402
-from textdp.cli import candidates as _candidates  # noqa: E402
-from textdp.cli import docembed as _docembed  # noqa: E402
-from textdp.cli import embed as _embed  # noqa: E402
-from textdp.cli import evaluate as _evaluate  # noqa: E402
-from textdp.cli import experiment as _experiment  # noqa: E402
-from textdp.cli import ledger as _ledger  # noqa: E402
-from textdp.cli import mechanisms as _mechanisms  # noqa: E402
-from textdp.cli import privatize as _privatize  # noqa: E402
-from textdp.cli import report as _report  # noqa: E402
-from textdp.cli import synthesize as _synthesize  # noqa: E402
-from textdp.cli import vocab as _vocab  # noqa: E402
+def _sub(help_text: str, command: str, module: str, function: str) -> typer.Typer:
+    """A group of one subcommand (``textdp candidates build``)."""
+    group = typer.Typer(help=help_text, no_args_is_help=True)
+    group.command(command)(getattr(_module(module), function))
+    return group
 
-app.command("privatize", cls=SectionedCommand)(_privatize.privatize)
-app.command("mechanisms")(_mechanisms.mechanisms)
-app.command("embed")(_embed.embed)
-app.command("docembed")(_docembed.docembed)
-app.command("calibrate")(_calibrate.calibrate)
-app.command("evaluate")(_evaluate.evaluate)
-app.command("report")(_report.report)
-app.command("audit")(_audit.audit)
-app.command("assess")(_assess.assess)
-app.command("synthesize")(_synthesize.synthesize)
-app.command("audit-synthesize")(_audit_synthesize.audit_synthesize)
-_candidates_app = typer.Typer(help="DeepCandidate's candidate set F, built from public documents.",
-                              no_args_is_help=True)
-_candidates_app.command("build")(_candidates.build_candidates_command)
-app.add_typer(_candidates_app, name="candidates")
-_recoder_app = typer.Typer(help="DeepCandidate's recoder H, trained on public documents.",
-                           no_args_is_help=True)
-_recoder_app.command("train")(_candidates.train_recoder_command)
-app.add_typer(_recoder_app, name="recoder")
-app.add_typer(_vocab.app, name="vocab")
-app.add_typer(_ledger.app, name="ledger")
-app.command(
-    "experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-)(_experiment.experiment)
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"textdp.cli.{name}")
+
+
+# Subcommands: one module each, one line each, in the order `textdp --help` lists them. A
+# command is (module, function, options of app.command); a group is built by a function. Only
+# the module of the command named on the command line is imported (issue 38, Deliver 5).
+_COMMANDS: dict[str, tuple[str, str, dict[str, Any]] | Callable[[], typer.Typer]] = {
+    "privatize": ("privatize", "privatize", {"cls": SectionedCommand}),
+    "mechanisms": ("mechanisms", "mechanisms", {}),
+    "embed": ("embed", "embed", {}),
+    "docembed": ("docembed", "docembed", {}),
+    "calibrate": ("calibrate", "calibrate", {}),
+    "evaluate": ("evaluate", "evaluate", {}),
+    "report": ("report", "report", {}),
+    "audit": ("audit", "audit", {}),
+    "assess": ("assess", "assess", {}),
+    "synthesize": ("synthesize", "synthesize", {}),
+    "audit-synthesize": ("audit_synthesize", "audit_synthesize", {}),
+    "candidates": lambda: _sub("DeepCandidate's candidate set F, built from public documents.",
+                               "build", "candidates", "build_candidates_command"),
+    "recoder": lambda: _sub("DeepCandidate's recoder H, trained on public documents.",
+                            "train", "candidates", "train_recoder_command"),
+    "vocab": lambda: _module("vocab").app,
+    "ledger": lambda: _module("ledger").app,
+    "experiment": ("experiment", "experiment", {"context_settings": {
+        "allow_extra_args": True, "ignore_unknown_options": True}}),
+}
+
+
+def application(only: str | None = None) -> typer.Typer:
+    """The Typer application with every subcommand, or with only ``only`` (what a command line
+    that names it needs: the same command, its help and its errors)."""
+    app = typer.Typer(**_SETTINGS)
+    app.callback()(_root)
+    for name, entry in _COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        if callable(entry):
+            app.add_typer(entry(), name=name)
+        else:
+            module, function, options = entry
+            app.command(name, **options)(getattr(_module(module), function))
+    return app
+
+
+@functools.cache
+def _full() -> typer.Typer:
+    return application()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # every subcommand: imported on first use (tests, `textdp --help`)
+        return _full()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _error(message: object) -> int:
@@ -150,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     an internal error (a bug: one line too; the environment variable TEXTDP_TRACEBACK=1 shows
     its traceback).
     """
-    command = typer.main.get_command(app)
+    args = sys.argv[1:] if argv is None else list(argv)
+    named = args[0] if args and args[0] in _COMMANDS else None
+    command = typer.main.get_command(_full() if named is None else application(named))
     _log_to_stderr()
     try:
         return _main(command, argv)

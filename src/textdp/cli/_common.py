@@ -62,13 +62,35 @@ def progress_bar(desc: str) -> Any:
     The bar goes to stderr and is shown only when stderr is a terminal, so logs and pipes get no
     control characters; it disappears when done (the summary line follows it).
     """
-    from tqdm import tqdm
 
     def make(total: int | None, unit: str) -> Any:
+        if not sys.stderr.isatty():  # what a disabled tqdm is, without importing tqdm
+            return _NoBar(total)
+        from tqdm import tqdm
+
         return tqdm(total=total, unit=unit, unit_scale=unit == "B", desc=desc, file=sys.stderr,
-                    disable=not sys.stderr.isatty(), leave=False, dynamic_ncols=True)
+                    leave=False, dynamic_ncols=True)
 
     return make
+
+
+class _NoBar:
+    """A progress bar that shows nothing: counts like a disabled ``tqdm``, ignores the rest."""
+
+    def __init__(self, total: int | None) -> None:
+        self.total, self.n = total, 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:  # close, refresh, set_postfix_str, …
+        return lambda *args, **kwargs: None
 
 
 # Mechanism options shared by every subcommand that builds a word mechanism: one typed flag per

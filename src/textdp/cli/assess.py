@@ -175,6 +175,33 @@ MarkdownPathOpt = Annotated[Path | None, typer.Option(
     "--markdown", metavar="FILE", show_default=False,
     help="Write the Markdown report here.")]
 
+FormsOpt = Annotated[str | None, typer.Option(
+    "--forms", metavar="FORMS", show_default=False,
+    help="Comma-separated release forms: words (word mechanisms), embeddings (PrivEmb on "
+         "MiniLM sentence embeddings), documents (DeepCandidate; needs --candidates), baseline "
+         "(a language model writing from the label names alone, ε = 0; needs --label-field), "
+         "prompt (DP-Prompt paraphrases: slow), synthetic (synthesize on the training split, "
+         "with --label-field: slow). "
+         "Default: words,embeddings (+ documents with --candidates); with -m, words.")]
+
+CandidatesOpt = Annotated[Path | None, typer.Option(
+    "--candidates", metavar="FILE", show_default=False,
+    help="DeepCandidate's public candidates (.npz, `textdp candidates build` on public "
+         "documents, with the MiniLM encoder).")]
+
+RecoderOpt = Annotated[Path | None, typer.Option(
+    "--recoder", metavar="FILE", show_default=False,
+    help="The recoder (.npz, `textdp recoder train`) the candidates were built with.")]
+
+ModelOpt = Annotated[Path | None, typer.Option(
+    "--model", metavar="PATH", show_default=False,
+    help="The language model of the baseline, prompt and synthetic forms (default "
+         "textdp's own).")]
+
+DocumentKindOpt = Annotated[str, typer.Option(
+    "--document-kind", metavar="WORDS",
+    help="What the documents are, for the baseline's prompts (e.g. 'support ticket').")]
+
 HtmlPathOpt = Annotated[Path | None, typer.Option(
     "--html", metavar="FILE", show_default=False, help="Write the HTML report here.")]
 
@@ -188,6 +215,8 @@ def assess(
     format: FormatOpt = None,
     mechanisms: MechanismsOpt = None,
     epsilons: EpsilonsOpt = None,
+    forms: FormsOpt = None, candidates: CandidatesOpt = None, recoder: RecoderOpt = None,
+    model: ModelOpt = None, document_kind: DocumentKindOpt = "text",
     unit_field: UnitFieldOpt = None,
     sensitive_field: SensitiveFieldOpt = None,
     max_author_linkage: MaxAuthorLinkageOpt = "5x",
@@ -224,6 +253,7 @@ def assess(
     release, flags = _release_options(oov, keep_stopwords, entities, allow_list, identifiers,
                                       deny_list, identifier_label, identifier_pattern,
                                       phone_regions)
+    _check_files(candidates, recoder)
     texts, fields = _read(input, text_field, {"--label-field": label_field,
                                               "--unit-field": unit_field,
                                               "--sensitive-field": sensitive_field}, format)
@@ -234,7 +264,8 @@ def assess(
             progress=_bar, mechanisms=_names(mechanisms) if mechanisms is not None else None,
             epsilons=_epsilons(epsilons), units=fields["--unit-field"],
             sensitive=fields["--sensitive-field"], max_author_linkage=max_author_linkage,
-            max_attribute=max_attribute, **release)
+            max_attribute=max_attribute, forms=forms, candidates=candidates, recoder=recoder,
+            model=model, document_kind=document_kind, **release)
     except (ValueError, TypeError, EntityModelError) as exc:
         if isinstance(exc, FileError):
             raise
@@ -254,6 +285,13 @@ def assess(
         "documents; " + (f"recommended: {rec['label']} at ε = {format_up(rec['epsilon'])}" if rec
                          else "no setting meets the targets (see the report)"))
     say("wrote " + ", ".join(str(p) for p in targets.values()))
+
+
+def _check_files(*paths: Path | None) -> None:
+    """The candidates and the recoder exist (a one-line error before the data is read)."""
+    for path in paths:
+        if path is not None and not path.is_file():
+            raise FileError(path, None, "does not exist or is not a file")
 
 
 def _release_options(oov: str | None, keep_stopwords: bool, entities: str | None,

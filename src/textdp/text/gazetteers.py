@@ -15,19 +15,24 @@ __all__ = ["gazetteer_spans", "describe"]
 
 def gazetteer_spans(text: str, kinds: Collection[str]) -> list[tuple[int, int, str]]:
     """Spans ``(start, end, kind)`` of ``text`` for the entity ``kinds`` asked for."""
+    from textdp.text._lexicon import words_view
+
     out: list[tuple[int, int, str]] = []
-    if "person" in kinds:
-        from textdp.text.names import find_names
+    try:
+        if "person" in kinds:
+            from textdp.text.names import find_names
 
-        out += find_names(text)
-    if "location" in kinds:
-        from textdp.text.places import find_places
+            out += find_names(text)
+        if "location" in kinds:
+            from textdp.text.places import find_places
 
-        out += find_places(text)
-    if "org" in kinds:
-        from textdp.text.orgs import find_orgs
+            out += find_places(text)
+        if "org" in kinds:
+            from textdp.text.orgs import find_orgs
 
-        out += find_orgs(text)
+            out += find_orgs(text)
+    finally:
+        words_view.cache_clear()  # the document's words view, which all three read: not kept
     return out
 
 

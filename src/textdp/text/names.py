@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import re
 
-from textdp.text._lexicon import Lexicon, name_lines, words_view
+from textdp.text._lexicon import Lexicon, cached, name_lines, names_source, words_view
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
 __all__ = ["find_names", "RARE_ZIPF"]
@@ -100,14 +100,12 @@ _CLOSING = re.compile(r"[\n,—–]|--|(?:^|\s)-\s")
 
 @functools.cache
 def _lexicon() -> Lexicon:
-    return Lexicon(name_lines())
+    return cached("names", name_lines, packages=("names_dataset",), extra=names_source())
 
 
 @functools.cache
 def _zipf(key: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(key, "en")
+    return _lexicon().zipf(key)  # wordfreq's, stored with the key
 
 
 def _case(word: str) -> str:

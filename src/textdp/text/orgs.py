@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 
-from textdp.text._lexicon import Lexicon, words_view
+from textdp.text._lexicon import Lexicon, cached, words_view
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
 __all__ = ["find_orgs", "SUFFIX_PACKAGE", "SUFFIX_VERSION"]
@@ -35,6 +35,10 @@ _JOINERS = frozenset({"of", "de", "van", "von"})  # inside a name: Bank of Irela
 
 @functools.cache
 def _lexicon() -> Lexicon:
+    return cached("orgs", _entries, packages=(SUFFIX_PACKAGE,))
+
+
+def _entries() -> list[tuple[str, int]]:
     try:
         from cleanco import termdata
     except ImportError:
@@ -58,7 +62,7 @@ def _lexicon() -> Lexicon:
             not set(key) & set("aeiou") or zipf_frequency(key, "en") < 3.5
             or key in ("inc", "corp"))
         entries.append((key, _DISTINCTIVE if distinctive else _FORMAL))
-    return Lexicon(entries)
+    return entries
 
 
 def find_orgs(text: str) -> list[tuple[int, int, str]]:

@@ -32,7 +32,7 @@ import re
 from importlib.util import find_spec
 from pathlib import Path
 
-from textdp.text._lexicon import Lexicon, words_view
+from textdp.text._lexicon import Lexicon, cached, words_view
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
 __all__ = ["find_places", "GAZETTEER_PACKAGE", "GAZETTEER_VERSION"]
@@ -61,6 +61,10 @@ def _data() -> Path:
 
 @functools.cache
 def _lexicon() -> Lexicon:
+    return cached("places", _entries, packages=(GAZETTEER_PACKAGE,))
+
+
+def _entries() -> list[tuple[str, int]]:
     from textdp.text.fold import key_string
 
     def key(name: str) -> str:  # the folding's key form; ASCII needs no table
@@ -83,15 +87,13 @@ def _lexicon() -> Lexicon:
         entries.append((key(state["name"]), _BIG))
     # A key of letters and spaces only, as the words view reads them ("Washington, D.C." is
     # not one; its words are).
-    return Lexicon((re.sub(r"[^\w' ]|[\d_]", " ", k), v) for k, v in entries
-                   if len(k) > 2 and k not in ENGLISH_STOPWORDS)
+    return [(re.sub(r"[^\w' ]|[\d_]", " ", k), v) for k, v in entries
+            if len(k) > 2 and k not in ENGLISH_STOPWORDS]
 
 
 @functools.cache
 def _zipf(key: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(key, "en")
+    return _lexicon().zipf(key)  # wordfreq's, stored with the key
 
 
 def find_places(text: str) -> list[tuple[int, int, str]]:

@@ -4,8 +4,20 @@ HELP = """Measure, on a sample of INPUT, what each mechanism and ε leaks and wh
 and recommend the best setting that meets your targets. Nothing is released.
 
 \b
-Per setting (the default grid: mvc, diffractor, custext, tem at six ε each, and MVC
-with stop words kept and with a document budget):
+Release forms (--forms): words (mvc, diffractor, custext, tem at six ε each, and MVC
+with stop words kept and with a document budget), embeddings (PrivEmb on the MiniLM
+sentence embeddings, ε 10-1000) and documents (DeepCandidate, ε 1-30 per sentence,
+with --candidates); baseline (with --label-field: a reference row, the language model
+writing from the label names alone, ε = 0, its classifier tested on held-out originals);
+prompt (DP-Prompt paraphrases with the language model of --model: text, measured as the
+word mechanisms; slow, give --sample); synthetic (with --label-field: textdp synthesize on
+the training part of the split, its classifier tested on the held-out originals; slow).
+Vector forms release no text: leakage does not apply to them; their linkage attack is a
+nearest neighbour between released and original vectors, their classifier logistic
+regression on the vectors.
+
+\b
+Per setting:
   leakage      names, places, organisations, addresses and identifiers of the
                originals (textdp's own recognisers) surviving verbatim; words unchanged
   linkage      an attacker holding the originals links private documents back
