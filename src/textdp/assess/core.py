@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from textdp import _random
-from textdp._checks import check_texts
 from textdp.assess.attacks import (
     attribute_baseline,
     attribute_inference,
@@ -41,6 +40,7 @@ from textdp.assess.attacks import (
 )
 from textdp.assess.grid import Setting, choose_sample, command_line, release_keywords
 from textdp.assess.independent import independent_mentions, independent_survival
+from textdp.assess.inputs import check_field, check_texts_and_labels
 from textdp.assess.leakage import find_mentions, survival
 from textdp.assess.linkage import linkage, similarity_matrices
 from textdp.assess.recommend import (
@@ -105,51 +105,6 @@ class Assessment:
         from textdp.assess.render import to_html
 
         return to_html(self)
-
-
-def _check_field(values: Any, n: int, what: str) -> list[str] | None:
-    """A per-document field (a person, a sensitive attribute) as text, one per document."""
-    if values is None:
-        return None
-    if isinstance(values, str):
-        raise TypeError(f"{what} must be a sequence, one per document, not one string")
-    out = [_label(i, v, what) for i, v in enumerate(values)]
-    if len(out) != n:
-        raise ValueError(f"{len(out)} {what}s for {n} documents")
-    return out
-
-
-def _check_texts(texts: Any, labels: Any, known: Any = None
-                 ) -> tuple[list[str], list[str] | None, list[Any] | None]:
-    texts = check_texts(texts)
-    if len(texts) < 2:
-        raise ValueError(f"assess needs at least 2 documents, got {len(texts)}")
-    if known is not None:
-        known = [list(k) if not isinstance(k, str) else k for k in known]
-        if len(known) != len(texts) or any(isinstance(k, str) for k in known):
-            raise ValueError("known must hold one list of strings per document")
-    if labels is None:
-        return texts, None, known
-    if isinstance(labels, str):
-        raise TypeError("labels must be a sequence, one per document, not one string")
-    labels = [_label(i, x) for i, x in enumerate(labels)]
-    if len(labels) != len(texts):
-        raise ValueError(f"{len(labels)} labels for {len(texts)} documents")
-    return texts, labels, known
-
-
-def _label(i: int, value: Any, what: str = "label") -> str:
-    """A class label as text: strings, integers and booleans (numpy's too), as Hugging Face
-    datasets and most labelled sets give them; an integral float (a pandas integer column with a
-    missing value becomes float) is its integer, so 3 and 3.0 are one class."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool | np.bool_ | int | np.integer):
-        return str(value.item() if isinstance(value, np.generic) else value)
-    if isinstance(value, float | np.floating) and float(value).is_integer():
-        return str(int(value))
-    raise TypeError(f"{what} {i} is {value!r}: a {what} is a class, given as a string, an "
-                    "integer or a boolean")
 
 
 def _run(runner: Any, texts: list[str], bar: Any, batch: int = 256) -> list[str]:
@@ -230,9 +185,9 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
         ``attribute_accuracy`` (:mod:`textdp.assess.attacks`). ``meta["originals"]`` holds the
         same attacks on the originals.
     """
-    texts, labels, known = _check_texts(texts, labels, known)
-    units = _check_field(units, len(texts), "unit")
-    sensitive = _check_field(sensitive, len(texts), "sensitive value")
+    texts, labels, known = check_texts_and_labels(texts, labels, known)
+    units = check_field(units, len(texts), "unit")
+    sensitive = check_field(sensitive, len(texts), "sensitive value")
     targets = build_targets(release_options, time_budget, max_linkage, max_entities,
                             min_utility, max_author_linkage, max_attribute,
                             persons=units is not None, sensitive=sensitive is not None)
