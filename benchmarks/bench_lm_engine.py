@@ -31,7 +31,8 @@ T = 0.5
 MAX_NEW_TOKENS = int(os.environ.get("TEXTDP_BENCH_LM_TOKENS", "32"))
 BATCHES = tuple(int(b) for b in os.environ.get("TEXTDP_BENCH_LM_BATCHES", "1,16,64").split(","))
 REPEATS = int(os.environ.get("TEXTDP_BENCH_LM_REPEATS", "2"))
-LOAD = os.environ.get("TEXTDP_BENCH_LM_LOAD", "1") != "0"  # 0: skip the load timings
+#: 0: skip the load timings; warm: only warm loads, from the user's cache (no cold conversion).
+LOAD = os.environ.get("TEXTDP_BENCH_LM_LOAD", "1")
 #: 1: the law in numpy (DPPrompt.sample) instead of the torch path Paraphraser uses.
 NUMPY_LAW = os.environ.get("TEXTDP_BENCH_LM_NUMPY_LAW", "0") == "1"
 #: 1: also textdp's engine without the shared prefix (Engine(share_prefix=False)), alternating.
@@ -42,7 +43,12 @@ _LOAD = ("import time; t0 = time.perf_counter(); from textdp.lm import load_mode
 
 
 def load_times() -> tuple[float, float, float]:
-    """(cold, warm, warm again) seconds of ``load_model()`` in fresh processes, imports included."""
+    """(cold, warm, warm again) seconds of ``load_model()`` in fresh processes, imports included
+    (cold is NaN with ``TEXTDP_BENCH_LM_LOAD=warm``: the user's cache, converted already)."""
+    if LOAD == "warm":
+        runs = [subprocess.run([sys.executable, "-c", _LOAD], check=True, capture_output=True,
+                               text=True).stdout.split()[0] for _ in range(2)]
+        return (float("nan"), *(float(s) for s in runs))
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "TEXTDP_CACHE": cache}
         runs = [subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True,
@@ -102,7 +108,7 @@ def run() -> str:
     from textdp.mechanisms.prompt import DEFAULT_TEMPLATE
 
     load_before = os.getloadavg()
-    cold, warm, warm2 = load_times() if LOAD else (float("nan"),) * 3
+    cold, warm, warm2 = load_times() if LOAD != "0" else (float("nan"),) * 3
     lm = load_model()
     texts = vader_texts(min_words=40 * max(BATCHES))[:max(BATCHES) * 2]
     prompts = lm.prompt_ids(texts, DEFAULT_TEMPLATE)
