@@ -26,21 +26,26 @@ Interface (what a mechanism calls)::
 
 How it runs (Orca-style continuous batching, Yu et al., OSDI 2022, at the granularity of steps):
 prompts are sorted by length (so a batch's prompts need little padding), the first
-``batch_size`` are prefilled together (left padding, explicit positions, the last position's
-logits only), and then one token per step for every active row through the KV cache. A row that
-ends (EOS or ``max_new_tokens``) leaves the batch at once (its cache rows are dropped, so the
-step's cost follows the active rows), and when at least ``refill`` rows are free the next
-waiting prompts are prefilled and merged into the running cache (left-padded to its length).
-Leading cache columns no row attends to are trimmed. With ``share_prefix=True`` (off by
-default until a quiet measurement settles it: BENCHMARKS.md) the prompts' common prefix
-(DP-Prompt's template and the chat template's system prompt, about half of each prompt) runs
-through the model once per call, and its keys and values are copied into every row's cache
-(prefix columns first, then the
-row's own tokens, left-padded and masked, at positions that continue the prefix's), so a prefill
-computes only each prompt's own tokens; a later call whose prompts share the kept prefix reuses
-it. The result is the same as generating each
-prompt alone: padding is masked, positions are per row, and a row's tokens depend only on its
-own logits and the sampler's draws for (row, step) (tested on a tiny model).
+``batch_size`` are prefilled together (the last position's logits only), and then one token per
+step for every active row through the KV cache. A row that ends (EOS or ``max_new_tokens``)
+leaves the batch at once (so the step's cost follows the active rows), and when at least
+``refill`` rows are free the next waiting prompts are prefilled and join the running batch.
+With ``share_prefix=True`` (the default) the prompts' common prefix (DP-Prompt's template and
+the chat template's system prompt: 40 of the ~67 tokens of a VADER sentence's prompt) runs
+through the model once per call and its keys and values serve every row, so a prefill computes
+only each prompt's own tokens, at positions that continue the prefix's; a later call whose
+prompts share the kept prefix reuses it.
+
+Two forwards (``backend``): for a Llama-architecture model (the packaged SmolLM2) the engine
+runs :class:`textdp.lm.llama.LlamaDecoder` — the model's own tensors, HF's arithmetic, over a
+preallocated cache with one slot per row (a row's prefix and own tokens contiguous from column
+0, no padding inside a row; a finished row's slot takes the last active row's contents) — and
+for any other model the transformers module call with a growing cache (left padding, explicit
+positions, a finished row's cache rows dropped, a merged prefill left-padded to the running
+cache's length). Either way the result is the same as generating each prompt alone: padding is
+never attended to, positions are per row, and a row's tokens depend only on its own logits and
+the sampler's draws for (row, step) (tested on a tiny model, both forwards, and the lean one's
+logits against the transformers model's).
 
 Device: ``"auto"`` is CUDA when torch sees a GPU, else the CPU; ``"cpu"`` and ``"cuda"`` force
 one. The model stays float32 on either device (no bf16: the law's inputs are the float32
@@ -216,9 +221,10 @@ class Engine:
             max(1, batch_size // 8): fewer, larger prefills).
         eos_ids, pad_id: override the model's end-of-sequence ids and padding id.
         share_prefix: run the prompts' common prefix through the model once and reuse its keys
-            and values (:meth:`_shared_prefix`). Off by default: on a shared CPU it measured
-            2× slower for a prefill alone (load 11–15) and 1.14× faster at batch 16 (load 3–5;
-            BENCHMARKS.md, ``lm_engine``); the tokens are the same either way.
+            and values (:meth:`_shared_prefix`; BENCHMARKS.md, ``lm_engine``, run 5); the tokens
+            are the same either way.
+        backend: ``"auto"`` (the lean Llama forward when it reproduces the model, else the
+            transformers module call), ``"llama"`` or ``"transformers"``.
     """
 
     def __init__(self, lm: LanguageModel | str | os.PathLike | None = None, *,
