@@ -30,7 +30,7 @@ prompts are sorted by length (so a batch's prompts need little padding), the fir
 step for every active row through the KV cache. A row that ends (EOS or ``max_new_tokens``)
 leaves the batch at once (so the step's cost follows the active rows), and when at least
 ``refill`` rows are free the next waiting prompts are prefilled and join the running batch.
-With ``share_prefix=True`` (off by default: BENCHMARKS.md, ``lm_engine``, run 5) the prompts'
+With ``share_prefix=True`` (the default: BENCHMARKS.md, ``lm_engine``, run 5b) the prompts'
 common prefix (DP-Prompt's template and the chat template's system prompt: 40 of the ~67 tokens
 of a VADER sentence's prompt) runs through the model once per call and its keys and values serve
 every row, so a prefill computes only each prompt's own tokens, at positions that continue the
@@ -221,9 +221,9 @@ class Engine:
             max(1, batch_size // 8): fewer, larger prefills).
         eos_ids, pad_id: override the model's end-of-sequence ids and padding id.
         share_prefix: run the prompts' common prefix through the model once and reuse its keys
-            and values (:meth:`_shared_prefix`). Off by default: in both run-5 measurements on
-            the lean forward the engine without it was the faster (BENCHMARKS.md,
-            ``lm_engine``; loaded machine, not settled); the tokens are the same either way.
+            and values (:meth:`_shared_prefix`). On by default: 2.5× faster at batch 64, 0.84× at
+            batch 16 (BENCHMARKS.md, ``lm_engine``, run 5b; loaded machine); the tokens are
+            the same either way.
         backend: ``"auto"`` (the lean Llama forward when it reproduces the model, else the
             transformers module call), ``"llama"`` or ``"transformers"``.
     """
@@ -232,7 +232,7 @@ class Engine:
                  device: str = "auto", batch_size: int | None = None,
                  threads: int | None = None, refill: int | None = None,
                  eos_ids: Iterable[int] | None = None, pad_id: int | None = None,
-                 share_prefix: bool = False, backend: str = "auto") -> None:
+                 share_prefix: bool = True, backend: str = "auto") -> None:
         torch, _ = _require_lm()
         self.lm = lm if isinstance(lm, LanguageModel) else shared_model(lm)
         self.device = resolve_device(device)
