@@ -14,12 +14,14 @@ safetensors copy) and warm (read the copy), each including ``import torch, trans
 ``TEXTDP_BENCH_LM_BATCHES`` (default ``1,16,64``) and ``TEXTDP_BENCH_LM_TOKENS`` (default 32)
 set the sizes (batch 1 runs 4 prompts one at a time; batch b runs b prompts);
 ``TEXTDP_BENCH_LM_LOAD=0`` skips the load timings; ``TEXTDP_BENCH_LM_AB=1`` also times the engine
-with its shared prefix (``share_prefix=True``) in the same alternation.
+without its shared prefix (``share_prefix=False``) in the same alternation;
+``TEXTDP_BENCH_LM_BACKEND`` (``auto``, ``llama`` or ``transformers``) picks the engine's forward.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,17 +31,24 @@ T = 0.5
 MAX_NEW_TOKENS = int(os.environ.get("TEXTDP_BENCH_LM_TOKENS", "32"))
 BATCHES = tuple(int(b) for b in os.environ.get("TEXTDP_BENCH_LM_BATCHES", "1,16,64").split(","))
 REPEATS = int(os.environ.get("TEXTDP_BENCH_LM_REPEATS", "2"))
-LOAD = os.environ.get("TEXTDP_BENCH_LM_LOAD", "1") != "0"  # 0: skip the load timings
+#: 0: skip the load timings; warm: only warm loads, from the user's cache (no cold conversion).
+LOAD = os.environ.get("TEXTDP_BENCH_LM_LOAD", "1")
 #: 1: the law in numpy (DPPrompt.sample) instead of the torch path Paraphraser uses.
 NUMPY_LAW = os.environ.get("TEXTDP_BENCH_LM_NUMPY_LAW", "0") == "1"
-#: 1: also textdp's engine with the shared prefix (Engine(share_prefix=True)), alternating.
+#: 1: also textdp's engine without the shared prefix (Engine(share_prefix=False)), alternating.
 AB = os.environ.get("TEXTDP_BENCH_LM_AB", "0") == "1"
+BACKEND = os.environ.get("TEXTDP_BENCH_LM_BACKEND", "auto")
 _LOAD = ("import time; t0 = time.perf_counter(); from textdp.lm import load_model; "
          "lm = load_model(); print(time.perf_counter() - t0, lm.describe()['format'])")
 
 
 def load_times() -> tuple[float, float, float]:
-    """(cold, warm, warm again) seconds of ``load_model()`` in fresh processes, imports included."""
+    """(cold, warm, warm again) seconds of ``load_model()`` in fresh processes, imports included
+    (cold is NaN with ``TEXTDP_BENCH_LM_LOAD=warm``: the user's cache, converted already)."""
+    if LOAD == "warm":
+        runs = [subprocess.run([sys.executable, "-c", _LOAD], check=True, capture_output=True,
+                               text=True).stdout.split()[0] for _ in range(2)]
+        return (float("nan"), *(float(s) for s in runs))
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "TEXTDP_CACHE": cache}
         runs = [subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True,
@@ -76,12 +85,13 @@ def _hf(lm, prompts, batch: int) -> tuple[float, int]:
     return time.perf_counter() - t0, kept
 
 
-def _textdp(lm, prompts, batch: int, share_prefix: bool = False) -> tuple[float, int]:
+def _textdp(lm, prompts, batch: int, share_prefix: bool = True) -> tuple[float, int]:
     from textdp.lm import DPPromptSampler, Engine, UniformSampler
     from textdp.mechanisms.prompt import DPPrompt
 
     mechanism = DPPrompt(temperature=T, max_new_tokens=MAX_NEW_TOKENS)
-    engine = Engine(lm, device="cpu", batch_size=batch, share_prefix=share_prefix)
+    engine = Engine(lm, device="cpu", batch_size=batch, share_prefix=share_prefix,
+                    backend=BACKEND)
     t0 = time.perf_counter()
     u = mechanism.draw(len(prompts) * MAX_NEW_TOKENS).reshape(len(prompts), MAX_NEW_TOKENS)
     sampler = UniformSampler(mechanism.sample, u) if NUMPY_LAW else DPPromptSampler(mechanism, u)
@@ -98,7 +108,7 @@ def run() -> str:
     from textdp.mechanisms.prompt import DEFAULT_TEMPLATE
 
     load_before = os.getloadavg()
-    cold, warm, warm2 = load_times() if LOAD else (float("nan"),) * 3
+    cold, warm, warm2 = load_times() if LOAD != "0" else (float("nan"),) * 3
     lm = load_model()
     texts = vader_texts(min_words=40 * max(BATCHES))[:max(BATCHES) * 2]
     prompts = lm.prompt_ids(texts, DEFAULT_TEMPLATE)
@@ -111,14 +121,18 @@ def run() -> str:
             hf.append(_hf(lm, docs, batch))
             ours.append(_textdp(lm, docs, batch))
             if AB:
-                plain.append(_textdp(lm, docs, batch, share_prefix=True))
+                plain.append(_textdp(lm, docs, batch, share_prefix=False))
         h = max(k / s for s, k in hf)
         o = max(k / s for s, k in ours)
+        # Each repeat's own ratio (its runs back to back): the median says how stable it is.
+        med = statistics.median((k2 / s2) / (k1 / s1)
+                                for (s1, k1), (s2, k2) in zip(hf, ours, strict=True))
         ab = ""
         if AB:
             p = max(k / s for s, k in plain)
             ab = f" {p:.1f} ({p / h:.2f}×) |"
-        rows.append(f"| {batch} | {len(docs)} | {h:.1f} | {o:.1f} | **{o / h:.2f}×** |{ab} "
+        rows.append(f"| {batch} | {len(docs)} | {h:.1f} | {o:.1f} | **{o / h:.2f}×** | "
+                    f"{med:.2f}× |{ab} "
                     f"{sum(k for _, k in hf) // REPEATS} / {sum(k for _, k in ours) // REPEATS} |")
         print(rows[-1], file=sys.stderr, flush=True)  # as it goes: a loaded machine is slow
     load_after = os.getloadavg()
@@ -130,17 +144,19 @@ def run() -> str:
         f"T = {T}, max_new_tokens {MAX_NEW_TOKENS}, prompts: DP-Prompt's template around "
         f"VADER sentences ({sum(map(len, prompts)) / len(prompts):.0f} tokens on average, "
         f"the first {shared} shared), best of "
-        f"{REPEATS} alternating runs; textdp's law in {'numpy' if NUMPY_LAW else 'torch'} "
+        f"{REPEATS} alternating runs; textdp's engine: backend {BACKEND}, shared prefix on; "
+        f"its law in {'numpy' if NUMPY_LAW else 'torch'} "
         f"float64. Load average before / after: "
         f"{load_before[0]:.2f} / {load_after[0]:.2f} (shared machine).",
         "",
         f"Model load in a fresh process (imports included): cold {cold:.1f} s (de-quantize the "
         f"GGUF, write the safetensors copy), warm {warm:.1f} s and {warm2:.1f} s (read the copy).",
         "",
-        "| batch | prompts | HF generate tokens/s | textdp engine tokens/s | ratio | "
-        + ("textdp with share_prefix=True tokens/s (ratio) | " if AB else "")
+        "| batch | prompts | HF generate tokens/s | textdp engine tokens/s | ratio (best of each) "
+        "| median of the repeats' ratios | "
+        + ("textdp with share_prefix=False tokens/s (ratio) | " if AB else "")
         + "tokens kept (HF / textdp, per run) |",
-        "|---|---|---|---|---|---|" + ("---|" if AB else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if AB else ""),
         *rows,
     ])
 

@@ -74,37 +74,91 @@ def test_every_batch_size_and_order_gives_each_prompt_what_it_gets_alone(tiny):
     assert got == [alone[i] for i in perm]
 
 
-def test_a_shared_prefix_computed_once_gives_the_same_tokens(tiny):
+@pytest.mark.parametrize("backend", ["llama", "transformers"])
+def test_a_shared_prefix_computed_once_gives_the_same_tokens(tiny, backend):
     """The prompts' common prefix (DP-Prompt's template) runs through the model once and its keys
     and values are reused (Engine._shared_prefix): every prompt gets the tokens it gets alone,
-    without the shortcut, at every batch size, and in a later call that shares the prefix."""
+    without the shortcut, at every batch size, and in a later call that shares the prefix; the
+    logits the sampler sees are the prompt's own, to float32 rounding."""
     head = [3, 14, 15, 9, 26, 5, 35, 8, 9, 7]  # 10 tokens, longer than MIN_SHARED_PREFIX
     prompts = [head + p for p in PROMPTS]
     m = DPPrompt(temperature=60.0, max_new_tokens=12, clip_low=-30.0, clip_high=30.0)
     u = _random.seeded_generator(4).random((len(prompts), 12))
-    alone = [_engine(tiny, batch_size=1, share_prefix=False).generate(
+    alone = [_engine(tiny, batch_size=1, share_prefix=False, backend=backend).generate(
         [p], max_new_tokens=12, sampler=_sampler(m, u[i:i + 1]))[0]
         for i, p in enumerate(prompts)]
     assert len({tuple(r) for r in alone}) > 6  # the prompts' own tokens matter
     for size, refill in ((1, 1), (3, 1), (5, 2), (12, 1)):
-        engine = _engine(tiny, batch_size=size, refill=refill, share_prefix=True)
+        engine = _engine(tiny, batch_size=size, refill=refill, share_prefix=True, backend=backend)
         assert engine.generate(prompts, max_new_tokens=12, sampler=_sampler(m, u)) == alone
         assert engine._prefix is not None and len(engine._prefix[0]) == len(head)
         # The kept prefix serves a later call (here: one prompt, which alone shares nothing).
         again = engine.generate(prompts[1:2], max_new_tokens=12, sampler=_sampler(m, u[1:2]))
         assert again == alone[1:2]
-    # The shortcut's logits are the prompt's own, to float32 rounding (not just the same draws).
+    engine = _engine(tiny, batch_size=4, share_prefix=True, backend=backend)
+    seen = []
+    engine._draw = lambda sampler, logits, rows, steps: (
+        seen.append((logits.double().numpy(), rows.copy())), np.zeros(len(rows), np.int64))[1]
+    engine.generate(prompts, max_new_tokens=1, sampler=None)
+    assert sum(len(r) for _, r in seen) == len(prompts)
+    for logits, rows in seen:
+        np.testing.assert_allclose(logits, _logits(tiny, [prompts[r] for r in rows]), rtol=0,
+                                   atol=1e-4)
+
+
+def test_the_lean_forward_gives_the_models_logits_and_tokens(tiny):
+    """textdp.lm.llama's forward (prefill, then steps through its slot cache) gives the logits of
+    the transformers model run on the whole sequence, and the engine on it draws the tokens the
+    transformers path draws, at every batch size."""
     import torch
 
-    engine = _engine(tiny, batch_size=4, share_prefix=True)
-    model = engine._model()
+    from textdp.lm.llama import LlamaDecoder
+
+    decoder = LlamaDecoder.from_model(tiny.model)
+    assert decoder is not None
+    prompts, extra = PROMPTS[:5], [[4, 9, 2], [63, 0, 5], [1, 1, 1], [7, 8, 9], [30, 20, 10]]
     with torch.inference_mode():
-        prefix = engine._shared_prefix(model, prompts)
-        seen = []
-        engine._draw = lambda sampler, logits, rows, steps: (seen.append(logits.double().numpy()),
-                                                             np.zeros(len(rows), np.int64))[1]
-        engine._prefill(model, [0, 1, 2, 3], prompts, None, prefix)
-    np.testing.assert_allclose(seen[0], _logits(tiny, prompts[:4]), rtol=0, atol=1e-4)
+        cache = decoder.new_cache(6, 20)
+        got = [decoder.prefill(cache, 1, prompts).double().numpy()]
+        cache.move(5, 0)  # compaction: the last row's slot moves to the front
+        order = [4, 0, 1, 2, 3]
+        for j in range(3):
+            tokens = torch.tensor([extra[r][j] for r in order])
+            got.append(decoder.step(cache, 5, tokens).double().numpy()[np.argsort(order)])
+    for j, logits in enumerate(got):
+        np.testing.assert_allclose(logits, _logits(tiny, [p + extra[r][:j]
+                                                          for r, p in enumerate(prompts)]),
+                                   rtol=0, atol=1e-4)
+    m = DPPrompt(temperature=60.0, max_new_tokens=20, clip_low=-30.0, clip_high=30.0)
+    u = _random.seeded_generator(12).random((len(PROMPTS), 20))
+    want = _engine(tiny, batch_size=5, backend="transformers").generate(
+        PROMPTS, max_new_tokens=20, sampler=_sampler(m, u))
+    for size in (1, 4, 12):
+        assert _engine(tiny, batch_size=size, backend="llama").generate(
+            PROMPTS, max_new_tokens=20, sampler=_sampler(m, u)) == want
+
+
+def test_a_model_the_lean_forward_does_not_reproduce_uses_transformers(tiny):
+    import transformers
+
+    from textdp.lm import LanguageModel
+    from textdp.lm.llama import LlamaDecoder
+
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=1, num_attention_heads=2,
+                                      num_key_value_heads=1, mlp_bias=True)
+    other = LanguageModel(model=transformers.LlamaForCausalLM(config).eval(),
+                          tokenizer=tiny.tokenizer)
+    assert LlamaDecoder.from_model(other.model) is None
+    engine = _engine(other, batch_size=2)
+    assert len(engine.generate([[5, 6], [7]], max_new_tokens=2,
+                               sampler=_sampler(DPPrompt(temperature=1.0), np.full((2, 2), 0.5)))) == 2
+    assert engine._decoder is None
+    with pytest.raises(ValueError, match="backend llama"):
+        _engine(other, backend="llama").generate(
+            [[5]], max_new_tokens=1, sampler=_sampler(DPPrompt(temperature=1.0), np.zeros((1, 1))))
+    with pytest.raises(ValueError, match="backend must be"):
+        _engine(tiny, backend="onnx")
 
 
 def test_seeded_paraphrases_do_not_depend_on_the_batch_size(tiny):

@@ -26,21 +26,26 @@ Interface (what a mechanism calls)::
 
 How it runs (Orca-style continuous batching, Yu et al., OSDI 2022, at the granularity of steps):
 prompts are sorted by length (so a batch's prompts need little padding), the first
-``batch_size`` are prefilled together (left padding, explicit positions, the last position's
-logits only), and then one token per step for every active row through the KV cache. A row that
-ends (EOS or ``max_new_tokens``) leaves the batch at once (its cache rows are dropped, so the
-step's cost follows the active rows), and when at least ``refill`` rows are free the next
-waiting prompts are prefilled and merged into the running cache (left-padded to its length).
-Leading cache columns no row attends to are trimmed. With ``share_prefix=True`` (off by
-default until a quiet measurement settles it: BENCHMARKS.md) the prompts' common prefix
-(DP-Prompt's template and the chat template's system prompt, about half of each prompt) runs
-through the model once per call, and its keys and values are copied into every row's cache
-(prefix columns first, then the
-row's own tokens, left-padded and masked, at positions that continue the prefix's), so a prefill
-computes only each prompt's own tokens; a later call whose prompts share the kept prefix reuses
-it. The result is the same as generating each
-prompt alone: padding is masked, positions are per row, and a row's tokens depend only on its
-own logits and the sampler's draws for (row, step) (tested on a tiny model).
+``batch_size`` are prefilled together (the last position's logits only), and then one token per
+step for every active row through the KV cache. A row that ends (EOS or ``max_new_tokens``)
+leaves the batch at once (so the step's cost follows the active rows), and when at least
+``refill`` rows are free the next waiting prompts are prefilled and join the running batch.
+With ``share_prefix=True`` (the default: BENCHMARKS.md, ``lm_engine``, run 5b) the prompts'
+common prefix (DP-Prompt's template and the chat template's system prompt: 40 of the ~67 tokens
+of a VADER sentence's prompt) runs through the model once per call and its keys and values serve
+every row, so a prefill computes only each prompt's own tokens, at positions that continue the
+prefix's; a later call whose prompts share the kept prefix reuses it.
+
+Two forwards (``backend``): for a Llama-architecture model (the packaged SmolLM2) the engine
+runs :class:`textdp.lm.llama.LlamaDecoder` — the model's own tensors, HF's arithmetic, over a
+preallocated cache with one slot per row (a row's prefix and own tokens contiguous from column
+0, no padding inside a row; a finished row's slot takes the last active row's contents) — and
+for any other model the transformers module call with a growing cache (left padding, explicit
+positions, a finished row's cache rows dropped, a merged prefill left-padded to the running
+cache's length). Either way the result is the same as generating each prompt alone: padding is
+never attended to, positions are per row, and a row's tokens depend only on its own logits and
+the sampler's draws for (row, step) (tested on a tiny model, both forwards, and the lean one's
+logits against the transformers model's).
 
 Device: ``"auto"`` is CUDA when torch sees a GPU, else the CPU; ``"cpu"`` and ``"cuda"`` force
 one. The model stays float32 on either device (no bf16: the law's inputs are the float32
@@ -59,6 +64,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from textdp.lm.llama import LlamaDecoder
 from textdp.lm.model import LanguageModel, _require_lm, shared_model
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Engine", "TokenSampler", "UniformSampler", "available_cores",
@@ -68,6 +74,9 @@ __all__ = ["DEFAULT_BATCH_SIZE", "Engine", "TokenSampler", "UniformSampler", "av
 DEFAULT_BATCH_SIZE = {"cpu": 16, "cuda": 256}
 #: The shortest common prefix of the prompts worth computing once (tokens).
 MIN_SHARED_PREFIX = 8
+#: ``auto``: the lean Llama forward (:mod:`textdp.lm.llama`) when it reproduces the model, else
+#: the transformers module call; ``llama`` / ``transformers`` force one.
+BACKENDS = ("auto", "llama", "transformers")
 
 
 @runtime_checkable
@@ -212,16 +221,18 @@ class Engine:
             max(1, batch_size // 8): fewer, larger prefills).
         eos_ids, pad_id: override the model's end-of-sequence ids and padding id.
         share_prefix: run the prompts' common prefix through the model once and reuse its keys
-            and values (:meth:`_shared_prefix`). Off by default: on a shared CPU it measured
-            2× slower for a prefill alone (load 11–15) and 1.14× faster at batch 16 (load 3–5;
-            BENCHMARKS.md, ``lm_engine``); the tokens are the same either way.
+            and values (:meth:`_shared_prefix`). On by default: 2.5× faster at batch 64, 0.84× at
+            batch 16 (BENCHMARKS.md, ``lm_engine``, run 5b; loaded machine); the tokens are
+            the same either way.
+        backend: ``"auto"`` (the lean Llama forward when it reproduces the model, else the
+            transformers module call), ``"llama"`` or ``"transformers"``.
     """
 
     def __init__(self, lm: LanguageModel | str | os.PathLike | None = None, *,
                  device: str = "auto", batch_size: int | None = None,
                  threads: int | None = None, refill: int | None = None,
                  eos_ids: Iterable[int] | None = None, pad_id: int | None = None,
-                 share_prefix: bool = False) -> None:
+                 share_prefix: bool = True, backend: str = "auto") -> None:
         torch, _ = _require_lm()
         self.lm = lm if isinstance(lm, LanguageModel) else shared_model(lm)
         self.device = resolve_device(device)
@@ -239,7 +250,11 @@ class Engine:
         self._pad = pad_id
         #: Compute the prompts' common prefix once (:meth:`_shared_prefix`).
         self.share_prefix = bool(share_prefix)
-        self._prefix: tuple[tuple[int, ...], list[tuple[Any, Any]], type] | None = None
+        self._prefix: tuple[tuple[int, ...], list[tuple[Any, Any]], Any] | None = None
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        self.backend = backend
+        self._decoder: LlamaDecoder | None = None
 
     # --- the model, on its device ----------------------------------------------------------
     def _model(self) -> Any:
@@ -254,6 +269,12 @@ class Engine:
         self._keep = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in params),
                           None)
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in 5.x
+        self._decoder = None
+        if self.backend != "transformers":
+            self._decoder = LlamaDecoder.from_model(model)
+            if self._decoder is None and self.backend == "llama":
+                raise ValueError(f"backend llama: {type(model).__name__} is not a Llama model "
+                                 "this engine reproduces; use backend auto or transformers")
         return model
 
     def _forward(self, model: Any, ids: Any, mask: Any, positions: Any,
@@ -288,9 +309,10 @@ class Engine:
         :data:`MIN_SHARED_PREFIX` tokens. Every prompt keeps at least one token of its own (its
         last position gives the first logits)."""
         torch, _ = _require_lm()
+        kind = "llama" if self._decoder is not None else "transformers"
         shortest = min(len(p) for p in prompts)
         kept = self._prefix
-        if kept is not None and shortest > len(kept[0]) and all(
+        if kept is not None and kept[2] == kind and shortest > len(kept[0]) and all(
                 tuple(p[:len(kept[0])]) == kept[0] for p in prompts):
             return kept
         if len(prompts) < 2 or shortest <= MIN_SHARED_PREFIX:
@@ -300,11 +322,15 @@ class Engine:
             n = next((j for j in range(n) if p[j] != first[j]), n)
         if n < MIN_SHARED_PREFIX:
             return None
+        if self._decoder is not None:
+            self._prefix = (tuple(first[:n]), self._decoder.prefix(first[:n]), kind)
+            return self._prefix
         ids = torch.tensor([list(first[:n])], device=self.device)
         mask = torch.ones_like(ids)
         positions = torch.arange(n, device=self.device)[None]
         _, cache = self._forward(model, ids, mask, positions, None)
-        self._prefix = (tuple(first[:n]), _kv(cache), type(cache))
+        self._prefix = (tuple(first[:n]), _kv(cache), kind)
+        self._prefix_cache_type = type(cache)
         return self._prefix
 
     def _prefill(self, model: Any, take: list[int], prompts: Sequence[Sequence[int]],
@@ -322,8 +348,8 @@ class Engine:
         cache = None
         if prefix is not None:
             k = len(take)
-            cache = prefix[2]([(pk.expand(k, -1, -1, -1), pv.expand(k, -1, -1, -1))
-                               for pk, pv in prefix[1]])
+            cache = self._prefix_cache_type([(pk.expand(k, -1, -1, -1), pv.expand(k, -1, -1, -1))
+                                             for pk, pv in prefix[1]])
             mask_t = torch.cat([mask_t.new_ones((k, start)), mask_t], 1)
         logits, cache = self._forward(model, ids_t, mask_t, positions, cache)
         rows = np.asarray(take, dtype=np.int64)
@@ -362,6 +388,10 @@ class Engine:
         batch: _Batch | None = None
         with torch.inference_mode():
             prefix = self._shared_prefix(model, prompts) if self.share_prefix else None
+            if self._decoder is not None:
+                self._generate_lean(prompts, waiting, max_new_tokens, sampler, progress, out,
+                                    prefix, eos)
+                return out
             while waiting or batch:
                 free = self.batch_size - (len(batch) if batch else 0)
                 if waiting and (not batch or free >= self.refill):
@@ -384,6 +414,53 @@ class Engine:
                     if progress is not None:
                         progress(int(done.sum()))
         return out
+
+
+    def _generate_lean(self, prompts: list[list[int]], waiting: deque, max_new_tokens: int,
+                       sampler: TokenSampler, progress: Callable[[int], Any] | None,
+                       out: list[list[int]], prefix: Any, eos: np.ndarray) -> None:
+        """:meth:`generate` on the lean Llama forward (:mod:`textdp.lm.llama`): the same
+        schedule, over a preallocated cache whose active rows are slots ``0..n-1`` (a finished
+        row's slot takes the last active row's contents, so a step's cost follows the active
+        rows and no cache is concatenated or re-masked)."""
+        torch, _ = _require_lm()
+        decoder = self._decoder
+        start = 0 if prefix is None else len(prefix[0])
+        kv = None if prefix is None else prefix[1]
+        # An empty prompt has no last position to read logits from: it starts at the pad token
+        # (the transformers path feeds it one masked pad; either way no prompt token is seen).
+        own = [prompts[i][start:] or [self._pad] for i in range(len(prompts))]
+        slots = min(self.batch_size, len(prompts))
+        cache = decoder.new_cache(slots, start + max(map(len, own)) + max_new_tokens)
+        rows = np.zeros(slots, dtype=np.int64)    # prompt index of each active slot
+        drawn = np.zeros(slots, dtype=np.int64)   # tokens drawn so far by each
+        last = np.zeros(slots, dtype=np.int64)    # each one's latest token
+        n = 0
+        while waiting or n:
+            free = slots - n
+            if waiting and (not n or free >= self.refill):
+                take = [waiting.popleft() for _ in range(min(free, len(waiting)))]
+                new = slice(n, n + len(take))
+                logits = decoder.prefill(cache, n, [own[i] for i in take], kv)
+                rows[new] = take
+                last[new] = self._draw(sampler, logits, rows[new], drawn[new] * 0)
+                drawn[new] = 1
+                n += len(take)
+            else:
+                new = slice(0, n)
+                logits = decoder.step(cache, n, torch.from_numpy(last[:n]).to(self.device))
+                last[:n] = self._draw(sampler, logits, rows[:n], drawn[:n].copy())
+                drawn[:n] += 1
+            for row, token in zip(rows[new].tolist(), last[new].tolist(), strict=True):
+                out[row].append(token)
+            done = np.flatnonzero(np.isin(last[:n], eos) | (drawn[:n] >= max_new_tokens))
+            for i in done[::-1].tolist():  # highest first: the slot moved in is never done
+                n -= 1
+                if i != n:
+                    cache.move(n, i)
+                    rows[i], drawn[i], last[i] = rows[n], drawn[n], last[n]
+            if len(done) and progress is not None:
+                progress(len(done))
 
 
 _ENGINES: dict[tuple[Any, ...], Engine] = {}
