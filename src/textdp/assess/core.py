@@ -52,7 +52,14 @@ from textdp.assess.recommend import (
 )
 from textdp.assess.render import HONESTY
 from textdp.assess.scale import document_scale, document_sizes
-from textdp.assess.utility import accuracy, chance, mean_interval, similarity, task_split, wilson
+from textdp.assess.utility import (
+    accuracy,
+    chance,
+    measured_fields,
+    similarity,
+    task_split,
+    wilson,
+)
 from textdp.assess.vectors import plan, vector_guarantee_in_words, vector_rows
 
 __all__ = ["Assessment", "assess", "HONESTY"]
@@ -527,18 +534,7 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         "words_privatized": privatized,
         "words_unchanged": unchanged / privatized if privatized else None,
         "words_unchanged_interval": wilson(unchanged, privatized) if privatized else None,
-        "linkage_top1": link["top1"], "linkage_top1_interval": wilson(link["hits_top1"], n),
-        "linkage_top5": link["top5"], "linkage_top5_interval": wilson(link["hits_top5"], n),
-        "linkage_chance": link["chance_top1"], "linkage_chance_top5": link["chance_top5"],
-        "linkage_attack": link["attack"], "linkage_by_attack": link["by_attack"],
-        "similarity": float(sims.mean()), "similarity_interval": mean_interval(sims),
-        "task_accuracy": None, "task_accuracy_interval": None,
-        "task_accuracy_clean_train": None, "task_accuracy_clean_train_interval": None,
-        "seconds": seconds, "words_per_second": words / seconds if seconds > 0 else None,
-        "author_linkage": None, "author_linkage_top1": None,
-        "author_linkage_top1_interval": None, "author_linkage_chance": None,
-        "attribute": None, "attribute_accuracy": None, "attribute_accuracy_interval": None,
-        "attribute_chance": None,
+        **measured_fields(link, n, sims, seconds, words),
     }
     if shared.authors is not None:
         authors = author_linkage(matrices, shared.authors)

@@ -45,6 +45,26 @@ def mean_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, 
     return (float(lo), float(hi))
 
 
+def measured_fields(link: dict, n: int, sims: np.ndarray, seconds: float, words: int) -> dict:
+    """The fields every release form's row fills the same way: document linkage (top 1 and 5,
+    their 95% intervals, chance), meaning kept (similarity), time; and the task, author and
+    attribute fields empty until the form's own measurement fills them."""
+    return {
+        "linkage_top1": link["top1"], "linkage_top1_interval": wilson(link["hits_top1"], n),
+        "linkage_top5": link["top5"], "linkage_top5_interval": wilson(link["hits_top5"], n),
+        "linkage_chance": link["chance_top1"], "linkage_chance_top5": link["chance_top5"],
+        "linkage_attack": link["attack"], "linkage_by_attack": link["by_attack"],
+        "similarity": float(sims.mean()), "similarity_interval": mean_interval(sims),
+        "task_accuracy": None, "task_accuracy_interval": None,
+        "task_accuracy_clean_train": None, "task_accuracy_clean_train_interval": None,
+        "seconds": seconds, "words_per_second": words / seconds if seconds > 0 else None,
+        "author_linkage": None, "author_linkage_top1": None,
+        "author_linkage_top1_interval": None, "author_linkage_chance": None,
+        "attribute": None, "attribute_accuracy": None, "attribute_accuracy_interval": None,
+        "attribute_chance": None,
+    }
+
+
 def similarity(original_embeddings: np.ndarray, private_embeddings: np.ndarray) -> np.ndarray:
     """Per document, the cosine of its private and original sentence embeddings."""
     a = np.asarray(original_embeddings, dtype=np.float64)

@@ -37,7 +37,7 @@ import numpy as np
 
 from textdp import _random
 from textdp.assess.linkage import rates
-from textdp.assess.utility import mean_interval, similarity, wilson
+from textdp.assess.utility import measured_fields, similarity, wilson
 
 __all__ = ["FORMS", "VECTOR_FORMS", "VectorSetting", "EMBEDDING_EPSILONS", "DOCUMENT_EPSILONS",
            "vector_grid", "vector_attacks", "vector_accuracy", "load_candidates", "command"]
@@ -193,18 +193,7 @@ def measure(setting: VectorSetting, clean: np.ndarray, released: np.ndarray, spl
         "independent_leakage": None, "independent_survived_count": None,
         "documents_leaking": None, "documents_leaking_interval": None,
         "words_privatized": None, "words_unchanged": None, "words_unchanged_interval": None,
-        "linkage_top1": link["top1"], "linkage_top1_interval": wilson(link["hits_top1"], n),
-        "linkage_top5": link["top5"], "linkage_top5_interval": wilson(link["hits_top5"], n),
-        "linkage_chance": link["chance_top1"], "linkage_chance_top5": link["chance_top5"],
-        "linkage_attack": link["attack"], "linkage_by_attack": link["by_attack"],
-        "similarity": float(sims.mean()), "similarity_interval": mean_interval(sims),
-        "task_accuracy": None, "task_accuracy_interval": None,
-        "task_accuracy_clean_train": None, "task_accuracy_clean_train_interval": None,
-        "seconds": seconds, "words_per_second": words / seconds if seconds > 0 else None,
-        "author_linkage": None, "author_linkage_top1": None,
-        "author_linkage_top1_interval": None, "author_linkage_chance": None,
-        "attribute": None, "attribute_accuracy": None, "attribute_accuracy_interval": None,
-        "attribute_chance": None,
+        **measured_fields(link, n, sims, seconds, words),
     }
     if split is not None:
         y_train, y_test = split.labels[split.train], split.labels[split.test]
