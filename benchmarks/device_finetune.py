@@ -36,6 +36,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the working tree's textdp when run as a script
+sys.path.insert(0, str(ROOT / "benchmarks"))  # device_premask beside this script
 
 #: --smoke: a few DP-SGD steps of a few tickets (cut to 32 tokens) and a few short samples, so
 #: the full-size model runs every step on 2 loaded CPU cores in minutes; the figures mean nothing.
@@ -59,6 +60,8 @@ class _Phases:
 
             def close(self) -> None:
                 phases.seconds[description] = round(time.perf_counter() - start, 2)
+                print(f"{description}: {phases.seconds[description]} s", file=sys.stderr,
+                      flush=True)  # as it goes, in case the call is cut short
 
         return Bar()
 
@@ -120,13 +123,20 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     texts, labels = [t.text for t in private], [t.issue for t in private]
     units = ([f"{t.values.get('first_name', '')} {t.values.get('last_name', '')}"
               for t in private] if args.unit == "customer" else None)
+    premasked, masking = None, {}
+    if args.masked is not None:  # masked on another machine (device_premask.py): off here
+        from device_premask import read_masked
+
+        premasked, header = read_masked(args.masked, texts)
+        masking = {"identifiers": False, "entities": "none"}
     t0 = time.perf_counter()
     lm = load_model(args.model)
     load_s = time.perf_counter() - t0
     phases = _Phases()
     t0 = time.perf_counter()
     result = textdp.synthesize(
-        texts, labels=labels, units=units, epsilon=args.epsilon, delta=args.delta, n=args.n,
+        premasked if premasked is not None else texts, labels=labels, **masking,
+        units=units, epsilon=args.epsilon, delta=args.delta, n=args.n,
         seed=args.seed, model=lm, document_kind="customer support ticket",
         max_new_tokens=args.max_new_tokens, batch_size=args.gen_batch, method="finetune",
         finetune={"epochs": args.epochs, "train_batch": args.train_batch,
@@ -155,7 +165,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "peak_mib": round(_peak_mib(device), 1), "accuracy": acc,
             "ratio_to_original": acc["synthetic"] / acc["original"] if acc["original"] else None,
             "p_above_baseline": _above(acc["synthetic"], acc["baseline"], len(test)),
-            "masked_in_private_input": result.report["counts"]["masked_in_private_input"],
+            "masked_in_private_input": (result.report["counts"]["masked_in_private_input"]
+                                        if premasked is None else header["masked_by_kind"]),
+            "masked_elsewhere": None if premasked is None else
+            {k: header[k] for k in ("words", "cpu_s", "wall_s")},
+            "outputs": {"synthetic": result.texts, "synthetic_labels": result.labels,
+                        "baseline": baseline},
             "found_in_output": result.report["screening"]["found_by_kind"],
             "empty_synthetic": result.report["counts"]["empty_synthetic_documents"],
             "examples": list(zip(result.labels[:4], result.texts[:4], strict=True)),
@@ -181,6 +196,13 @@ def markdown(r: dict[str, Any]) -> str:
              f"- entities masked in the input: {r['masked_in_private_input']}; found in the "
              f"output (masked): {r['found_in_output']}; empty outputs: {r['empty_synthetic']}",
              f"- load average {r['load_average']:.1f}"]
+    if r.get("masked_elsewhere"):
+        m = r["masked_elsewhere"]
+        lines.insert(-1, f"- the private tickets were masked before, on another machine "
+                     f"(benchmarks/device_premask.py, synthesize's defaults: {m['words']:,} "
+                     f"words in {m['cpu_s']} CPU-s), so this run's own masking and output "
+                     "screening were off; the outputs were screened there (`device_premask.py "
+                     "screen`)")
     return "\n".join(lines)
 
 
@@ -204,14 +226,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--masked", type=Path, default=None,
+                   help="the private tickets masked elsewhere (device_premask.py prepare)")
+    p.add_argument("--outputs", type=Path, default=None,
+                   help="write the synthetic and baseline texts here (JSON 'outputs')")
     args = p.parse_args(argv)
     if args.smoke:
         for key, value in SMOKE.items():
             setattr(args, key, value)
     result = measure(args)
+    outputs = result.pop("outputs")
     print(markdown(result))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    if args.outputs is not None:
+        args.outputs.write_text(json.dumps({"outputs": outputs}, ensure_ascii=False) + "\n")
     return 0
 
 

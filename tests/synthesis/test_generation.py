@@ -71,3 +71,34 @@ def test_seeded_rows_draw_from_their_own_streams():
     secure = row_generators(2, seed=None, stage=0)
     assert secure[0] is secure[1] and type(secure[0].bit_generator).__name__ in (
         "AESCounter", "ChaCha")
+
+
+@pytest.mark.parametrize("temperature,top_p,scale", [(1.0, 0.95, 3.0), (0.7, 0.8, 3.0),
+                                                     (1.3, 1.0, 3.0), (1.0, 0.9, 0.01)])
+def test_the_device_law_picks_the_same_tokens_as_the_numpy_law(temperature, top_p, scale):
+    # The GPU path (torch_nucleus) against NucleusSampler.sample on the same logits and the same
+    # uniforms: identical tokens, row by row (continuous logits: no ties). scale 0.01 makes the
+    # nucleus wider than the 256-token partial sort, so the full-sort branch is compared too.
+    torch = pytest.importorskip("torch")
+    from textdp.synthesis.generation import torch_nucleus
+
+    logits = np.random.default_rng(7).normal(0, scale, (64, 3000))
+    u = np.random.default_rng(8).random(64)
+    expected = NucleusSampler([np.random.default_rng(8)], temperature=temperature,
+                              top_p=top_p).sample(logits, np.zeros(64, dtype=np.int64),
+                                                  np.zeros(64))
+    got = torch_nucleus(torch.from_numpy(logits), u, temperature, top_p).numpy()
+    assert (got == expected).all()
+    # The same check fails for a temperature 10% off (it can see a wrong law).
+    off = torch_nucleus(torch.from_numpy(logits), u, temperature * 1.1, top_p).numpy()
+    assert (off != expected).any()
+
+
+def test_the_fast_path_on_the_cpu_is_the_numpy_law_itself():
+    torch = pytest.importorskip("torch")
+    logits = np.random.default_rng(1).normal(0, 2, (5, 400))
+    rows = np.arange(5)
+    a = NucleusSampler(row_generators(5, seed=3, stage=0), temperature=0.9, top_p=0.9)
+    b = NucleusSampler(row_generators(5, seed=3, stage=0), temperature=0.9, top_p=0.9)
+    assert (a.sample_torch(torch.from_numpy(logits), rows, rows) == b.sample(logits, rows, rows)
+            ).all()

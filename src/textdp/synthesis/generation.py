@@ -22,7 +22,8 @@ import numpy as np
 
 from textdp import _random
 
-__all__ = ["NucleusSampler", "TokenSampler", "Generator", "generate_ids", "row_generators"]
+__all__ = ["NucleusSampler", "TokenSampler", "Generator", "generate_ids", "row_generators",
+           "torch_nucleus"]
 
 #: Candidates kept sorted per row before falling back to a full sort (top-p rarely needs more).
 _TOP = 256
@@ -90,13 +91,47 @@ class NucleusSampler:
         part = np.where(keep, part, 0.0)
         return ids, part / part.sum(axis=1, keepdims=True)
 
+    def _uniforms(self, rows: np.ndarray) -> np.ndarray:
+        return np.array([self.generators[r].random() for r in np.asarray(rows).tolist()])
+
+    def sample_torch(self, logits: Any, rows: np.ndarray, steps: np.ndarray) -> Any:
+        """The engine's fast path (float64 logits on the model's device): on a GPU the law runs
+        there (:func:`torch_nucleus`), so the [k, vocab] logits never cross to the host; on the
+        CPU it is :meth:`sample` itself, unchanged."""
+        if logits.device.type == "cpu":
+            return self.sample(logits.numpy(), rows, steps)
+        return torch_nucleus(logits, self._uniforms(rows), self.temperature, self.top_p)
+
     def sample(self, logits: np.ndarray, rows: np.ndarray, steps: np.ndarray) -> np.ndarray:
         ids, p = self.probabilities(logits)
-        u = np.array([self.generators[r].random() for r in np.asarray(rows).tolist()])
+        u = self._uniforms(rows)
         cum = np.cumsum(p, axis=1)
         pick = (cum < u[:, None] * cum[:, -1:]).sum(axis=1)
         pick = np.minimum(pick, (p > 0).sum(axis=1) - 1)
         return ids[np.arange(len(ids)), pick]
+
+
+def torch_nucleus(logits: Any, u: np.ndarray, temperature: float, top_p: float) -> Any:
+    """:meth:`NucleusSampler.sample`'s law in torch, on the logits' device: the same nucleus
+    (the 256 most probable tokens, or a full sort for rows whose nucleus is wider), the same
+    inversion with one uniform ``u[row]`` per row. Float64 throughout; only tokens of exactly
+    equal probability may be ordered differently (the law is the same)."""
+    import torch
+
+    z = logits.double() / temperature
+    p = torch.softmax(z, dim=1)
+    top = min(_TOP, p.shape[1])
+    part, ids = torch.topk(p, top, dim=1, sorted=True)
+    if bool((part.sum(dim=1) < top_p).any()):  # a nucleus wider than the partial sort
+        part, ids = torch.sort(p, dim=1, descending=True, stable=True)
+    cum = torch.cumsum(part, dim=1)
+    keep = torch.cat([torch.ones_like(cum[:, :1], dtype=torch.bool), cum[:, :-1] < top_p], 1)
+    part = torch.where(keep, part, torch.zeros_like(part))
+    cum = torch.cumsum(part / part.sum(dim=1, keepdim=True), dim=1)
+    uu = torch.as_tensor(u, dtype=torch.float64, device=logits.device)
+    pick = (cum < uu[:, None] * cum[:, -1:]).sum(dim=1)
+    pick = torch.minimum(pick, (part > 0).sum(dim=1) - 1)
+    return ids.gather(1, pick[:, None]).squeeze(1)
 
 
 Generator = Callable[[list[str], int], list[str]]
