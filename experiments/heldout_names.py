@@ -146,10 +146,74 @@ TEMPLATES_B = (
     "Mr {last} wants a copy of the contract. {first} {last}",
 )
 
+# Set C: written on 2026-11-28 (session 10) before any rule of that session changed; main scored
+# on it then, and its messages never read — only its totals.
+FIRST_C = (
+    "Thabo", "Lindiwe", "Ngozi", "Chidi", "Adwoa", "Kojo", "Fatima", "Omar", "Layla", "Youssef",
+    "Shirin", "Arash", "Priya", "Rohan", "Aarav", "Lakshmi", "Wei", "Fang", "Haruto", "Yui",
+    "Min-jun", "Ji-ho", "Thanh", "Hoa", "Avi", "Shira", "Dmitri", "Natasha", "Katarzyna",
+    "Piotr", "Ondrej", "Lucie", "Mikko", "Ingrid", "Lars", "Sigrid", "Camila", "Mateo", "Lucia",
+    "Alejandro", "Giulia", "Matteo", "Elodie", "Thibault", "Sanne", "Daan", "Siobhan", "Cormac",
+    "Dylan", "Carys", "Brandon", "Tiffany", "Jamal", "Shanice",
+    "Cherry", "Honey", "Sky", "Brook", "Jade", "Coral", "Willow", "Hazel", "Poppy", "Lily",
+    "Melody", "Angel", "Pat", "Rob", "Sue", "Nick", "Gene", "Guy", "Lance", "Grant", "Dean",
+    "Glen", "Rusty", "Forest", "Storm",
+)
+LAST_C = (
+    "Zulu", "Mthembu", "Obi", "Nwosu", "Appiah", "Darko", "Karimi", "Hosseini", "Malik",
+    "Chaudhry", "Iyer", "Reddy", "Joshi", "Liu", "Zhang", "Yang", "Tanaka", "Suzuki",
+    "Watanabe", "Lee", "Jung", "Nguyen", "Hoang", "Katz", "Shapiro", "Sokolov", "Popescu",
+    "Nowak", "Kowalczyk", "Svoboda", "Lindqvist", "Johansson", "Hansen", "Laine", "Fernandes",
+    "Oliveira", "Gomez", "Herrera", "Bianchi", "Esposito", "Dubois", "Moreau", "Dekker", "Maes",
+    "O'Brien", "McCarthy", "Walsh", "Jones", "Davies", "Thompson", "Harris", "Carter",
+    "Mitchell", "Bird", "Fisher", "Carpenter", "Butcher", "Mason", "Shepherd", "Marsh", "Field",
+    "Frost", "Snow", "Long", "Short", "Sweet", "Good", "Love", "Church", "Bridge", "Rice",
+)
+CITIES_C = (
+    "Bulawayo", "Abuja", "Kigali", "Addis Ababa", "Alexandria", "Rabat", "Beirut", "Shiraz",
+    "Mashhad", "Faisalabad", "Jaipur", "Surat", "Xiamen", "Harbin", "Nagoya", "Sendai",
+    "Gwangju", "Haiphong", "Tel Aviv", "Dnipro", "Krakow", "Katowice", "Plzen", "Salzburg",
+    "Gothenburg", "Stavanger", "Espoo", "Faro", "Malaga", "Granada", "Naples", "Florence",
+    "Marseille", "Bordeaux", "Eindhoven", "Bruges", "Limerick", "Liverpool", "Nottingham",
+    "Aberdeen", "Phoenix", "Portland", "Memphis", "Ottawa", "Quebec", "Belo Horizonte",
+    "Porto Alegre", "Cartagena", "Mendoza", "Wellington", "Adelaide", "Nice", "Bath",
+)
+COMPANIES_C = (
+    ("Larchmont", "Ltd"), ("Silberfluss Software", "GmbH"), ("Havbris", "ASA"),
+    ("Aurora Boreal", "S.A."), ("Redwood Dental", "LLC"), ("Juniper Grove", "Inc."),
+    ("Kookaburra Freight", "Pty. Ltd."), ("Van Houten Installatie", "B.V."),
+    ("Atelier Beaumont", "SARL"), ("Cantina Sole", "S.r.l."), ("Bergmann Stahl", "AG"),
+    ("Quartzline", "Corp."), ("Ashgrove", "PLC"), ("Meridian Tax", "LLP"),
+    ("Tanuki Shoji", "K.K."), ("Gangotri Textiles", "Pvt Ltd"), ("Sava Promet", "d.o.o."),
+    ("Mazury Drewno", "sp. z o.o."), ("Nordvik", "AB"), ("Kahlo Disenos", "S.A. de C.V."),
+)
+TEMPLATES_C = (
+    "{first} from {company} here, the last shipment to {city} arrived broken",
+    "yo it's {first}, my {relation} {tfirst} said you could help",
+    "Sincerely,\n{first} {last}\n{city}",
+    "got a msg from {tfirst}.{tlast}@gmail.com claiming to be from your team?",
+    "pls reply to {email} asap - {first}",
+    "{first} {last} ({username}) can't log in since tuesday",
+    "@{username} thanks for the quick fix!",
+    "my {relation}, {tfirst}, uses the same card",
+    "spoke with {tfirst} {tlast} at your {city} branch, she was lovely",
+    "{first}: the {company} account is still suspended",
+    "this is {initial}. {last} of {company}, re: the contract renewal",
+    "I'm {first} {last} and I live in {city}",
+    "{last} here. tried calling from {city} but the line was dead",
+    "thanks so much {tfirst}!! you're a star",
+    "signed, {first} {last}",
+    "my name is {first} and my {relation} is {tfirst} {tlast}",
+    "best,\n{first}",
+    "any update?? {first} {last}, {city}",
+)
+
 
 def _sets(name: str) -> tuple[tuple[str, ...], ...]:
     if name == "b":
         return FIRST_B, LAST_B, CITIES_B, COMPANIES_B, TEMPLATES_B
+    if name == "c":
+        return FIRST_C, LAST_C, CITIES_C, COMPANIES_C, TEMPLATES_C
     return FIRST, LAST, CITIES, COMPANIES, TEMPLATES
 
 
@@ -286,7 +350,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=35)
     p.add_argument("--epsilon", type=float, default=8.0)
     p.add_argument("--out", default=None)
-    p.add_argument("--set", choices=("a", "b"), default="a", dest="which")
+    p.add_argument("--set", choices=("a", "b", "c"), default="a", dest="which")
     p.add_argument("--vader", action="store_true",
                    help="instead: the gazetteers' extra masks on the VADER sentences")
     a = p.parse_args(argv)
