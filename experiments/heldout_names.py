@@ -317,14 +317,13 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
     NER model does not: an upper bound on their false masking, as a share of the words and of the
     sentences, with every such word listed for reading."""
     from textdp.datasets import load_vader
-    from textdp.text.entities import Entities
     from textdp.text.fold import fold_string
     from textdp.text.gazetteers import gazetteer_spans
+    from textdp.text.recognisers.ner import NER
 
     texts = [fold_string(s.text) for name in ("tweets", "movie_reviews", "amazon", "nyt")
              for s in load_vader(name)][:limit]
-    ner: list[list[tuple[int, int, str]]] = [[] for _ in texts]
-    Entities()._model_spans(texts, ner)  # the model's own spans (no gazetteer)
+    ner = NER().find(texts)  # the model's own spans (no gazetteer)
     words = extra_words = extra_sentences = 0
     listed = []
     for text, spans in zip(texts, ner, strict=True):

@@ -91,8 +91,26 @@ _TOP_ZIPF = 5.2
 _CALENDAR = frozenset("jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur "
                       "thurs fri sat sun monday tuesday wednesday thursday friday saturday "
                       "sunday".split())
-_NOT_NAMES = (_GREETINGS | _TITLES | _POSSESSIVES | _RELATIONS | _CALENDAR
+_NOT_NAMES = (_GREETINGS | _TITLES | _POSSESSIVES | _RELATIONS
               | {w for cue in _INTRODUCTIONS for w in cue.split()})
+# Terms of address that some country also uses as a name: after a greeting, in lower case, they
+# are the term ("thanks honey", "cheers mate", "hey bro"), not a name; nor an interjection.
+_VOCATIVES = frozenset("mate bro bruh dude man girl guys boys buddy pal love luv baby babe "
+                       "honey hun sweetie sweets darling dear sis folks fam chief boss goodness "
+                       "god heavens lord uh um umm oh ah yo hmm lol omg ok okay".split())
+# A word right after a lower-case name that says the name introduced its writer ("rhys here",
+# "ana speaking"): the name word after a greeting or at a line's start is a name.
+_SELF = frozenset({"here", "speaking"})
+# Greetings that are ordinary words too: a cue for lower case only where they open a line, a
+# sentence or a clause ("morning rush hour", "the best lens", "love fest" are none).
+_AMBIGUOUS_GREETINGS = frozenset(
+    "best love morning afternoon evening welcome sorry yours greetings congrats congratulations "
+    "bye sincerely regards".split())
+#: Two lower-case words of the list, a given name then a surname, are read as a name when the
+#: sum of their Zipf frequencies is below this: were they two ordinary words written together
+#: by chance, their pair would be that rare (10^(8.4 − 9 − 9) of the words); ``rhys choi``
+#: (6.8), ``tyler cohen`` (8.2) are names, ``rose gold`` (10.0), ``jack frost`` (8.8) stay.
+_PAIR_ZIPF_SUM = 8.4
 _WORD = re.compile(r"[^ ]+")
 _SENTENCE_END = re.compile(r"[.!?;:]\s")
 _CLOSING = re.compile(r"[\n,—–]|--|(?:^|\s)-\s")
@@ -161,10 +179,14 @@ class _Document:
     def cue(self, i: int) -> tuple[bool, bool]:
         """(a cue before token i, a cue strong enough for lower case)."""
         keys = self.keys
-        if i == 0 or _SENTENCE_END.search(self.gap(i) + " ") and keys[i - 1] not in _TITLES:
+        gap = self.gap(i)
+        if i == 0 or _SENTENCE_END.search(gap + " ") and keys[i - 1] not in _TITLES or (
+                not gap.isspace() and any(c.isdigit() for c in gap)):  # "best 4-mp"
             return False, False
         one = keys[i - 1]
         two = f"{keys[i - 2]} {one}" if i > 1 else ""
+        if one in _AMBIGUOUS_GREETINGS and not self.opens(i - 1):
+            return True, False  # "morning rush", "best sellers", "love fest": no greeting
         if one in _TITLES or one in _GREETINGS or two in _STRONG_INTRODUCTIONS:
             return True, True
         if one in _STRONG_INTRODUCTIONS:
@@ -173,10 +195,45 @@ class _Document:
             return True, True
         return two in _INTRODUCTIONS or one in _INTRODUCTIONS, False
 
+    def joined(self, i: int) -> int:
+        """The last token of the hyphenated word that token i begins (``Seo-yeon``, ``Jean-Luc``:
+        a part the list lacks is still part of the name)."""
+        if i + 1 < len(self.tokens) and self.gap(i + 1) == "-" and self.part(i + 1) and not (
+                i + 2 < len(self.tokens) and self.gap(i + 2) == "-"):
+            return i + 1
+        return i
+
+    def part(self, i: int) -> bool:
+        """Token i can be the other part of a hyphenated name: letters, no function word, not
+        common as a word (``yeon``, ``Luc``; not ``in``, ``wise``, ``one``), of a compound of
+        two parts only (not ``All-in-One``)."""
+        from textdp.text._zipf import zipf_at_least
+
+        word = self.word(i)
+        return (word.isalpha() and self.keys[i] not in ENGLISH_STOPWORDS
+                and not (word.isascii() and zipf_at_least(word, 4.0))
+                and not (i > 1 and self.gap(i - 1) == "-"))
+
+    def opens(self, i: int) -> bool:
+        """Token i starts the document, a line, a sentence or a clause (after ``,`` or a dash)."""
+        return i == 0 or bool(re.search(r"[\n.!?;:,—–(]|(?:^|\s)-", self.gap(i)))
+
+    def introduces(self, i: int) -> bool:
+        """Token i names the writer: ``rhys here``, ``ana speaking`` at the start of a line or
+        after a greeting or a comma."""
+        if (i + 1 >= len(self.tokens) or self.keys[i + 1] not in _SELF
+                or self.gap(i + 1) != " " or self.keys[i] in ENGLISH_STOPWORDS
+                or self.keys[i] in ("im", "its") or _zipf(self.keys[i]) >= _TOP_ZIPF):
+            return False  # "Still here", "im here"
+        if self.opens(i):
+            return True
+        return self.keys[i - 1] in _GREETINGS or self.keys[i - 1] in ("it's", "its", "im", "i'm")
+
     def closes(self, i: int) -> bool:
         """Token i, alone or with the name word after it, ends a line or the document after a
         line break, a dash or a comma: a sign-off or a vocative (``-- Ana``, ``call me, ana``)."""
         j = i + 1 if i + 1 < len(self.tokens) and self.info[i + 1] and self.gap(i + 1) == " " else i
+        j = self.joined(j)
         rest = self.text[self.tokens[j][1]:].split("\n", 1)[0]
         if rest.strip(" .!\t\r"):
             return False
@@ -190,15 +247,19 @@ class _Document:
         """Words that are names by their own rarity or by the words just around them."""
         for i, (a, b) in enumerate(self.tokens):
             f = self.info[i]
-            if not f:
-                continue
             key = self.keys[i]
+            if not f or key in _CALENDAR:  # "Jun", "Jan" only before a surname (pairs)
+                continue
             case = _case(self.text[a:b])
             stop = key in ENGLISH_STOPWORDS
             z = _zipf(key)
             rare = not stop and z < RARE_ZIPF
             top = bool(f & (_TOP_FIRST | _TOP_LAST))
             before, strong = self.cue(i)
+            if case == "lower" and key in _VOCATIVES:
+                strong = False
+            elif self.introduces(i):
+                before = strong = True
             # Not an ordinary English word, or a very common name (Mark, Rose) that is not too
             # common a word (happy, pretty, power).
             namelike = not stop and (z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
@@ -207,10 +268,16 @@ class _Document:
                 case == "title" and (rare or strong and (not stop or f & _TOP_FIRST) or before and (
                     namelike or self.keys[i - 1] in _TITLES))
                 or case == "upper" and strong and rare
-                or case == "lower" and strong and not stop and (rare or top and z < _TOP_ZIPF)
-                # a possessive (no function word: He's, It's): Mark's, emeka's, april's
+                # in lower case, no ordinary word (Zipf < 4.5: rhys, ravi, malik), or a very
+                # common name that is not a very common word (thanks mark)
+                or case == "lower" and strong and not stop and (
+                    z < _ORDINARY_ZIPF or top and z < _TOP_ZIPF)
+                # a possessive (no function word: He's, It's): Mark's, emeka's, april's, and in
+                # lower case a word no commoner than Zipf 4 opening a sentence or after a cue
+                # (rhys's account; not the ape's head, their idol's, world's)
                 or self.text[b:b + 2] in ("'s", "’s") and (
-                    titled or rare or f & _TOP_FIRST and z < _ORDINARY_ZIPF)
+                    titled or rare or f & _TOP_FIRST and z < _ORDINARY_ZIPF
+                    or case == "lower" and z < 4.0 and not stop and (self.opens(i) or before))
                 or (namelike or case == "title" and not stop and z < _TOP_ZIPF)
                 and self.closes(i))
 
@@ -219,7 +286,8 @@ class _Document:
         keys, info, masked = self.keys, self.info, self.masked
         for i in range(len(self.tokens) - 1):
             j = i + 1
-            if not (info[i] & (_FIRST | _TOP_FIRST) and info[j] & (_LAST | _TOP_LAST)):
+            if not (info[i] & (_FIRST | _TOP_FIRST) and info[j] & (_LAST | _TOP_LAST)) or (
+                    keys[j] in _CALENDAR):
                 continue
             between = self.text[self.tokens[i][1]:self.tokens[j][0]]
             si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
@@ -233,13 +301,34 @@ class _Document:
                 # Smith, Rose Baker) — not "The Sum", "Long Time", "Red Bridge".
                 masked[i] = masked[j] = True
             elif between in (" ", "-") and not si and not sj and max(zs) < _COMMON_ZIPF and (
-                    masked[i] or masked[j] or min(zs) < RARE_ZIPF and min(
-                        len(keys[i]), len(keys[j])) > 2):
+                    masked[i] or masked[j] or min(len(keys[i]), len(keys[j])) > 2 and (
+                        min(zs) < RARE_ZIPF
+                        or sum(zs) < _PAIR_ZIPF_SUM and self.cue(i)[0] and keys[i - 1] != "and")):
                 # In lower case: neither a common word (Zipf ≥ 5), and one of them found a
-                # name already or rare as a word (zanele kim; not "candy bar", "ho hum").
+                # name already, or rare as a word, or after a cue the two too rare together to
+                # be words met by chance (zanele kim, ask rhys choi; not "candy bar", "ho hum",
+                # "rose gold"; with no cue, adjective and noun are: "a lyrical tale").
+                masked[i] = masked[j] = True
+            elif between == " " and not si and not sj and max(zs) < _TOP_ZIPF and self.alone(i, j):
+                # A line that is a given name and a surname and nothing else: a signature
+                # ("april jenkins" above "sent from my phone").
                 masked[i] = masked[j] = True
             elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
                 masked[i] = masked[j] = True
+        for i in range(len(self.tokens)):  # a hyphenated given name, then a surname
+            j = self.joined(i) + 1
+            if (masked[i] and j - 1 > i and j < len(self.tokens) and info[j] & (_LAST | _TOP_LAST)
+                    and self.gap(j) == " " and keys[j] not in ENGLISH_STOPWORDS
+                    and _zipf(keys[j]) < _COMMON_ZIPF):
+                masked[j] = True
+
+    def alone(self, i: int, j: int) -> bool:
+        """Tokens i and j are a line of their own (a signature), and not the whole document."""
+        text, (a, _), (_, b) = self.text, self.tokens[i], self.tokens[j]
+        start, end = text.rfind("\n", 0, a) + 1, text.find("\n", b)
+        end = len(text) if end < 0 else end
+        return (start > 0 or end < len(text)) and not text[start:a].strip(" -\t") and not (
+            text[b:end].strip(" .!\t\r"))
 
     def initials(self) -> None:
         """A surname after an initial: "J. Smith", "J Smith", "k. ramirez"."""
@@ -248,8 +337,9 @@ class _Document:
             a = self.tokens[i][0]
             pa, pb = self.tokens[i - 1]
             if (self.info[i] & (_LAST | _TOP_LAST)
-                    and (_case(self.word(i)) == "title" or _zipf(self.keys[i]) < _ORDINARY_ZIPF
+                    and (_case(self.word(i)) == "title" or _zipf(self.keys[i]) < _COMMON_ZIPF
                          and text[pb:a] in (". ", "."))
+                    and text[pa - 1:pa] not in (".", "'", "’")  # e.g. smith, p.s. hill
                     and _initial(text, pa, pb, a) and self.keys[i] not in ENGLISH_STOPWORDS):
                 self.masked[i] = True
 
@@ -272,7 +362,12 @@ class _Document:
                 continue
             if i > 0 and _initial(text, *tokens[i - 1], a):
                 a = tokens[i - 1][0]  # the initial
-            if spans and text[spans[-1][1]:a] in (" ", "-", ". "):
+            b = tokens[self.joined(i)][1]  # the rest of a hyphenated name
+            if i > 0 and text[tokens[i - 1][1]:a] == "-" and self.part(i - 1):
+                a = tokens[i - 1][0]
+            if spans and a < spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(b, spans[-1][1]), "person")
+            elif spans and text[spans[-1][1]:a] in (" ", "-", ". "):
                 spans[-1] = (spans[-1][0], b, "person")
             else:
                 spans.append((a, b, "person"))
