@@ -25,6 +25,7 @@ Only the words *adjacent* to the candidate count (``.:-–/()`` and spaces betwe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 #: How many characters before and after a candidate are read.
 BEFORE, AFTER = 40, 12
@@ -75,3 +76,37 @@ def judge(before: str, after: str, kind: str) -> int:
                             or last in _NUMBER_WORDS and second in _REFERENCE):
         return REFERENCE
     return KEEP
+
+
+# Order, invoice and ticket codes of letters and digits (``INV-2231``, ``order #A-77812``,
+# ``ref ORD-55123-X``): no validator knows them, so a code is a reference when a reference cue
+# names it, or, with no cue, when it has the shape of one — two to five letters, a dash or an
+# underscore, four digits or more (``INV-2231``, ``tk_99812``; not ``COVID-19``, ``SHA-256``,
+# ``F-150``). A code needs two digits (``order 2 items`` is no code).
+_CODE_CUES = (
+    "order", "orders", "invoice", "inv", "tracking", "track", "ticket", "tkt", "ref", "reference",
+    "booking", "confirmation", "conf", "receipt", "case", "claim", "policy", "account", "acct",
+    "customer", "cust", "member", "membership", "po", "sku", "serial", "parcel", "shipment",
+    "consignment", "transaction", "txn", "rma", "reservation", "pnr")
+_CODES = re.compile(
+    r"(?i:\b(?:" + "|".join(_CODE_CUES) + r")\b\.?(?:\s*(?:no|nr|num|number|id|code)\b\.?)?"
+    r"(?:\s*[:#]\s*|\s+)#?(?P<cued>[a-z0-9]+(?:[-/_.][a-z0-9]+)*))"
+    r"|(?<![\w\-/.])(?P<shaped>(?i:[a-z]{2,5}[-_]\d{4,}(?:[-/][a-z0-9]+)*))(?![\w\-/])")
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def reference_spans(text: str, bounds: Sequence[int]) -> list[tuple[int, int]]:
+    """[start, end) of the order, invoice and ticket codes in ``text`` (documents at ``bounds``;
+    no span crosses one) — see :data:`_CODES`."""
+    out = []
+    for d in range(len(bounds) - 1):
+        lo, hi = bounds[d], bounds[d + 1]
+        if _DIGIT.search(text, lo, hi) is None:  # most documents have no digit
+            continue
+        for m in _CODES.finditer(text, lo, hi):  # endpos: no code runs into the next document
+            a, b = m.span("cued" if m.group("cued") is not None else "shaped")
+            if sum(c.isdigit() for c in text[a:b]) >= 2:
+                out.append((a, b))
+    return out
