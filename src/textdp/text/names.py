@@ -185,8 +185,10 @@ class _Document:
             return False, False
         one = keys[i - 1]
         two = f"{keys[i - 2]} {one}" if i > 1 else ""
-        if one in _AMBIGUOUS_GREETINGS and not self.opens(i - 1):
-            return True, False  # "morning rush", "best sellers", "love fest": no greeting
+        if one in _AMBIGUOUS_GREETINGS and not (self.opens(i - 1) and self.ends(i)):
+            # "morning rush hour", "best sellers", "we love kevin": no greeting ("morning
+            # sean,", "love,\nana" are)
+            return False, False
         if one in _TITLES or one in _GREETINGS or two in _STRONG_INTRODUCTIONS:
             return True, True
         if one in _STRONG_INTRODUCTIONS:
@@ -213,6 +215,13 @@ class _Document:
         return (word.isalpha() and self.keys[i] not in ENGLISH_STOPWORDS
                 and not (word.isascii() and zipf_at_least(word, 4.0))
                 and not (i > 1 and self.gap(i - 1) == "-"))
+
+    def ends(self, i: int) -> bool:
+        """Token i (with a surname after it) ends a clause: punctuation or the end follows."""
+        j = i + 1 if i + 1 < len(self.tokens) and self.info[i + 1] and self.gap(i + 1) == " " else i
+        rest = self.text[self.tokens[self.joined(j)][1]:]
+        return not rest.strip() or rest.lstrip(" ")[:1] in ",.!?;:\n-" or (
+            j + 1 < len(self.tokens) and self.keys[j + 1] in _SELF)
 
     def opens(self, i: int) -> bool:
         """Token i starts the document, a line, a sentence or a clause (after ``,`` or a dash)."""
