@@ -302,6 +302,7 @@ class _Document:
             si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
             zs = (_zipf(keys[i]), _zipf(keys[j]))
             both_top = info[i] & _TOP_FIRST and info[j] & _TOP_LAST
+            cued = i > 0 and keys[i - 1] != "and" and self.cue(i)[0]
             if (between in (" ", "-") and _case(self.word(i)) == "title"
                     and _case(self.word(j)) == "title" and not sj
                     and (not si or info[i] & _TOP_FIRST) and (min(zs) < 4.0 or both_top)):
@@ -309,14 +310,19 @@ class _Document:
                 # Adeyemi), or a very common given name then a very common surname (Will
                 # Smith, Rose Baker) — not "The Sum", "Long Time", "Red Bridge".
                 masked[i] = masked[j] = True
-            elif between in (" ", "-") and not si and not sj and max(zs) < _COMMON_ZIPF and (
-                    masked[i] or masked[j] or min(len(keys[i]), len(keys[j])) > 2 and (
-                        min(zs) < RARE_ZIPF
-                        or sum(zs) < _PAIR_ZIPF_SUM and self.cue(i)[0] and keys[i - 1] != "and")):
+            elif between in (" ", "-") and not si and not sj and (
+                    max(zs) < _COMMON_ZIPF and (
+                        masked[i] or masked[j] or min(len(keys[i]), len(keys[j])) > 2 and (
+                            min(zs) < RARE_ZIPF or sum(zs) < _PAIR_ZIPF_SUM and cued))
+                    or max(zs) < _TOP_ZIPF and (masked[i] and zs[1] <= zs[0] or masked[j]
+                                                or cued and min(zs) < RARE_ZIPF)):
                 # In lower case: neither a common word (Zipf ≥ 5), and one of them found a
                 # name already, or rare as a word, or after a cue the two too rare together to
                 # be words met by chance (zanele kim, ask rhys choi; not "candy bar", "ho hum",
                 # "rose gold"; with no cue, adjective and noun are: "a lyrical tale").
+                # Up to Zipf 5.2 (a very common word) where the given name was found already
+                # and the surname is no commoner (regards bill novak, thx dawn gold), or after
+                # a cue where one of them is rare (for april yamamoto).
                 masked[i] = masked[j] = True
             elif between == " " and not si and not sj and max(zs) < _TOP_ZIPF and self.alone(i, j):
                 # A line that is a given name and a surname and nothing else: a signature

