@@ -82,7 +82,9 @@ def judge(before: str, after: str, kind: str) -> int:
 # ``ref ORD-55123-X``): no validator knows them, so a code is a reference when a reference cue
 # names it, or, with no cue, when it has the shape of one — two to five letters, a dash or an
 # underscore, four digits or more (``INV-2231``, ``tk_99812``; not ``COVID-19``, ``SHA-256``,
-# ``F-150``). A code needs two digits (``order 2 items`` is no code).
+# ``F-150``). A code needs two digits (``order 2 items`` is no code) and a letter: a number
+# alone (``order 4711-0815``, ``invoice 2023-000123``) stays a number token, masked as numbers
+# are, and a reference only where it is phone-shaped (:func:`judge`).
 _CODE_CUES = (
     "order", "orders", "invoice", "inv", "tracking", "track", "ticket", "tkt", "ref", "reference",
     "booking", "confirmation", "conf", "receipt", "case", "claim", "policy", "account", "acct",
@@ -107,6 +109,8 @@ def reference_spans(text: str, bounds: Sequence[int]) -> list[tuple[int, int]]:
             continue
         for m in _CODES.finditer(text, lo, hi):  # endpos: no code runs into the next document
             a, b = m.span("cued" if m.group("cued") is not None else "shaped")
-            if sum(c.isdigit() for c in text[a:b]) >= 2:
+            code = text[a:b]
+            if sum(c.isdigit() for c in code) >= 2 and not code.isdigit() and any(
+                    c.isalpha() for c in code):
                 out.append((a, b))
     return out
