@@ -105,6 +105,25 @@ def _zipf(key: str) -> float:
     return _lexicon().zipf(key)  # wordfreq's, stored with the key
 
 
+# A place naming which of the writer's things it is: a determiner, the place, and one of these
+# nouns ("the tucson order", "your Leeds office", "our lyon warehouse").
+_DETERMINERS = frozenset("the your our my their his her this that".split())
+_PLACE_NOUNS = frozenset(
+    "order orders office offices branch store shop warehouse depot plant factory site team "
+    "address delivery deliveries booking flight hotel airport apartment flat house home "
+    "account clinic hospital campus centre center location".split())
+
+
+def _attributive(text: str, view: str, a: int, b: int) -> bool:
+    """``text[a:b]`` sits between a determiner and a noun of :data:`_PLACE_NOUNS`, one space
+    apart each side."""
+    if text[max(0, a - 1):a] != " " or text[b:b + 1] != " ":
+        return False
+    before = view[max(0, a - 12):a].split()[-1:]
+    after = view[b + 2:b + 20].split()[:1]
+    return bool(before and after) and before[0] in _DETERMINERS and after[0] in _PLACE_NOUNS
+
+
 def find_places(text: str) -> list[tuple[int, int, str]]:
     """Spans ``(start, end, "location")`` of the places in ``text`` (the folded, cased form of
     one document). A pure function of ``text``."""
@@ -124,7 +143,8 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         # "to" is mostly an infinitive's: only a capitalised place follows it alone.
         cue = bool(before) and (before[-1] in _CUES and (capitalised or before[-1] != "to") or two)
         between = text[max(0, a - 2):a]
-        cue = cue and not re.search(r"[.!?;:]", between)
+        cue = cue and not re.search(r"[.!?;:]", between) or _attributive(text, view, a, b) and (
+            capitalised or not common)  # "the tucson order"; not "your bath house"
         ordinary = _zipf(key) >= _ORDINARY_ZIPF
         rare = _zipf(key) < _RARE_ZIPF and len(key) >= 5
         if not flags & (_CITY | _BIG):
