@@ -218,6 +218,9 @@ def _sets(name: str) -> tuple[tuple[str, ...], ...]:
 
 
 GREETS = ("hello", "hi", "dear", "good morning")
+#: A name is also an ordinary English word when its Zipf frequency is at least this (Rose 4.8,
+#: Will 6.5, Baker 4.3, Amber 4.2; not Zanele, Okafor).
+WORDLIKE_ZIPF = 4.0
 SIGNOFFS = ("best", "kind regards", "thanks", "cheers", "many thanks")
 
 
@@ -277,17 +280,23 @@ def _present(value: str, key_text: str) -> bool:
 
 
 def score(messages: list[dict[str, Any]], outputs: list[str]) -> dict[str, Any]:
+    from textdp.text._zipf import zipf_frequency
     from textdp.text.fold import key_string
 
     kinds = ("first", "last", "city", "company")
-    counts = {k: [0, 0] for k in kinds}  # survived, inserted
+    counts = {k: [0, 0] for k in (*kinds, "names_that_are_words", "other_names")}
     full: set[int] = set()
     for m, out in zip(messages, outputs, strict=True):
         key = key_string(out)
         for k in kinds:
             for v in m["values"][k]:
                 counts[k][1] += 1
-                counts[k][0] += _present(v, key)
+                counts[k][0] += (hit := _present(v, key))
+                if k in ("first", "last"):  # "Will Smith" against "Will you": see --vader
+                    word = zipf_frequency(key_string(v)) >= WORDLIKE_ZIPF
+                    split = counts["names_that_are_words" if word else "other_names"]
+                    split[1] += 1
+                    split[0] += hit
         first, last = m["own"]
         if _present(first, key) and _present(last, key):
             full.add(m["customer"])
@@ -324,7 +333,13 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
     texts = [fold_string(s.text) for name in ("tweets", "movie_reviews", "amazon", "nyt")
              for s in load_vader(name)][:limit]
     ner = NER().find(texts)  # the model's own spans (no gazetteer)
+    from textdp.text._zipf import zipf_frequency
+    from textdp.text.names import _lexicon
+    from textdp.text.stopwords import ENGLISH_STOPWORDS
+
+    names = _lexicon()
     words = extra_words = extra_sentences = 0
+    wordlike = wordlike_masked = 0  # occurrences of names that are words ("Will you")
     listed = []
     for text, spans in zip(texts, ner, strict=True):
         words += len(re.findall(r"\w+", text))
@@ -333,6 +348,16 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
             covered[a:b] = [True] * (b - a)
         extra = [(a, b, k) for a, b, k in gazetteer_spans(text, ("person", "location", "org"))
                  if not any(covered[a:b])]
+        masked = [False] * (len(text) + 1)
+        for a, b, k in extra:
+            if k == "person":
+                masked[a:b] = [True] * (b - a)
+        for m in re.finditer(r"[^\W\d_]+", text):
+            w = m.group().lower()
+            if (len(w) > 1 and w not in ENGLISH_STOPWORDS and names.get(w)
+                    and zipf_frequency(w) >= WORDLIKE_ZIPF and not covered[m.start()]):
+                wordlike += 1
+                wordlike_masked += masked[m.start()]
         if extra:
             extra_sentences += 1
             for a, b, k in extra:
@@ -340,7 +365,10 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
                 listed.append(f"{k}: {text[a:b]!r} in {text[max(0, a - 30):b + 30]!r}")
     return {"sentences": len(texts), "words": words, "extra_words": extra_words,
             "extra_word_rate": extra_words / words, "extra_sentences": extra_sentences,
-            "extra_sentence_rate": extra_sentences / len(texts), "listed": listed}
+            "extra_sentence_rate": extra_sentences / len(texts),
+            "names_that_are_words": {"occurrences": wordlike, "masked_as_person": wordlike_masked,
+                                     "rate": wordlike_masked / wordlike if wordlike else None},
+            "listed": listed}
 
 
 def main(argv: list[str] | None = None) -> None:

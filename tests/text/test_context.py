@@ -95,15 +95,16 @@ def test_a_reference_is_masked_with_its_own_label_and_counted():
     ("ref INV-2231 is late", "INV-2231"),                # a code of letters and digits, cued
     ("please check invoice no. 88A-1X7", "88A-1X7"),
     ("order #A-77812 never arrived", "A-77812"),
-    ("we still have po-20931 open", "po-20931"),         # lower case, cued and shaped
-    ("see QRX_554213 for details", "QRX_554213"),        # shaped, no cue
+    ("we still have po 20931-b open", "20931-b"),        # lower case
+    ("Booking ref: QRX_554213", "QRX_554213"),
 ])
 def test_order_and_invoice_codes_are_references(text, code):
     assert _found([text]) == [(code, "reference")]
 
 
 @pytest.mark.parametrize("text", [
-    "COVID-19 and SHA-256 and F-150",  # short codes with no cue
+    "COVID-19 and SHA-256 and F-150",  # codes with no cue: the user's recognisers' to claim
+    "see TK-123456 today",
     "order 2 items please",            # one digit
     "order 4711-0815",                 # digits alone stay numbers (masked as numbers are)
     "my ticket was late",

@@ -18,6 +18,9 @@ folded text of the candidate's own document only (so a document is still recogni
 * a phone cue (``phone``, ``tel``, ``mobile``, ``call``, ``fax``, …) right before wins over all
   of these: ``phone no. 07911 123456`` is a phone number.
 
+Codes of letters and digits (``INV-2231``) have no validator: :func:`reference_spans` finds them
+by a reference cue, as ``reference`` identifiers.
+
 Only the words *adjacent* to the candidate count (``.:-–/()`` and spaces between them):
 ``order form: call 07911 123456`` is a phone number.
 """
@@ -78,11 +81,11 @@ def judge(before: str, after: str, kind: str) -> int:
     return KEEP
 
 
-# Order, invoice and ticket codes of letters and digits (``INV-2231``, ``order #A-77812``,
-# ``ref ORD-55123-X``): no validator knows them, so a code is a reference when a reference cue
-# names it, or, with no cue, when it has the shape of one — two to five letters, a dash or an
-# underscore, four digits or more (``INV-2231``, ``tk_99812``; not ``COVID-19``, ``SHA-256``,
-# ``F-150``). A code needs two digits (``order 2 items`` is no code) and a letter: a number
+# Order, invoice and ticket codes of letters and digits (``ref INV-2231``, ``order #A-77812``,
+# ``invoice no. ORD-55123-X``): no validator knows them, so a code is a reference when a
+# reference cue names it. Not by its shape alone: a code with no cue is left to the user's own
+# recognisers and allow-list (``TK-123456`` for a ticket kind of theirs), which an identifier
+# would overrule. A code needs two digits (``order 2 items`` is no code) and a letter: a number
 # alone (``order 4711-0815``, ``invoice 2023-000123``) stays a number token, masked as numbers
 # are, and a reference only where it is phone-shaped (:func:`judge`).
 _CODE_CUES = (
@@ -90,10 +93,10 @@ _CODE_CUES = (
     "booking", "confirmation", "conf", "receipt", "case", "claim", "policy", "account", "acct",
     "customer", "cust", "member", "membership", "po", "sku", "serial", "parcel", "shipment",
     "consignment", "transaction", "txn", "rma", "reservation", "pnr")
+_CUE = r"(?:" + "|".join(_CODE_CUES) + r")\b\.?"
 _CODES = re.compile(
-    r"(?i:\b(?:" + "|".join(_CODE_CUES) + r")\b\.?(?:\s*(?:no|nr|num|number|id|code)\b\.?)?"
-    r"(?:\s*[:#]\s*|\s+)#?(?P<cued>[a-z0-9]+(?:[-/_.][a-z0-9]+)*))"
-    r"|(?<![\w\-/.])(?P<shaped>(?i:[a-z]{2,5}[-_]\d{4,}(?:[-/][a-z0-9]+)*))(?![\w\-/])")
+    rf"(?i:\b{_CUE}(?:\s+{_CUE})*(?:\s*(?:no|nr|num|number|id|code)\b\.?)?"
+    r"(?:\s*[:#]\s*|\s+)#?(?P<cued>[a-z0-9]+(?:[-/_.][a-z0-9]+)*))")
 
 
 _DIGIT = re.compile(r"\d")
@@ -108,7 +111,7 @@ def reference_spans(text: str, bounds: Sequence[int]) -> list[tuple[int, int]]:
         if _DIGIT.search(text, lo, hi) is None:  # most documents have no digit
             continue
         for m in _CODES.finditer(text, lo, hi):  # endpos: no code runs into the next document
-            a, b = m.span("cued" if m.group("cued") is not None else "shaped")
+            a, b = m.span("cued")
             code = text[a:b]
             if sum(c.isdigit() for c in code) >= 2 and not code.isdigit() and any(
                     c.isalpha() for c in code):

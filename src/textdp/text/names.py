@@ -16,23 +16,39 @@ the words around a name tell:
     ``cheers``, ``regards``, ``best``), an introduction (``my name is``, ``spoke to``,
     ``ask for``), a title (``Mr``, ``Dr``), or a relation after a possessive (``my colleague``,
     ``our manager``, ``his son``) — capitalised; in lower case when it is no function word and
-    rare as a word or among the 200 most common names of a country (``thanks mark``); after a
+    no ordinary word (Zipf < 4.5: ``thanks ravi``) or among the 200 most common names of a
+    country (``thanks mark``), and no term of address or interjection (``thanks bro``, ``thank
+    goodness``, ``hey uh``). A greeting that is also a word (``best``, ``love``, ``morning``) is a
+    cue only where it opens a line or clause and the name closes one (``morning sean,``; not
+    ``morning rush hour``, ``the best lens``); after a
     weaker cue (``with``, ``from``, ``this is``) capitalised and not an ordinary English word
     (Zipf < 4.5) or a very common name that is not a very common word (Zipf < 5.2);
   - it stands next to another name, one space or a hyphen apart, as a given name then a surname:
     both capitalised, the second no function word, and one of them not a common word (Zipf < 4)
     or both among the 200 most common names (``Will Smith``, ``Rose Baker``); in lower case,
-    neither a common word (Zipf ≥ 5) and one found a name already or rare (``zanele kim``);
-  - it follows an initial (``J. Smith``; ``k. ramirez`` for a surname that is no ordinary word:
-    the initial joins the span);
+    neither a common word (Zipf ≥ 5) and one found a name already or rare (``zanele kim``), or
+    after a cue the two too rare together to be words met by chance (Zipf sum < 8.4:
+    ``this is kevin wong``; not ``a lyrical tale``, which has no cue); up to Zipf 5.2 where the
+    given name was found already (``regards bill novak``) or, after a cue, one of them is rare
+    (``for april yamamoto``); a line that is a given name and a surname and nothing else (a
+    signature: ``kevin moore`` above ``sent from my iphone``);
+  - it names the writer: ``rhys here``, ``Hunter here,`` at the start of a line or clause;
+  - it follows an initial (``J. Smith``; in lower case ``j. smith`` for a surname that is no
+    common word, Zipf < 5; not after another letter and dot, ``p.s. hill``, ``e.g. smith``: the
+    initial joins the span);
   - it ends a line or the document after a line break, a dash or a comma, as a sign-off or a
     vocative does (``-- ana``, ``call me back, ana``);
   - it is joined to another name by ``.`` or ``_`` with no space (``zanele.kim``,
     ``rose_baker``: a user name or an e-mail's local part);
-  - it has a possessive and is no function word (``Mark's``, ``emeka's``; not ``He's``);
+  - it has a possessive and is no function word (``Mark's``, ``emeka's``; not ``He's``); in
+    lower case a word below Zipf 4 opening a sentence or after a cue (``fraser's laptop``; not
+    ``the tram's cars``);
+  - a hyphenated name is one name: a part the list lacks, not common as a word, joins the part
+    found (``Seo-yeon``, ``Ji-eun``; not ``All-in-One``);
   - it recurs in the document, with the same case, after being found once.
 
-Calendar words (``Tue``, ``Feb``, ``Monday``) and the cue words themselves are never names.
+Calendar words (``Tue``, ``Feb``, ``Monday``) are names only as a given name before a surname
+(``Jan Kowalski``, ``Jun Bell``); the cue words themselves are never names.
 A capitalised function word (``Will``, ``May``) is a name only after a cue or title or before a
 surname; in lower case never. Everything else of the list is left to the NER model.
 

@@ -11,7 +11,13 @@ folded text's words (:mod:`textdp.text._lexicon`). A suffix closes a company nam
   the one or two words before it that are no function words (``acme ltd``);
 * or it is written with two dots or more (``s.a.``, ``d.o.o.``, ``sp. z o.o.``), in any case;
 * otherwise (``AG``, ``SA``, ``Co.``, ``Limited``) it must be written with capitals and follow a
-  capitalised word (``Siemens AG``, ``Banco Santander S.A.``).
+  capitalised word (``Siemens AG``, ``Banco Santander S.A.``); in lower case, ``ag``, ``bv``,
+  ``nv``, ``kg``, ``lp``, ``kk``, ``oy``, ``gk`` or ``hf`` after one or two words that are no
+  function words, one of them rare in English (Zipf < 3: ``hanse metall ag``, ``tidewater
+  partners lp``; ``as``, ``sa``, ``da``, ``ab`` are words too often, here and in other languages).
+
+A dotted form is also matched written with spaces (``Sp. z o.o.``, ``Pty. Ltd.``,
+``S.A. de C.V.``), and a form of two dotted letters written without its dots (``bv``, ``kk``).
 
 What it cannot see: a company named without its legal form (left to the NER model).
 """

@@ -15,9 +15,17 @@ A match is a place when:
   is a country, a US state or a city of ≥ 1,000,000 inhabitants (``in london``; ``in reading``,
   ``to split`` are left alone).
 
+* it stands between a determiner and a noun that names the writer's thing (``the tucson order``,
+  ``our dundee warehouse``, ``the Reading office``), capitalised or not a common word (Zipf < 4);
 * it is rarer than Zipf 2.5 and five letters or more (``tucson``, ``valparaiso``), or a country, a
   US state or a city of ≥ 1,000,000 inhabitants rarer than Zipf 3.5 (``karachi``; not
   ``reunion``), in any case, with no cue.
+
+A city of ≥ 300,000 inhabitants is also looked up by its other names in Latin letters that
+GeoNames lists (``Seville`` for Sevilla, ``Cracow``, ``Gothenburg``, ``Cologne``), shaped as a
+name (capitalised words; its transliterations in lower case and airport codes are left out); such
+a name is a place only capitalised and rare, or after a cue (in lower case rarer than Zipf 3.5),
+never in lower case with no cue (``Deli`` is a name of Delhi; ``the local deli`` is none).
 
 The rest is left to the NER model. A capitalised common word that is also a town
 (``Reading is fun``) is left to the model, and a place in lower case with no cue
