@@ -45,6 +45,12 @@ def test_names_in_the_forms_users_write_them(text, names):
     ("kevin moore\nsent from my iphone", ["kevin moore"]),   # a signature line
     ("cheers,\nJi-eun", ["Ji-eun"]),                         # a hyphenated name, part unlisted
     ("thanks, jun horvath", ["jun horvath"]),
+    ("hello! it's oluwaseun. my order", ["oluwaseun"]),       # after a greeting, "it's …"
+    ("so ifeoma from billing called", ["ifeoma"]),            # someone of a department
+    ("okafor, chinedu (lagos)", ["okafor", "chinedu"]),       # surname, given name
+    ("account holder: kevin moore", ["kevin moore"]),         # a form's label
+    ("tyler wong again, any news?", ["tyler wong"]),          # a line's first words
+    ("please call me back. oluwadamilare", ["oluwadamilare"]),  # a rare word ending it all
 ])
 def test_names_in_lower_case_and_other_forms(text, names):
     assert _found(find_names(text), text) == names
@@ -57,6 +63,8 @@ def test_names_in_lower_case_and_other_forms(text, names):
     "p.s. hill is steep", "see e.g. smith",                  # abbreviations, not initials
     "the tram's twin cars", "we love kevin wong",            # a noun's possessive; no cue
     "jun 12 meeting", "the meeting moved, Thu", "Still here, about to go home",
+    "It's drab. It's dull.", "the guy from sales", "ta-da! new shoes", "so much fun. yay",
+    "good job, sam. Brilliant.",
 ])
 def test_ordinary_words_in_lower_case_stay(text):
     assert find_names(text) == []

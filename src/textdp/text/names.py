@@ -76,7 +76,7 @@ _FIRST, _LAST, _TOP_FIRST, _TOP_LAST = 1, 2, 4, 8
 
 _GREETINGS = frozenset(
     "hi hello hey hiya dear thanks thank thx ty tnx cheers regards best sincerely yours "
-    "greetings bye morning afternoon evening attn cc love xoxo welcome congrats "
+    "greetings bye morning afternoon evening attn cc love xoxo welcome congrats ta "
     "congratulations sorry".split())
 _INTRODUCTIONS = frozenset({
     "name is", "names is", "this is", "ask for", "asked for", "speak to",
@@ -117,6 +117,17 @@ _VOCATIVES = frozenset("mate bro bruh dude man girl guys boys buddy pal love luv
 # A word right after a lower-case name that says the name introduced its writer ("rhys here",
 # "ana speaking"): the name word after a greeting or at a line's start is a name.
 _SELF = frozenset({"here", "speaking"})
+# "… from accounts": a colleague named by their department.
+_DEPARTMENTS = frozenset(
+    "accounts accounting billing support sales finance hr marketing legal payroll procurement "
+    "purchasing logistics shipping dispatch reception admin management operations ops security "
+    "engineering helpdesk returns claims compliance".split())
+# Words after a greeting and before a name that say the writer names themself, where the name
+# ends the clause ("morning! it's efua.", "hi, i'm rocky, …"; not "It's drab.").
+_SELF_CUES = frozenset({"it's", "i'm"})
+# Labels of a form's field that hold a name ("account holder: …", "name: …").
+_LABELS = frozenset("name holder owner contact customer client attn cc from signed "
+                    "recipient sender applicant patient guest passenger employee".split())
 # Greetings that are ordinary words too: a cue for lower case only where they open a line, a
 # sentence or a clause ("morning rush hour", "the best lens", "love fest" are none).
 _AMBIGUOUS_GREETINGS = frozenset(
@@ -196,6 +207,13 @@ class _Document:
         """(a cue before token i, a cue strong enough for lower case)."""
         keys = self.keys
         gap = self.gap(i)
+        if gap == "-":
+            return False, False  # one hyphenated word: "ta-da"
+        if i > 0 and gap == ": " and keys[i - 1] in _LABELS:
+            return True, True  # "account holder: holly green", "name: ana"
+        if i > 0 and self.text[self.tokens[i - 1][0]:self.tokens[i][0]].strip().lower().replace(
+                "’", "'") in _SELF_CUES and self.ends(i) and i > 1 and keys[i - 2] in _GREETINGS:
+            return True, True  # "it's efua.", "i'm rocky,"
         if i == 0 or _SENTENCE_END.search(gap + " ") and keys[i - 1] not in _TITLES or (
                 not gap.isspace() and any(c.isdigit() for c in gap)):  # "best 4-mp"
             return False, False
@@ -245,7 +263,11 @@ class _Document:
 
     def introduces(self, i: int) -> bool:
         """Token i names the writer: ``rhys here``, ``ana speaking`` at the start of a line or
-        after a greeting or a comma."""
+        after a greeting or a comma; or someone of a department (``tamar from accounts``)."""
+        if (i + 2 < len(self.tokens) and self.keys[i + 1] == "from" and self.gap(i + 1) == " "
+                and self.keys[i + 2] in _DEPARTMENTS and self.keys[i] not in ENGLISH_STOPWORDS
+                and _zipf(self.keys[i]) < _TOP_ZIPF):
+            return True
         if (i + 1 >= len(self.tokens) or self.keys[i + 1] not in _SELF
                 or self.gap(i + 1) != " " or self.keys[i] in ENGLISH_STOPWORDS
                 or self.keys[i] in ("im", "its") or _zipf(self.keys[i]) >= _TOP_ZIPF):
@@ -264,6 +286,10 @@ class _Document:
             return False
         if _CLOSING.search(self.gap(i)):
             return True
+        if (i > 0 and j == i == len(self.tokens) - 1 and re.search(r"[.!?] ", self.gap(i))
+                and not rest.strip() and len(self.keys[i]) > 3 and _zipf(self.keys[i]) < RARE_ZIPF
+                and self.gap(i)[-1:] == " " and _case(self.word(i)) != "upper"):
+            return True  # a rare word alone ending the document: "… recommended you. eero"
         # The whole document: a lone capitalised or rare word may be a signature ("Ana"); a
         # lone common word in lower case is a query or a fragment ("green", "mark", "green tea").
         return i == 0 and (_case(self.word(i)) != "lower" or _zipf(self.keys[i]) < RARE_ZIPF)
@@ -318,7 +344,9 @@ class _Document:
             si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
             zs = (_zipf(keys[i]), _zipf(keys[j]))
             both_top = info[i] & _TOP_FIRST and info[j] & _TOP_LAST
-            cued = i > 0 and keys[i - 1] != "and" and self.cue(i)[0]
+            # a cue, or the start of the document or of a line ("rocky ferrari again - …")
+            cued = (i == 0 or "\n" in self.gap(i)
+                    or i > 0 and keys[i - 1] != "and" and self.cue(i)[0])
             if (between in (" ", "-") and _case(self.word(i)) == "title"
                     and _case(self.word(j)) == "title" and not sj
                     and (not si or info[i] & _TOP_FIRST) and (min(zs) < 4.0 or both_top)):
@@ -345,6 +373,15 @@ class _Document:
                 # ("april jenkins" above "sent from my phone").
                 masked[i] = masked[j] = True
             elif between in (".", "_") and not si and not sj and len(keys[i]) > 2 < len(keys[j]):
+                masked[i] = masked[j] = True
+        for i in range(len(self.tokens) - 1):  # "wu, bilal (omaha)": a surname, then a given name
+            j = i + 1
+            if (info[i] & (_LAST | _TOP_LAST) and info[j] & (_FIRST | _TOP_FIRST)
+                    and self.gap(j) == ", " and (i == 0 or "\n" in self.gap(i))
+                    and keys[i] not in ENGLISH_STOPWORDS and keys[j] not in ENGLISH_STOPWORDS
+                    and self.text[self.tokens[j][1]:].lstrip(" ")[:1] in ("", "(", "\n", ",", ".")
+                    and max(_zipf(keys[i]), _zipf(keys[j])) < _TOP_ZIPF
+                    and min(_zipf(keys[i]), _zipf(keys[j])) < _ORDINARY_ZIPF):
                 masked[i] = masked[j] = True
         for i in range(len(self.tokens)):  # a hyphenated given name, then a surname
             j = self.joined(i) + 1
