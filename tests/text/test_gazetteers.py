@@ -93,6 +93,8 @@ def test_words_that_are_names_are_left_alone_without_a_cue(text):
     ("Greetings from Cracow", ["Cracow"]),
     ("our dundee warehouse is shut", ["dundee"]),                 # a place naming its thing
     ("the Reading office is closed", ["Reading"]),
+    ("sent by okafor, chinedu (tamale)", ["tamale"]),           # alone in brackets
+    ("please switch the delivery to dundee", ["dundee"]),        # a two-word cue
 ])
 def test_places(text, places):
     assert _found(find_places(text), text) == places
@@ -104,7 +106,7 @@ def test_places(text, places):
     "reading the manual helped",
     "i love the local deli",             # another name of Delhi: not in lower case with no cue
     "it ends in bone crushing",          # ... and after a cue only when rare
-    "your bath house", "the reading room",
+    "your bath house", "the reading room", "(nice)", "the delivery to split was late",
 ])
 def test_towns_that_are_words_are_left_alone(text):
     assert find_places(text) == []

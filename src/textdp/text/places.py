@@ -55,7 +55,10 @@ _CUES = frozenset("in from near at to visit visiting visited around outside".spl
 _TWO_WORD_CUES = frozenset({"based in", "live in", "living in", "lives in", "moved to",
                             "moving to", "ship to", "shipped to", "deliver to", "delivered to",
                             "flew to", "fly to", "flying to", "trip to", "travel to",
-                            "office in", "branch in", "located in", "born in", "grew up"})
+                            "office in", "branch in", "located in", "born in", "grew up",
+                            "delivery to", "shipping to", "shipment to",
+                            "parcel to", "package to", "move to", "relocate to",
+                            "relocating to", "relocated to", "flight to", "train to"})
 _WORD = re.compile(r"[^ ]+")
 #: Cities this large are looked up by their other Latin names too.
 _EXONYM_POPULATION = 300_000
@@ -151,7 +154,10 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         # "to" is mostly an infinitive's: only a capitalised place follows it alone.
         cue = bool(before) and (before[-1] in _CUES and (capitalised or before[-1] != "to") or two)
         between = text[max(0, a - 2):a]
-        cue = cue and not re.search(r"[.!?;:]", between) or _attributive(text, view, a, b) and (
+        # A place alone in brackets annotates what comes before: "wu, bilal (omaha)".
+        bracketed = text[max(0, a - 1):a] == "(" and text[b:b + 1] == ")"
+        cue = cue and not re.search(r"[.!?;:]", between) or bracketed or _attributive(
+            text, view, a, b) and (
             capitalised or not common)  # "the tucson order"; not "your bath house"
         ordinary = _zipf(key) >= _ORDINARY_ZIPF
         rare = _zipf(key) < _RARE_ZIPF and len(key) >= 5
