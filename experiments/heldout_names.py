@@ -208,12 +208,72 @@ TEMPLATES_C = (
     "any update?? {first} {last}, {city}",
 )
 
+# Set D: written on 2026-11-28 at 16:58 UTC, after set C had been scored and before its messages
+# were read (C then became a set the rules were revised on); never read: only its totals.
+FIRST_D = (
+    "Sibusiso", "Nokuthula", "Obinna", "Adaeze", "Kwame", "Esi", "Mariam", "Yusuf", "Nour",
+    "Hadi", "Farzaneh", "Babak", "Aditya", "Pooja", "Arjun", "Sneha", "Xin", "Bo", "Mei",
+    "Daiki", "Hana", "Jisoo", "Dong-hyun", "Trang", "Duc", "Noam", "Yael", "Alexei", "Svetlana",
+    "Marek", "Zuzana", "Kasia", "Tereza", "Aino", "Leif", "Maja", "Nils", "Catalina", "Joaquin",
+    "Mariana", "Federico", "Francesca", "Aurelien", "Camille", "Joost", "Lotte", "Aoife",
+    "Padraig", "Ffion", "Jordan", "Destiny", "Darnell", "Tamika", "Kyle",
+    "Sunny", "Misty", "Candy", "Crystal", "Ginger", "Olive", "Rosemary", "Sage", "Fern", "Wren",
+    "Clay", "Wade", "Reed", "Cole", "Heath", "Ray", "Don", "Al", "Max", "Earl", "Duke",
+)
+LAST_D = (
+    "Khumalo", "Sithole", "Okafor", "Chukwu", "Agyeman", "Ansah", "Haddad", "Saleh", "Mansour",
+    "Tehrani", "Ahmadi", "Rao", "Agarwal", "Bhatt", "Sharma", "Wang", "Zhao", "Sun", "Ito",
+    "Kato", "Yoshida", "Han", "Lim", "Do", "Bui", "Levy", "Ben-David", "Volkov", "Morozov",
+    "Kowalski", "Dvorakova", "Hakala", "Berg", "Lund", "Jensen", "Medina", "Vargas", "Rojas",
+    "Conti", "Rinaldi", "Lefebvre", "Roux", "Bakker", "De Vries", "O'Connor", "Quinn", "Lloyd",
+    "Powell", "Foster", "Reynolds", "Butler", "Russell",
+    "Wolf", "Lamb", "Swan", "Crane", "Parish", "Chapel", "Temple", "Castle", "Bishop", "Sterling",
+    "Golden", "Black", "Gray", "Page", "Ball", "Cross", "Dale", "Nash", "Power", "Hardy", "Day",
+)
+CITIES_D = (
+    "Harare", "Port Harcourt", "Kisumu", "Arusha", "Fez", "Sousse", "Aqaba", "Kermanshah",
+    "Multan", "Quetta", "Lucknow", "Indore", "Vadodara", "Hangzhou", "Qingdao", "Kobe",
+    "Hiroshima", "Ulsan", "Hai Phong", "Nazareth", "Lviv", "Lodz", "Lublin", "Olomouc",
+    "Innsbruck", "Linkoping", "Trondheim", "Turku", "Aveiro", "Cadiz", "Murcia", "Palermo",
+    "Trieste", "Montpellier", "Dijon", "Groningen", "Leuven", "Waterford", "Plymouth", "Leicester",
+    "Inverness", "Fresno", "Tulsa", "Savannah", "Halifax", "Saskatoon", "Fortaleza", "Florianopolis",
+    "Barranquilla", "Salta", "Christchurch", "Hobart", "Split", "Mobile", "Orange",
+)
+COMPANIES_D = (
+    ("Mossgiel", "Ltd"), ("Weidenhof Elektro", "GmbH"), ("Skarvik Marine", "AS"),
+    ("Costa Brava Vinos", "S.L."), ("Ironbark Roofing", "LLC"), ("Heliotrope", "Inc"),
+    ("Billabong Transport", "Pty Ltd"), ("Zonnebloem", "B.V."), ("Caprice Mode", "SAS"),
+    ("Frantoio Verde", "S.p.A."), ("Nordwerk", "KG"), ("Arcturus Data", "Corp"),
+    ("Kelpie Insurance", "plc"), ("Quayside Accountants", "LLP"), ("Hikari Seiki", "K.K."),
+    ("Shakti Polymers", "Pvt. Ltd."), ("Triglav Gradnja", "d.o.o."), ("Tatry Meble", "Sp. z o.o."),
+)
+TEMPLATES_D = (
+    "hiya, {first} {last} here - the {company} order never left {city}",
+    "Dear team, I am writing on behalf of my {relation} {tfirst}. Regards, {first}",
+    "{first}\n{city}\n\nwhy was i charged twice?",
+    "fwd from {tfirst} {tlast}: the courier in {city} lost it again",
+    "mail me at {email} pls, {first} {last}",
+    "the account {username} belongs to {tfirst} {tlast}, not to me",
+    "{tfirst} said {company} would refund us. did they?",
+    "cheers for sorting it, {tfirst}!",
+    "Name: {first} {last}\nCity: {city}\nIssue: app crashes",
+    "i think {tfirst} {tlast} from your {city} office already knows about this",
+    "sorry it's {first} again, the {company} invoice is still wrong",
+    "{first} {last} ({city}) - refund please",
+    "please don't call {tfirst} at home, call me. {first}",
+    "we ({company}, {city}) have not received the goods",
+    "Best regards\n{first}",
+    "hey {tfirst}, tell {tfirst} {tlast} the package arrived",
+)
+
 
 def _sets(name: str) -> tuple[tuple[str, ...], ...]:
     if name == "b":
         return FIRST_B, LAST_B, CITIES_B, COMPANIES_B, TEMPLATES_B
     if name == "c":
         return FIRST_C, LAST_C, CITIES_C, COMPANIES_C, TEMPLATES_C
+    if name == "d":
+        return FIRST_D, LAST_D, CITIES_D, COMPANIES_D, TEMPLATES_D
     return FIRST, LAST, CITIES, COMPANIES, TEMPLATES
 
 
@@ -377,7 +437,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=35)
     p.add_argument("--epsilon", type=float, default=8.0)
     p.add_argument("--out", default=None)
-    p.add_argument("--set", choices=("a", "b", "c"), default="a", dest="which")
+    p.add_argument("--set", choices=("a", "b", "c", "d"), default="a", dest="which")
     p.add_argument("--vader", action="store_true",
                    help="instead: the gazetteers' extra masks on the VADER sentences")
     a = p.parse_args(argv)
