@@ -51,6 +51,12 @@ def test_names_in_the_forms_users_write_them(text, names):
     ("account holder: kevin moore", ["kevin moore"]),         # a form's label
     ("tyler wong again, any news?", ["tyler wong"]),          # a line's first words
     ("please call me back. oluwadamilare", ["oluwadamilare"]),  # a rare word ending it all
+    ("thanks so much ryan!! great work", ["ryan"]),           # "thanks so much …"
+    ("yo it's babajide, my boss said", ["babajide"]),
+    ("marisol: the account is still suspended", ["marisol"]),  # addressed, a colon after it
+    ("temitope from acme ltd. here, the parcel", ["temitope"]),  # "… from … here"
+    ("i'm kevin wong and i live here", ["kevin wong"]),
+    ("regards,\nsean o'reilly", ["sean o'reilly"]),          # the list spells it "oreilly"
 ])
 def test_names_in_lower_case_and_other_forms(text, names):
     assert _found(find_names(text), text) == names
@@ -64,7 +70,7 @@ def test_names_in_lower_case_and_other_forms(text, names):
     "the tram's twin cars", "we love kevin wong",            # a noun's possessive; no cue
     "jun 12 meeting", "the meeting moved, Thu", "Still here, about to go home",
     "It's drab. It's dull.", "the guy from sales", "ta-da! new shoes", "so much fun. yay",
-    "good job, sam. Brilliant.",
+    "good job, sam. Brilliant.", "edit: typo", "note: see above", "i'm tired and hungry",
 ])
 def test_ordinary_words_in_lower_case_stay(text):
     assert find_names(text) == []
@@ -95,6 +101,8 @@ def test_words_that_are_names_are_left_alone_without_a_cue(text):
     ("the Reading office is closed", ["Reading"]),
     ("sent by okafor, chinedu (tamale)", ["tamale"]),           # alone in brackets
     ("please switch the delivery to dundee", ["dundee"]),        # a two-word cue
+    ("best,\nana\ncoventry", ["coventry"]),                    # a signature's town
+    ("no signal in my area (cincinnati) at all", ["cincinnati"]),
 ])
 def test_places(text, places):
     assert _found(find_places(text), text) == places
@@ -107,6 +115,7 @@ def test_places(text, places):
     "i love the local deli",             # another name of Delhi: not in lower case with no cue
     "it ends in bone crushing",          # ... and after a cue only when rare
     "your bath house", "the reading room", "(nice)", "the delivery to split was late",
+    "sincerely,\nana\nnice", "i love it, reading",
 ])
 def test_towns_that_are_words_are_left_alone(text):
     assert find_places(text) == []
@@ -126,6 +135,7 @@ def test_companies_by_their_legal_form(text, orgs):
     ("the invoice from jadeite mining ag is wrong", ["jadeite mining ag"]),  # lower case, short
     ("Sklep Ogrodniczy Sp. z o.o. wrote", ["Sklep Ogrodniczy Sp. z o.o"]),   # dots and spaces
     ("they work at korvath bv.", ["korvath bv"]),                             # "b.v." undotted
+    ("the brennvik ab account is closed", ["brennvik ab"]),
 ])
 def test_companies_in_lower_case_and_spaced_forms(text, orgs):
     assert _found(find_orgs(text), text) == orgs

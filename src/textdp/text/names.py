@@ -76,14 +76,15 @@ _FIRST, _LAST, _TOP_FIRST, _TOP_LAST = 1, 2, 4, 8
 
 _GREETINGS = frozenset(
     "hi hello hey hiya dear thanks thank thx ty tnx cheers regards best sincerely yours "
-    "greetings bye morning afternoon evening attn cc love xoxo welcome congrats ta "
+    "greetings bye morning afternoon evening attn cc love xoxo welcome congrats ta yo heya "
+    "howdy "
     "congratulations sorry".split())
 _INTRODUCTIONS = frozenset({
     "name is", "names is", "this is", "ask for", "asked for", "speak to",
     "spoke to", "spoke with", "speaking to", "speaking with", "talk to", "talked to",
     "talked with", "named", "called", "contact", "per", "with", "from", "by", "to", "and",
     "for", "signed", "sent by", "cc", "ask", "tell", "told", "met", "call", "email", "emailed",
-    "meet", "asked", "thank you"})
+    "meet", "asked", "thank you", "i'm", "im", "i am"})
 _TITLES = frozenset("mr mrs ms miss mx dr prof sir madam mister dame lord lady".split())
 _POSSESSIVES = frozenset("my our your his her their".split())
 _RELATIONS = frozenset(
@@ -117,6 +118,11 @@ _VOCATIVES = frozenset("mate bro bruh dude man girl guys boys buddy pal love luv
 # A word right after a lower-case name that says the name introduced its writer ("rhys here",
 # "ana speaking"): the name word after a greeting or at a line's start is a name.
 _SELF = frozenset({"here", "speaking"})
+# Words that open a line with a colon and are no names ("edit: typo").
+_HEADERS = frozenset("edit update note fyi re fwd ps pps tldr summary warning question answer "
+                     "problem issue subject topic reason result status".split())
+# The last word of "thanks so much", "thank you very much", "thanks again", "thanks a lot".
+_INTENSIFIERS = frozenset({"much", "again", "lot", "loads", "heaps", "tons", "lots"})
 # "… from accounts": a colleague named by their department.
 _DEPARTMENTS = frozenset(
     "accounts accounting billing support sales finance hr marketing legal payroll procurement "
@@ -195,6 +201,10 @@ class _Document:
         self.info = [flags_at.get(a, (0, 0))[1] if flags_at.get(a, (0, 0))[0] == b
                      and self.keys[i] not in _NOT_NAMES else 0
                      for i, (a, b) in enumerate(self.tokens)]
+        for i, key in enumerate(self.keys):  # "o'brien", "d’souza": the list spells "obrien"
+            if not self.info[i] and ("'" in key or "’" in key) and len(key) > 4:
+                self.info[i] = _lexicon().get(key.replace("'", "").replace("’", "")) & (
+                    _LAST | _TOP_LAST)
 
     def word(self, i: int) -> str:
         return self.text[slice(*self.tokens[i])]
@@ -219,6 +229,9 @@ class _Document:
             return False, False
         one = keys[i - 1]
         two = f"{keys[i - 2]} {one}" if i > 1 else ""
+        if one in _INTENSIFIERS and gap == " " and any(
+                k in ("thanks", "thank", "thx", "cheers") for k in keys[max(0, i - 4):i - 1]):
+            return True, True  # "thanks so much lindiwe", "thank you very much ana"
         if one in _AMBIGUOUS_GREETINGS and not (self.opens(i - 1) and self.ends(i)):
             # "morning rush hour", "best sellers", "we love kevin": no greeting ("morning
             # sean,", "love,\nana" are)
@@ -276,6 +289,19 @@ class _Document:
             return True
         return self.keys[i - 1] in _GREETINGS or self.keys[i - 1] in ("it's", "its", "im", "i'm")
 
+    def addressed(self, i: int) -> bool:
+        """Token i opens a line and a colon follows it (``angel: the account is …``, a name
+        addressed or a speaker), or it opens a line and its clause says ``… from … here``
+        (``dmitri from acme here,``)."""
+        if (not (i == 0 or "\n" in self.gap(i)) or self.keys[i] in ENGLISH_STOPWORDS
+                or _zipf(self.keys[i]) >= _ORDINARY_ZIPF or self.keys[i] in _HEADERS
+                or len(self.keys[i]) < 3):  # "update:", "note:", "ps:"
+            return False
+        after = self.text[self.tokens[self.joined(i)][1]:]
+        if after[:2] == ": " or after[:1] == ":" and after[1:2] == "\n":
+            return True
+        return re.match(r"\s+from\s[^,!?;:\n]{1,60}?\shere\b", after, re.IGNORECASE) is not None
+
     def closes(self, i: int) -> bool:
         """Token i, alone or with the name word after it, ends a line or the document after a
         line break, a dash or a comma: a sign-off or a vocative (``-- Ana``, ``call me, ana``)."""
@@ -309,7 +335,7 @@ class _Document:
             before, strong = self.cue(i)
             if case == "lower" and key in _VOCATIVES:
                 strong = False
-            elif self.introduces(i):
+            elif self.introduces(i) or self.addressed(i):
                 before = strong = True
             # Not an ordinary English word, or a very common name (Mark, Rose) that is not too
             # common a word (happy, pretty, power).

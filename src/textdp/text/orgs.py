@@ -102,8 +102,8 @@ def _spaced(text: str) -> list[tuple[int, int, int]]:
 # Two-letter legal forms in lower case ("hanse metall ag", "vantor bv") are also words and
 # abbreviations ("ag policy", "lp record"): one closes a company only after a word that is no
 # function word, one of the two words before being rare in English (Zipf < 3). Only these: "as",
-# "sa", "da", "ab" are words of English or of other languages ("camouflaged as", "geleden dat ik").
-_SHORT_LOWER = frozenset({"ag", "bv", "nv", "kg", "lp", "kk", "oy", "gk", "hf"})
+# "sa", "da" are words of English or of other languages ("camouflaged as", "geleden da").
+_SHORT_LOWER = frozenset({"ag", "ab", "bv", "nv", "kg", "lp", "kk", "oy", "gk", "hf"})
 
 
 def _short_suffix(text: str, a: int, b: int) -> bool:

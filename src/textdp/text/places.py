@@ -156,6 +156,13 @@ def find_places(text: str) -> list[tuple[int, int, str]]:
         between = text[max(0, a - 2):a]
         # A place alone in brackets annotates what comes before: "wu, bilal (omaha)".
         bracketed = text[max(0, a - 1):a] == "(" and text[b:b + 1] == ")"
+        # ... or alone on a line after a first one, or closing the message after a comma
+        # (a signature's town: "sincerely,\nana\nbeirut", "any update? ana, beirut").
+        line_start, line_end = text.rfind("\n", 0, a) + 1, text.find("\n", b)
+        line_end = len(text) if line_end < 0 else line_end
+        bracketed = bracketed or not text[b:line_end].strip(" .!") and (
+            line_start > 0 and not text[line_start:a].strip()
+            or line_end == len(text) and text[max(0, a - 2):a] == ", ")
         cue = cue and not re.search(r"[.!?;:]", between) or bracketed or _attributive(
             text, view, a, b) and (
             capitalised or not common)  # "the tucson order"; not "your bath house"
