@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
 #: How many characters before and after a candidate are read.
 BEFORE, AFTER = 40, 12
 
@@ -99,17 +101,21 @@ _CODES = re.compile(
     r"(?:\s*[:#]\s*|\s+)#?(?P<cued>[a-z0-9]+(?:[-/_.][a-z0-9]+)*))")
 
 
-_DIGIT = re.compile(r"\d")
-
-
-def reference_spans(text: str, bounds: Sequence[int]) -> list[tuple[int, int]]:
+def reference_spans(text: str, bounds: Sequence[int],
+                    codes: np.ndarray | None = None) -> list[tuple[int, int]]:
     """[start, end) of the order, invoice and ticket codes in ``text`` (documents at ``bounds``;
-    no span crosses one) — see :data:`_CODES`."""
+    no span crosses one) — see :data:`_CODES`. ``codes``: ``text``'s code points, where the
+    caller has them (the documents with an ASCII digit are found by numpy, the others skipped)."""
+    if codes is None:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    digits = np.flatnonzero((codes >= 48) & (codes <= 57))
+    if not digits.size:
+        return []
+    edges = np.asarray(bounds, dtype=np.int64)
+    docs = np.unique(np.searchsorted(edges, digits, "right") - 1).tolist()
     out = []
-    for d in range(len(bounds) - 1):
-        lo, hi = bounds[d], bounds[d + 1]
-        if _DIGIT.search(text, lo, hi) is None:  # most documents have no digit
-            continue
+    for d in docs:
+        lo, hi = int(edges[d]), int(edges[d + 1])
         for m in _CODES.finditer(text, lo, hi):  # endpos: no code runs into the next document
             a, b = m.span("cued")
             code = text[a:b]

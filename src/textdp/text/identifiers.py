@@ -312,7 +312,7 @@ class Identifiers:
 
             ref = self.kinds.index("reference")
             found = np.concatenate([found, np.array(
-                [(ref, a, b, ref) for a, b in reference_spans(text, view.bounds.tolist())],
+                [(ref, a, b, ref) for a, b in reference_spans(text, view.bounds, codes)],
                 dtype=np.int64).reshape(-1, 4)])
         return _back(view, found)
 

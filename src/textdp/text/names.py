@@ -189,6 +189,20 @@ def find_names(text: str) -> list[tuple[int, int, str]]:
     return doc.spans()
 
 
+class _Lazy:
+    """A truth value computed when first asked for."""
+
+    __slots__ = ("_get", "_value")
+
+    def __init__(self, get: object) -> None:
+        self._get, self._value = get, None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            self._value = bool(self._get())  # type: ignore[operator]
+        return self._value
+
+
 class _Document:
     """One document's words, their flags in the name list, and which of them are names."""
 
@@ -370,9 +384,10 @@ class _Document:
             si, sj = keys[i] in ENGLISH_STOPWORDS, keys[j] in ENGLISH_STOPWORDS
             zs = (_zipf(keys[i]), _zipf(keys[j]))
             both_top = info[i] & _TOP_FIRST and info[j] & _TOP_LAST
-            # a cue, or the start of the document or of a line ("rocky ferrari again - …")
-            cued = (i == 0 or "\n" in self.gap(i)
-                    or i > 0 and keys[i - 1] != "and" and self.cue(i)[0])
+            # a cue, or the start of the document or of a line ("rocky ferrari again - …"); read
+            # only where the words' frequencies ask for it (a cue costs a few dictionary looks)
+            cued = _Lazy(lambda i=i: i == 0 or "\n" in self.gap(i)
+                         or keys[i - 1] != "and" and self.cue(i)[0])
             if (between in (" ", "-") and _case(self.word(i)) == "title"
                     and _case(self.word(j)) == "title" and not sj
                     and (not si or info[i] & _TOP_FIRST) and (min(zs) < 4.0 or both_top)):
@@ -410,8 +425,10 @@ class _Document:
                     and min(_zipf(keys[i]), _zipf(keys[j])) < _ORDINARY_ZIPF):
                 masked[i] = masked[j] = True
         for i in range(len(self.tokens)):  # a hyphenated given name, then a surname
+            if not masked[i]:
+                continue
             j = self.joined(i) + 1
-            if (masked[i] and j - 1 > i and j < len(self.tokens) and info[j] & (_LAST | _TOP_LAST)
+            if (j - 1 > i and j < len(self.tokens) and info[j] & (_LAST | _TOP_LAST)
                     and self.gap(j) == " " and keys[j] not in ENGLISH_STOPWORDS
                     and _zipf(keys[j]) < _COMMON_ZIPF):
                 masked[j] = True

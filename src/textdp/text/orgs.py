@@ -88,9 +88,23 @@ def _spaced_pattern() -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_])(?:{'|'.join(parts)})(?![^\W_])", re.IGNORECASE)
 
 
+@functools.cache
+def _spaced_hints() -> tuple[str, ...]:
+    """Each spaced form up to its first dot (``sp.``, ``pty.``, ``a spol.``, ``gmbh & co.``):
+    a document holding none of them holds no spaced form, found by ``in`` (no regex)."""
+    from cleanco import termdata
+
+    terms = {t for group in (termdata.terms_by_type, termdata.terms_by_country)
+             for ts in group.values() for t in ts if "." in t and " " in t and t.isascii()}
+    return tuple(sorted({t.strip(". ").split(".", 1)[0] + "." for t in terms}))
+
+
 def _spaced(text: str) -> list[tuple[int, int, int]]:
     """Matches of the dotted, spaced legal forms, as the lexicon's (view offsets, flags)."""
     if "." not in text:
+        return []
+    lowered = text.lower()
+    if not any(hint in lowered for hint in _spaced_hints()):
         return []
     out = []
     for m in _spaced_pattern().finditer(text):
@@ -113,7 +127,9 @@ def _short_suffix(text: str, a: int, b: int) -> bool:
     if not words or re.search(r"[^\w\s]", text[a - len(words[-1]) - 1:a]) or any(
             not w.isalpha() or w.lower() in ENGLISH_STOPWORDS for w in words[-1:]):
         return False
-    if all(zipf_at_least(w, 3.0) for w in words if w.isalpha()):
+    # A word of other letters than ASCII reads as rare here: wordfreq itself (0.6 CPU-s and
+    # 49 MiB to import) is not loaded for it.
+    if all(w.isascii() and zipf_at_least(w, 3.0) for w in words if w.isalpha()):
         return False  # "tidewater partners lp": one of the two words before is rare
     return True
 
