@@ -146,14 +146,141 @@ TEMPLATES_B = (
     "Mr {last} wants a copy of the contract. {first} {last}",
 )
 
+# Set C: written on 2026-11-28 (session 10) before any rule of that session changed; main scored
+# on it then, and its messages never read — only its totals.
+FIRST_C = (
+    "Thabo", "Lindiwe", "Ngozi", "Chidi", "Adwoa", "Kojo", "Fatima", "Omar", "Layla", "Youssef",
+    "Shirin", "Arash", "Priya", "Rohan", "Aarav", "Lakshmi", "Wei", "Fang", "Haruto", "Yui",
+    "Min-jun", "Ji-ho", "Thanh", "Hoa", "Avi", "Shira", "Dmitri", "Natasha", "Katarzyna",
+    "Piotr", "Ondrej", "Lucie", "Mikko", "Ingrid", "Lars", "Sigrid", "Camila", "Mateo", "Lucia",
+    "Alejandro", "Giulia", "Matteo", "Elodie", "Thibault", "Sanne", "Daan", "Siobhan", "Cormac",
+    "Dylan", "Carys", "Brandon", "Tiffany", "Jamal", "Shanice",
+    "Cherry", "Honey", "Sky", "Brook", "Jade", "Coral", "Willow", "Hazel", "Poppy", "Lily",
+    "Melody", "Angel", "Pat", "Rob", "Sue", "Nick", "Gene", "Guy", "Lance", "Grant", "Dean",
+    "Glen", "Rusty", "Forest", "Storm",
+)
+LAST_C = (
+    "Zulu", "Mthembu", "Obi", "Nwosu", "Appiah", "Darko", "Karimi", "Hosseini", "Malik",
+    "Chaudhry", "Iyer", "Reddy", "Joshi", "Liu", "Zhang", "Yang", "Tanaka", "Suzuki",
+    "Watanabe", "Lee", "Jung", "Nguyen", "Hoang", "Katz", "Shapiro", "Sokolov", "Popescu",
+    "Nowak", "Kowalczyk", "Svoboda", "Lindqvist", "Johansson", "Hansen", "Laine", "Fernandes",
+    "Oliveira", "Gomez", "Herrera", "Bianchi", "Esposito", "Dubois", "Moreau", "Dekker", "Maes",
+    "O'Brien", "McCarthy", "Walsh", "Jones", "Davies", "Thompson", "Harris", "Carter",
+    "Mitchell", "Bird", "Fisher", "Carpenter", "Butcher", "Mason", "Shepherd", "Marsh", "Field",
+    "Frost", "Snow", "Long", "Short", "Sweet", "Good", "Love", "Church", "Bridge", "Rice",
+)
+CITIES_C = (
+    "Bulawayo", "Abuja", "Kigali", "Addis Ababa", "Alexandria", "Rabat", "Beirut", "Shiraz",
+    "Mashhad", "Faisalabad", "Jaipur", "Surat", "Xiamen", "Harbin", "Nagoya", "Sendai",
+    "Gwangju", "Haiphong", "Tel Aviv", "Dnipro", "Krakow", "Katowice", "Plzen", "Salzburg",
+    "Gothenburg", "Stavanger", "Espoo", "Faro", "Malaga", "Granada", "Naples", "Florence",
+    "Marseille", "Bordeaux", "Eindhoven", "Bruges", "Limerick", "Liverpool", "Nottingham",
+    "Aberdeen", "Phoenix", "Portland", "Memphis", "Ottawa", "Quebec", "Belo Horizonte",
+    "Porto Alegre", "Cartagena", "Mendoza", "Wellington", "Adelaide", "Nice", "Bath",
+)
+COMPANIES_C = (
+    ("Larchmont", "Ltd"), ("Silberfluss Software", "GmbH"), ("Havbris", "ASA"),
+    ("Aurora Boreal", "S.A."), ("Redwood Dental", "LLC"), ("Juniper Grove", "Inc."),
+    ("Kookaburra Freight", "Pty. Ltd."), ("Van Houten Installatie", "B.V."),
+    ("Atelier Beaumont", "SARL"), ("Cantina Sole", "S.r.l."), ("Bergmann Stahl", "AG"),
+    ("Quartzline", "Corp."), ("Ashgrove", "PLC"), ("Meridian Tax", "LLP"),
+    ("Tanuki Shoji", "K.K."), ("Gangotri Textiles", "Pvt Ltd"), ("Sava Promet", "d.o.o."),
+    ("Mazury Drewno", "sp. z o.o."), ("Nordvik", "AB"), ("Kahlo Disenos", "S.A. de C.V."),
+)
+TEMPLATES_C = (
+    "{first} from {company} here, the last shipment to {city} arrived broken",
+    "yo it's {first}, my {relation} {tfirst} said you could help",
+    "Sincerely,\n{first} {last}\n{city}",
+    "got a msg from {tfirst}.{tlast}@gmail.com claiming to be from your team?",
+    "pls reply to {email} asap - {first}",
+    "{first} {last} ({username}) can't log in since tuesday",
+    "@{username} thanks for the quick fix!",
+    "my {relation}, {tfirst}, uses the same card",
+    "spoke with {tfirst} {tlast} at your {city} branch, she was lovely",
+    "{first}: the {company} account is still suspended",
+    "this is {initial}. {last} of {company}, re: the contract renewal",
+    "I'm {first} {last} and I live in {city}",
+    "{last} here. tried calling from {city} but the line was dead",
+    "thanks so much {tfirst}!! you're a star",
+    "signed, {first} {last}",
+    "my name is {first} and my {relation} is {tfirst} {tlast}",
+    "best,\n{first}",
+    "any update?? {first} {last}, {city}",
+)
+
+# Set D: written on 2026-11-28 at 16:58 UTC, after set C had been scored and before its messages
+# were read (C then became a set the rules were revised on); never read: only its totals.
+FIRST_D = (
+    "Sibusiso", "Nokuthula", "Obinna", "Adaeze", "Kwame", "Esi", "Mariam", "Yusuf", "Nour",
+    "Hadi", "Farzaneh", "Babak", "Aditya", "Pooja", "Arjun", "Sneha", "Xin", "Bo", "Mei",
+    "Daiki", "Hana", "Jisoo", "Dong-hyun", "Trang", "Duc", "Noam", "Yael", "Alexei", "Svetlana",
+    "Marek", "Zuzana", "Kasia", "Tereza", "Aino", "Leif", "Maja", "Nils", "Catalina", "Joaquin",
+    "Mariana", "Federico", "Francesca", "Aurelien", "Camille", "Joost", "Lotte", "Aoife",
+    "Padraig", "Ffion", "Jordan", "Destiny", "Darnell", "Tamika", "Kyle",
+    "Sunny", "Misty", "Candy", "Crystal", "Ginger", "Olive", "Rosemary", "Sage", "Fern", "Wren",
+    "Clay", "Wade", "Reed", "Cole", "Heath", "Ray", "Don", "Al", "Max", "Earl", "Duke",
+)
+LAST_D = (
+    "Khumalo", "Sithole", "Okafor", "Chukwu", "Agyeman", "Ansah", "Haddad", "Saleh", "Mansour",
+    "Tehrani", "Ahmadi", "Rao", "Agarwal", "Bhatt", "Sharma", "Wang", "Zhao", "Sun", "Ito",
+    "Kato", "Yoshida", "Han", "Lim", "Do", "Bui", "Levy", "Ben-David", "Volkov", "Morozov",
+    "Kowalski", "Dvorakova", "Hakala", "Berg", "Lund", "Jensen", "Medina", "Vargas", "Rojas",
+    "Conti", "Rinaldi", "Lefebvre", "Roux", "Bakker", "De Vries", "O'Connor", "Quinn", "Lloyd",
+    "Powell", "Foster", "Reynolds", "Butler", "Russell",
+    "Wolf", "Lamb", "Swan", "Crane", "Parish", "Chapel", "Temple", "Castle", "Bishop", "Sterling",
+    "Golden", "Black", "Gray", "Page", "Ball", "Cross", "Dale", "Nash", "Power", "Hardy", "Day",
+)
+CITIES_D = (
+    "Harare", "Port Harcourt", "Kisumu", "Arusha", "Fez", "Sousse", "Aqaba", "Kermanshah",
+    "Multan", "Quetta", "Lucknow", "Indore", "Vadodara", "Hangzhou", "Qingdao", "Kobe",
+    "Hiroshima", "Ulsan", "Hai Phong", "Nazareth", "Lviv", "Lodz", "Lublin", "Olomouc",
+    "Innsbruck", "Linkoping", "Trondheim", "Turku", "Aveiro", "Cadiz", "Murcia", "Palermo",
+    "Trieste", "Montpellier", "Dijon", "Groningen", "Leuven", "Waterford", "Plymouth", "Leicester",
+    "Inverness", "Fresno", "Tulsa", "Savannah", "Halifax", "Saskatoon", "Fortaleza", "Florianopolis",
+    "Barranquilla", "Salta", "Christchurch", "Hobart", "Split", "Mobile", "Orange",
+)
+COMPANIES_D = (
+    ("Mossgiel", "Ltd"), ("Weidenhof Elektro", "GmbH"), ("Skarvik Marine", "AS"),
+    ("Costa Brava Vinos", "S.L."), ("Ironbark Roofing", "LLC"), ("Heliotrope", "Inc"),
+    ("Billabong Transport", "Pty Ltd"), ("Zonnebloem", "B.V."), ("Caprice Mode", "SAS"),
+    ("Frantoio Verde", "S.p.A."), ("Nordwerk", "KG"), ("Arcturus Data", "Corp"),
+    ("Kelpie Insurance", "plc"), ("Quayside Accountants", "LLP"), ("Hikari Seiki", "K.K."),
+    ("Shakti Polymers", "Pvt. Ltd."), ("Triglav Gradnja", "d.o.o."), ("Tatry Meble", "Sp. z o.o."),
+)
+TEMPLATES_D = (
+    "hiya, {first} {last} here - the {company} order never left {city}",
+    "Dear team, I am writing on behalf of my {relation} {tfirst}. Regards, {first}",
+    "{first}\n{city}\n\nwhy was i charged twice?",
+    "fwd from {tfirst} {tlast}: the courier in {city} lost it again",
+    "mail me at {email} pls, {first} {last}",
+    "the account {username} belongs to {tfirst} {tlast}, not to me",
+    "{tfirst} said {company} would refund us. did they?",
+    "cheers for sorting it, {tfirst}!",
+    "Name: {first} {last}\nCity: {city}\nIssue: app crashes",
+    "i think {tfirst} {tlast} from your {city} office already knows about this",
+    "sorry it's {first} again, the {company} invoice is still wrong",
+    "{first} {last} ({city}) - refund please",
+    "please don't call {tfirst} at home, call me. {first}",
+    "we ({company}, {city}) have not received the goods",
+    "Best regards\n{first}",
+    "hey {tfirst}, tell {tfirst} {tlast} the package arrived",
+)
+
 
 def _sets(name: str) -> tuple[tuple[str, ...], ...]:
     if name == "b":
         return FIRST_B, LAST_B, CITIES_B, COMPANIES_B, TEMPLATES_B
+    if name == "c":
+        return FIRST_C, LAST_C, CITIES_C, COMPANIES_C, TEMPLATES_C
+    if name == "d":
+        return FIRST_D, LAST_D, CITIES_D, COMPANIES_D, TEMPLATES_D
     return FIRST, LAST, CITIES, COMPANIES, TEMPLATES
 
 
 GREETS = ("hello", "hi", "dear", "good morning")
+#: A name is also an ordinary English word when its Zipf frequency is at least this (Rose 4.8,
+#: Will 6.5, Baker 4.3, Amber 4.2; not Zanele, Okafor).
+WORDLIKE_ZIPF = 4.0
 SIGNOFFS = ("best", "kind regards", "thanks", "cheers", "many thanks")
 
 
@@ -213,17 +340,23 @@ def _present(value: str, key_text: str) -> bool:
 
 
 def score(messages: list[dict[str, Any]], outputs: list[str]) -> dict[str, Any]:
+    from textdp.text._zipf import zipf_frequency
     from textdp.text.fold import key_string
 
     kinds = ("first", "last", "city", "company")
-    counts = {k: [0, 0] for k in kinds}  # survived, inserted
+    counts = {k: [0, 0] for k in (*kinds, "names_that_are_words", "other_names")}
     full: set[int] = set()
     for m, out in zip(messages, outputs, strict=True):
         key = key_string(out)
         for k in kinds:
             for v in m["values"][k]:
                 counts[k][1] += 1
-                counts[k][0] += _present(v, key)
+                counts[k][0] += (hit := _present(v, key))
+                if k in ("first", "last"):  # "Will Smith" against "Will you": see --vader
+                    word = zipf_frequency(key_string(v)) >= WORDLIKE_ZIPF
+                    split = counts["names_that_are_words" if word else "other_names"]
+                    split[1] += 1
+                    split[0] += hit
         first, last = m["own"]
         if _present(first, key) and _present(last, key):
             full.add(m["customer"])
@@ -253,15 +386,20 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
     NER model does not: an upper bound on their false masking, as a share of the words and of the
     sentences, with every such word listed for reading."""
     from textdp.datasets import load_vader
-    from textdp.text.entities import Entities
     from textdp.text.fold import fold_string
     from textdp.text.gazetteers import gazetteer_spans
+    from textdp.text.recognisers.ner import NER
 
     texts = [fold_string(s.text) for name in ("tweets", "movie_reviews", "amazon", "nyt")
              for s in load_vader(name)][:limit]
-    ner: list[list[tuple[int, int, str]]] = [[] for _ in texts]
-    Entities()._model_spans(texts, ner)  # the model's own spans (no gazetteer)
+    ner = NER().find(texts)  # the model's own spans (no gazetteer)
+    from textdp.text._zipf import zipf_frequency
+    from textdp.text.names import _lexicon
+    from textdp.text.stopwords import ENGLISH_STOPWORDS
+
+    names = _lexicon()
     words = extra_words = extra_sentences = 0
+    wordlike = wordlike_masked = 0  # occurrences of names that are words ("Will you")
     listed = []
     for text, spans in zip(texts, ner, strict=True):
         words += len(re.findall(r"\w+", text))
@@ -270,6 +408,16 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
             covered[a:b] = [True] * (b - a)
         extra = [(a, b, k) for a, b, k in gazetteer_spans(text, ("person", "location", "org"))
                  if not any(covered[a:b])]
+        masked = [False] * (len(text) + 1)
+        for a, b, k in extra:
+            if k == "person":
+                masked[a:b] = [True] * (b - a)
+        for m in re.finditer(r"[^\W\d_]+", text):
+            w = m.group().lower()
+            if (len(w) > 1 and w not in ENGLISH_STOPWORDS and names.get(w)
+                    and zipf_frequency(w) >= WORDLIKE_ZIPF and not covered[m.start()]):
+                wordlike += 1
+                wordlike_masked += masked[m.start()]
         if extra:
             extra_sentences += 1
             for a, b, k in extra:
@@ -277,7 +425,10 @@ def vader_false_masking(limit: int | None = None) -> dict[str, Any]:
                 listed.append(f"{k}: {text[a:b]!r} in {text[max(0, a - 30):b + 30]!r}")
     return {"sentences": len(texts), "words": words, "extra_words": extra_words,
             "extra_word_rate": extra_words / words, "extra_sentences": extra_sentences,
-            "extra_sentence_rate": extra_sentences / len(texts), "listed": listed}
+            "extra_sentence_rate": extra_sentences / len(texts),
+            "names_that_are_words": {"occurrences": wordlike, "masked_as_person": wordlike_masked,
+                                     "rate": wordlike_masked / wordlike if wordlike else None},
+            "listed": listed}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -286,7 +437,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=35)
     p.add_argument("--epsilon", type=float, default=8.0)
     p.add_argument("--out", default=None)
-    p.add_argument("--set", choices=("a", "b"), default="a", dest="which")
+    p.add_argument("--set", choices=("a", "b", "c", "d"), default="a", dest="which")
     p.add_argument("--vader", action="store_true",
                    help="instead: the gazetteers' extra masks on the VADER sentences")
     a = p.parse_args(argv)

@@ -89,3 +89,32 @@ def test_a_reference_is_masked_with_its_own_label_and_counted():
     relabelled = textdp.privatize(["order no. 4155550132"], identifier_labels={"reference": "<o>"},
                                   **kw)
     assert relabelled.texts == ["order no. <o>"]
+
+
+@pytest.mark.parametrize("text,code", [
+    ("ref INV-2231 is late", "INV-2231"),                # a code of letters and digits, cued
+    ("please check invoice no. 88A-1X7", "88A-1X7"),
+    ("order #A-77812 never arrived", "A-77812"),
+    ("we still have po 20931-b open", "20931-b"),        # lower case
+    ("Booking ref: QRX_554213", "QRX_554213"),
+])
+def test_order_and_invoice_codes_are_references(text, code):
+    assert _found([text]) == [(code, "reference")]
+
+
+@pytest.mark.parametrize("text", [
+    "COVID-19 and SHA-256 and F-150",  # codes with no cue: the user's recognisers' to claim
+    "see TK-123456 today",
+    "order 2 items please",            # one digit
+    "order 4711-0815",                 # digits alone stay numbers (masked as numbers are)
+    "my ticket was late",
+])
+def test_short_codes_and_counts_are_no_references(text):
+    assert _found([text]) == []
+
+
+def test_a_code_is_read_in_its_own_document():
+    # "invoice" ends one document and the code starts the next: the cue does not reach it, and
+    # a code never runs on into the next document.
+    assert _found(["see invoice", "4X-29 is fine"]) == []
+    assert _found(["ref INV-2231", "order 5"]) == [("INV-2231", "reference")]

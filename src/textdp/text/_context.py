@@ -18,6 +18,9 @@ folded text of the candidate's own document only (so a document is still recogni
 * a phone cue (``phone``, ``tel``, ``mobile``, ``call``, ``fax``, …) right before wins over all
   of these: ``phone no. 07911 123456`` is a phone number.
 
+Codes of letters and digits (``INV-2231``) have no validator: :func:`reference_spans` finds them
+by a reference cue, as ``reference`` identifiers.
+
 Only the words *adjacent* to the candidate count (``.:-–/()`` and spaces between them):
 ``order form: call 07911 123456`` is a phone number.
 """
@@ -25,6 +28,9 @@ Only the words *adjacent* to the candidate count (``.:-–/()`` and spaces betwe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+import numpy as np
 
 #: How many characters before and after a candidate are read.
 BEFORE, AFTER = 40, 12
@@ -75,3 +81,45 @@ def judge(before: str, after: str, kind: str) -> int:
                             or last in _NUMBER_WORDS and second in _REFERENCE):
         return REFERENCE
     return KEEP
+
+
+# Order, invoice and ticket codes of letters and digits (``ref INV-2231``, ``order #A-77812``,
+# ``invoice no. ORD-55123-X``): no validator knows them, so a code is a reference when a
+# reference cue names it. Not by its shape alone: a code with no cue is left to the user's own
+# recognisers and allow-list (``TK-123456`` for a ticket kind of theirs), which an identifier
+# would overrule. A code needs two digits (``order 2 items`` is no code) and a letter: a number
+# alone (``order 4711-0815``, ``invoice 2023-000123``) stays a number token, masked as numbers
+# are, and a reference only where it is phone-shaped (:func:`judge`).
+_CODE_CUES = (
+    "order", "orders", "invoice", "inv", "tracking", "track", "ticket", "tkt", "ref", "reference",
+    "booking", "confirmation", "conf", "receipt", "case", "claim", "policy", "account", "acct",
+    "customer", "cust", "member", "membership", "po", "sku", "serial", "parcel", "shipment",
+    "consignment", "transaction", "txn", "rma", "reservation", "pnr")
+_CUE = r"(?:" + "|".join(_CODE_CUES) + r")\b\.?"
+_CODES = re.compile(
+    rf"(?i:\b{_CUE}(?:\s+{_CUE})*(?:\s*(?:no|nr|num|number|id|code)\b\.?)?"
+    r"(?:\s*[:#]\s*|\s+)#?(?P<cued>[a-z0-9]+(?:[-/_.][a-z0-9]+)*))")
+
+
+def reference_spans(text: str, bounds: Sequence[int],
+                    codes: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """[start, end) of the order, invoice and ticket codes in ``text`` (documents at ``bounds``;
+    no span crosses one) — see :data:`_CODES`. ``codes``: ``text``'s code points, where the
+    caller has them (the documents with an ASCII digit are found by numpy, the others skipped)."""
+    if codes is None:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    digits = np.flatnonzero((codes >= 48) & (codes <= 57))
+    if not digits.size:
+        return []
+    edges = np.asarray(bounds, dtype=np.int64)
+    docs = np.unique(np.searchsorted(edges, digits, "right") - 1).tolist()
+    out = []
+    for d in docs:
+        lo, hi = int(edges[d]), int(edges[d + 1])
+        for m in _CODES.finditer(text, lo, hi):  # endpos: no code runs into the next document
+            a, b = m.span("cued")
+            code = text[a:b]
+            if sum(c.isdigit() for c in code) >= 2 and not code.isdigit() and any(
+                    c.isalpha() for c in code):
+                out.append((a, b))
+    return out

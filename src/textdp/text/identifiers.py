@@ -307,6 +307,13 @@ class Identifiers:
         spelled = spelled_spans(text, codes, view.bounds, is_tld)
         found = np.concatenate([found, np.array([(email, a, b, email) for a, b in spelled],
                                                 dtype=np.int64).reshape(-1, 4)])
+        if "reference" in self.kinds:  # codes of letters and digits (textdp.text._context)
+            from textdp.text._context import reference_spans
+
+            ref = self.kinds.index("reference")
+            found = np.concatenate([found, np.array(
+                [(ref, a, b, ref) for a, b in reference_spans(text, view.bounds, codes)],
+                dtype=np.int64).reshape(-1, 4)])
         return _back(view, found)
 
     def _builtin_spans(self, text: str, codes: np.ndarray, cls: np.ndarray,

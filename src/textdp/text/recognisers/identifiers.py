@@ -49,8 +49,10 @@ phone      libphonenumber (``phonenumbers``): numbers in international form, val
            IBAN-shaped code that fails its check are not taken for a card or phone number
 reference  a phone-shaped number that the words right before it name an order, invoice,
            ticket, tracking, booking, account or reference number (``order no. 07911 123456``,
-           ``Invoice 4155550132``; :mod:`textdp.text._context`): masked as ``[REF]``, never
-           released — an order number is as personal as a phone number
+           ``Invoice 4155550132``; :mod:`textdp.text._context`), and a code of letters and
+           digits named by such a word (``ref INV-2231``, ``order #A-77812``; with no such
+           word a code is left to the user's recognisers and the number policy): masked as
+           ``[REF]``, never released — an order number is as personal as a phone number
 =========  =======================================================================================
 
 Patterns and validators load on first use, so importing textdp stays light.
