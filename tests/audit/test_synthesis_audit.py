@@ -165,3 +165,25 @@ def test_practice_checks_defaults_find_identifiers_with_the_recognisers():
     assert checks.identifiers_found == {"anna.berg@example.com": 1}
     assert checks.closer_than_neighbour is None
     assert _stats.cp_lower(0, 10, 0.05) == 0.0  # the bounds used are the audit's own
+
+
+def test_found_identifiers_matches_a_regular_expression_per_identifier():
+    # The Aho-Corasick scan against the definition (one word-bounded pattern per identifier) on
+    # texts built to hit the edges: prefixes, suffixes, overlaps, punctuation, repeats.
+    import re
+
+    from textdp.audit.practice import _normal
+
+    rng = np.random.default_rng(4)
+    words = ["ann", "anna", "lee", "ann lee", "555-0142", "+44 20", "o'neil", "x_y", "é", "ne"]
+    identifiers = words + ["Anna Lee", "lee-ann"]
+    texts = [" ".join(rng.choice(words + ["-", ",", "ann_", "annlee", "(", ")"], size=8))
+             for _ in range(300)]
+    expected = {}
+    for value in dict.fromkeys(_normal(v) for v in identifiers):
+        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
+        count = sum(1 for t in texts if pattern.search(_normal(t)))
+        if count:
+            expected[value] = count
+    got = found_identifiers(identifiers, texts)
+    assert got == expected and list(got) == list(expected) and len(got) >= 6

@@ -81,18 +81,37 @@ def _normal(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def found_identifiers(identifiers: Sequence[str], synthetic: Sequence[str]
                       ) -> dict[str, int]:
     """Identifier → synthetic documents holding it (case-folded, whitespace collapsed, at word
-    boundaries), for the identifiers found at least once."""
-    out: dict[str, int] = {}
-    texts = [_normal(t) for t in synthetic]
-    for value in dict.fromkeys(_normal(v) for v in identifiers if v and v.strip()):
-        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
-        count = sum(1 for t in texts if pattern.search(t))
-        if count:
-            out[value] = count
-    return out
+    boundaries), for the identifiers found at least once, in the order given.
+
+    One Aho–Corasick pass per document over all identifiers (every occurrence, overlapping ones
+    too, then the word-boundary test on its neighbours): 50,000 identifiers against 2,000
+    documents took minutes as one regular expression per identifier."""
+    import ahocorasick
+
+    values = list(dict.fromkeys(_normal(v) for v in identifiers if v and v.strip()))
+    if not values:
+        return {}
+    automaton = ahocorasick.Automaton()
+    for i, value in enumerate(values):
+        automaton.add_word(value, i)
+    automaton.make_automaton()
+    hits: Counter[int] = Counter()
+    for text in (_normal(t) for t in synthetic):
+        seen = set()
+        for end, i in automaton.iter(text):
+            start = end - len(values[i]) + 1
+            if (i not in seen and (start == 0 or not _word(text[start - 1]))
+                    and (end + 1 == len(text) or not _word(text[end + 1]))):
+                seen.add(i)
+        hits.update(seen)
+    return {values[i]: hits[i] for i in sorted(hits)}
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
