@@ -235,7 +235,7 @@ def load_model() -> Any:
 def _load_model() -> Any:
     path, meta = _checked()
     try:
-        from textdp._loading import load_pipeline, spacy_without_cli
+        from textdp._loading import load_pipeline, numpy_matmul, spacy_without_cli
 
         with _without_frameworks(), spacy_without_cli():
             import spacy
@@ -251,10 +251,12 @@ def _load_model() -> Any:
     if looked_up:
         plugins.entry_points = False
     try:
-        return load_pipeline(spacy, path, exclude, meta["lang"])
+        nlp = load_pipeline(spacy, path, exclude, meta["lang"])
     finally:
         if looked_up:
             plugins.entry_points = looked_up
+    numpy_matmul(nlp)
+    return nlp
 
 
 #: Frameworks that thinc (spaCy's machine-learning library) imports, if installed, only to offer
@@ -285,7 +287,7 @@ def _without_frameworks() -> Iterator[None]:
 
 #: The entity family's built-in recognisers (:mod:`textdp.text.recognisers`), in the order they
 #: run; each runs for the kinds asked of it.
-_BUILTIN_RECOGNISERS = ("address", "ner", "names", "places", "orgs")
+_BUILTIN_RECOGNISERS = ("address", "names", "places", "orgs", "ner")
 _BUILTIN_WORDS = ("default", "all", "none", "off")
 
 
@@ -458,7 +460,12 @@ class Entities:
         found: list[list[tuple[int, int, str]]] = [[] for _ in texts]
         users = len(self._stage) - len(self.recognisers)
         for i, (recogniser, kinds) in enumerate(self._stage):
-            spans_by_doc = recogniser.find(docs, kinds)
+            if recogniser.name == "ner" and i < users:
+                # The cascade: the model reads only the candidate words the recognisers before
+                # it (the gazetteers, the addresses) left unmasked.
+                spans_by_doc = recogniser.find(docs, kinds, covered=found)
+            else:
+                spans_by_doc = recogniser.find(docs, kinds)
             if i >= users:
                 _check_spans(recogniser, docs, spans_by_doc)
             for d, spans in enumerate(spans_by_doc):

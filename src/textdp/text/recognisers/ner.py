@@ -86,19 +86,31 @@ _TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
 _NON_SPACE = re.compile(r"\S*")
 
 
-def _windows(texts: Sequence[str], margin: int) -> list[tuple[int, int, int]]:
+def _windows(texts: Sequence[str], margin: int,
+             covered: Sequence[Sequence[tuple[int, int, str]]] | None = None,
+             kinds: Collection[str] = ("person", "location", "org")) -> list[tuple[int, int, int]]:
     """The model's windows ``(d, start, end)`` over documents ``texts`` (module docstring): each
-    candidate word with ``margin`` characters each side, widened to whitespace (at most
-    :data:`_WIDEN` characters more), overlapping or touching windows of a document merged (up
-    to :data:`_MAX_WINDOW` characters). Linear in the text: the scans are compiled regular
-    expressions, the Python work is per candidate word, never per character."""
+    candidate word that needs the model (:func:`_needs_model`; ``covered``: per document, the
+    spans the recognisers before the model found, in its offsets) with ``margin`` characters
+    each side, widened to whitespace (at most :data:`_WIDEN` characters more), overlapping or
+    touching windows of a document merged (up to :data:`_MAX_WINDOW` characters). Linear in the
+    text: the scans are compiled regular expressions, the Python work is per candidate word,
+    never per character."""
     out: list[tuple[int, int, int]] = []
     candidates = _candidate_regex()
     for d, text in enumerate(texts):
         n = len(text)
         last = len(out) - 1  # this document's windows start after it
+        spans = _merged_spans(covered[d]) if covered is not None else []
+        k = 0  # the first covered span that may still hold a candidate
         for m in candidates.finditer(text):
             if m.group().lower() in _NOT_CANDIDATES:
+                continue
+            while k < len(spans) and spans[k][1] < m.end():
+                k += 1
+            if k < len(spans) and spans[k][0] <= m.start():
+                continue  # masked already, whole: the model would add nothing to this word
+            if not _needs_model(text, m, kinds):
                 continue
             # A word longer than a window (a blob of letters) is read from its start only: the
             # span found is widened to the whole word later (Recognisers._merged).
@@ -120,9 +132,68 @@ def _windows(texts: Sequence[str], margin: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def windows(text: str, margin: int) -> list[tuple[int, int]]:
+def _merged_spans(spans: Sequence[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, overlapping or touching ones merged."""
+    out: list[list[int]] = []
+    for a, b, _ in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+#: What may stand between the end of a sentence (or a line break) and the first word of the next:
+#: closing quotes and brackets, whitespace, opening quotes and brackets.
+_SENTENCE_START = re.compile(r"(?:[.!?…]['\"”’)\]]*[^\S\n]+|\n\s*)['\"“‘(\[]*")
+_OPENERS = re.compile(r"\s*['\"“‘(\[]*")
+#: A sentence-initial word at least this common in English (Zipf, wordfreq) is capitalised for
+#: its position, not as a name: the threshold :func:`_uncommon_candidate` reads names by.
+_COMMON_ZIPF = 4.0
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    """Whether the word at ``start`` begins the document, a line or a sentence."""
+    lo = max(0, start - 12)
+    if lo == 0 and _OPENERS.fullmatch(text, 0, start):
+        return True
+    return any(m.end() == start for m in _SENTENCE_START.finditer(text, lo, start))
+
+
+def _needs_model(text: str, m: re.Match[str], kinds: Collection[str]) -> bool:
+    """Whether candidate ``m`` needs the model: not when it begins a sentence or a line and is a
+    common English word (Zipf ≥ 4: ``Great``, ``Love``, ``Still``), capitalised for its position
+    — unless the gazetteers know it as one of the 200 most common names of a country (``Mark``,
+    ``Rose``) or as a place (``Paris``), which the model may be needed to read there."""
+    word = _stem(m.group())
+    if not zipf_at_least(word, _COMMON_ZIPF) or not _sentence_initial(text, m.start()):
+        return True
+    key = word.lower() if word.isascii() else _key(word)
+    if "person" in kinds:
+        from textdp.text.names import _TOP_FIRST, _TOP_LAST
+        from textdp.text.names import _lexicon as names
+
+        if names().get(key) & (_TOP_FIRST | _TOP_LAST):
+            return True
+    if "location" in kinds:
+        from textdp.text.places import _lexicon as places
+
+        if places().get(key):
+            return True
+    return False
+
+
+def _key(word: str) -> str:
+    from textdp.text.fold import key_string
+
+    return key_string(word)
+
+
+def windows(text: str, margin: int, covered: Sequence[tuple[int, int, str]] | None = None,
+            kinds: Collection[str] = ("person", "location", "org")) -> list[tuple[int, int]]:
     """The merged windows of ``text`` the model reads (see the module docstring)."""
-    return [(a, b) for _, a, b in _windows([text], margin)]
+    return [(a, b) for _, a, b in _windows([text], margin,
+                                           None if covered is None else [covered], kinds)]
 
 
 @dataclass(frozen=True, eq=True)
@@ -140,24 +211,28 @@ class NER(Recogniser):
     def label(self, kind: str) -> str:
         return f"[{kind.upper()}]"
 
-    def windows(self, text: str) -> list[tuple[int, int]]:
+    def windows(self, text: str, covered: Sequence[tuple[int, int, str]] | None = None,
+                kinds: Collection[str] = ("person", "location", "org")) -> list[tuple[int, int]]:
         """The merged windows of ``text`` the model reads (see the module docstring)."""
-        return windows(text, self.margin)
+        return windows(text, self.margin, covered, kinds)
 
-    def find(self, docs: Sequence[str], kinds: Collection[str] | None = None) -> list[list[Span]]:
+    def find(self, docs: Sequence[str], kinds: Collection[str] | None = None,
+             covered: Sequence[Sequence[Span]] | None = None) -> list[list[Span]]:
         """Per document, the model's entity spans of ``kinds`` (default all three), their
-        recurrences in the document and their neighbouring names (module docstring)."""
+        recurrences in the document and their neighbouring names (module docstring).
+        ``covered``: per document, the spans found before the model (the gazetteers'), whose
+        whole words the model need not read again."""
         wanted_kinds = self.kinds if kinds is None else tuple(k for k in self.kinds if k in kinds)
         out: list[list[Span]] = [[] for _ in docs]
         if wanted_kinds:
-            self._model_spans(docs, wanted_kinds, out)
+            self._model_spans(docs, wanted_kinds, out, covered)
         return out
 
     def _model_spans(self, texts: Sequence[str], kinds: Collection[str],
-                     out: list[list[Span]]) -> None:
+                     out: list[list[Span]], covered: Sequence[Sequence[Span]] | None) -> None:
         owners: list[tuple[int, int]] = []
         pieces: list[str] = []
-        for d, a, b in _windows(texts, self.margin):
+        for d, a, b in _windows(texts, self.margin, covered, kinds):
             owners.append((d, a))
             pieces.append(texts[d][a:b])
         if pieces and not _utf8("".join(pieces)):
@@ -170,8 +245,11 @@ class NER(Recogniser):
 
         nlp = load_model()
         wanted = {label: kind for label, kind in _SPACY_KINDS.items() if kind in kinds}
-        docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
-        _tag_where_needed(nlp, docs, wanted)
+        from textdp._loading import one_blas_thread
+
+        with one_blas_thread():  # small matrices: a second BLAS thread costs more than it saves
+            docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
+            _tag_where_needed(nlp, docs, wanted)
         named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
         for (d, a), doc in zip(owners, docs, strict=True):
             for ent in doc.ents:
