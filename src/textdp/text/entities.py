@@ -476,8 +476,15 @@ class Entities:
         return out
 
     def windows(self, text: str) -> list[tuple[int, int]]:
-        """The merged windows of ``text`` the model reads (:mod:`textdp.text.recognisers.ner`)."""
-        return registry.get("ner").configure(margin=self.margin).windows(text)  # type: ignore[attr-defined]
+        """The merged windows of ``text`` the model reads (:mod:`textdp.text.recognisers.ner`):
+        around the candidate words that the recognisers before it (gazetteers, addresses) left
+        unmasked (``text`` as given: :meth:`find` reads its folding, the same for most text)."""
+        covered: list[tuple[int, int, str]] = []
+        for recogniser, kinds in self._stage:
+            if recogniser.name == "ner":
+                return recogniser.windows(text, covered, kinds)  # type: ignore[no-any-return]
+            covered += recogniser.find([text], kinds)[0]
+        return []
 
 
 def _check_spans(recogniser: Any, docs: Sequence[str], found: Sequence[Any]) -> None:
