@@ -387,6 +387,9 @@ def test_the_cascade_leaves_the_model_only_the_words_nothing_else_decided():
     text = "I am moving from Bristol next week.\nBristol"
     assert textdp.privatize([text], **KW).texts == [
         "I am moving from [LOCATION] next week.\n[LOCATION]"]
+    # The gazetteers find the given name and the surname; the particle between them is the
+    # name's too (the model, which read the whole name, no longer runs on it).
+    assert textdp.privatize(["Hi, I am Shirin de Vries."], **KW).texts == ["Hi, I am [PERSON]."]
 
 
 def test_the_model_multiplies_with_numpy_and_finds_what_blis_finds():
