@@ -13,7 +13,8 @@
   positives, and destroy utility. A leading article is not part of the name (``the [ORG]``),
   nor is a closing possessive (``[PERSON]'s``).
 * **the cascade**: the model is the last and dearest recogniser of the stage (≈ 100 µs a token
-  here, 90% of the stage's time). It reads only the candidate words nothing before it decided:
+  here; 90% of the stage's time before the cascade). It reads only the candidate words nothing
+  before it decided:
 
   - a candidate masked whole already by the gazetteers or the address patterns (``Maria
     Garcia`` after ``Hi``, ``Durban``) is not read again (``covered``): the model could only
