@@ -371,6 +371,8 @@ def test_the_cascade_leaves_the_model_only_the_words_nothing_else_decided():
 
     # A common word capitalised because it begins a sentence or a line is no candidate...
     assert windows("Great film. Still, it was long.\nWell done", 16) == []
+    # Weekdays (and the months that are no names) are dates to the model: no candidates.
+    assert windows("Your order ships Monday, or in October.", 16) == []
     # ...unless it is a common name or a place, or it stands mid-sentence; a rare word stays.
     for text in ("Mark called.", "Paris is lovely.", "I love Great Danes.", "Hi. Lufthansa lost it."):
         assert windows(text, 16) == [(0, len(text))], text
