@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -100,6 +101,9 @@ def _run(src: Path, docs_path: Path, out_path: Path) -> dict:
     return result
 
 
+_WORDS = re.compile(r"\w+")
+
+
 def _masked(spans: list) -> dict[int, str]:
     return {i: kind for a, b, kind in spans if kind != "allowed" for i in range(a, b)}
 
@@ -110,7 +114,8 @@ def compare(docs: dict[str, list[str]], base: list, new: list) -> dict:
     out: dict[str, dict] = {}
     for text, (group, b_spans), (_, n_spans) in zip(flat, base, new, strict=True):
         row = out.setdefault(group, {"documents": 0, "base_only": 0, "new_only": 0, "both": 0,
-                                     "kind_changed": 0, "examples": []})
+                                     "kind_changed": 0, "base_only_word_chars": 0,
+                                     "words_lost": [], "examples": []})
         row["documents"] += 1
         mb, mn = _masked(b_spans), _masked(n_spans)
         lost = sorted(set(mb) - set(mn))
@@ -119,6 +124,11 @@ def compare(docs: dict[str, list[str]], base: list, new: list) -> dict:
         row["new_only"] += len(gained)
         row["both"] += len(set(mb) & set(mn))
         row["kind_changed"] += sum(mb[i] != mn[i] for i in set(mb) & set(mn))
+        # Whitespace between two spans that were one (a name, then a street on the next line)
+        # is no leak: what counts is a letter or digit the base masked and the new one releases.
+        row["base_only_word_chars"] += sum(text[i].isalnum() for i in lost)
+        row["words_lost"] += [w.group() for w in _WORDS.finditer(text)
+                              if any(w.start() <= i < w.end() for i in lost)]
         if (lost or gained) and len(row["examples"]) < 5:
             at = (lost or gained)[0]
             row["examples"].append({"lost": len(lost), "gained": len(gained),
@@ -147,18 +157,25 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"Base `{args.base}` against this checkout; CPU s of the stage: base "
              f"{base['cpu']:.1f}, new {new['cpu']:.1f} (both children {wall:.0f} s wall; load "
              f"{os.getloadavg()[0]:.1f}).", "",
-             "| documents | n | masked by both (chars) | base only | new only | kind changed |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "| documents | n | masked by both (chars) | base only | of which letters or digits "
+             "| new only | kind changed |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for group, row in result.items():
         lines.append(f"| {group} | {row['documents']:,} | {row['both']:,} | {row['base_only']:,} "
-                     f"| {row['new_only']:,} | {row['kind_changed']:,} |")
+                     f"| {row['base_only_word_chars']:,} | {row['new_only']:,} "
+                     f"| {row['kind_changed']:,} |")
+    for group, row in result.items():
+        if row["words_lost"]:
+            lines.append(f"- {group}: words the base masked (in part or whole) and the new one "
+                         f"releases: {', '.join(row['words_lost'][:60])}")
     for group, row in result.items():
         for ex in row["examples"]:
             lines.append(f"- {group}: lost {ex['lost']}, gained {ex['gained']}: "
                          f"{ex['context']!r}")
     print("\n".join(lines))
     if args.json:
-        args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False))
+        args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8",
+                             errors="surrogatepass")
     return 1 if any(row["base_only"] for row in result.values()) else 0
 
 

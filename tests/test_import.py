@@ -67,8 +67,9 @@ NOT_FOR_PRIVATIZE = ("torch", "transformers", "tensorflow", "jax", "pandas", "sk
 
 
 def test_one_line_privatize_imports_no_framework(tmp_path):
-    """With a name, a place and a phone number in the line, so the entity model and all three
-    gazetteers load; the probe sees spaCy (so the check has power)."""
+    """With a name, a place, a phone number and a company in the line, so the entity model
+    (which reads the company: the gazetteers mask the rest) and all three gazetteers load; the
+    probe sees spaCy (so the check has power)."""
     from textdp.text.entities import EntityModelError, check_model
     from textdp.text.gazetteers import gazetteer_spans
 
@@ -78,7 +79,8 @@ def test_one_line_privatize_imports_no_framework(tmp_path):
         pytest.skip(str(exc))
     gazetteer_spans("Zanele Kim, Durban, Acme Ltd", ("person", "location", "org"))  # cache built
     src = tmp_path / "in.txt"
-    src.write_text("Hi, I am Zanele Kim from Durban, call me on +27 82 555 0199\n")
+    src.write_text("Hi, I am Zanele Kim from Durban (we flew with Lufthansa), call me on "
+                   "+27 82 555 0199\n")
     code = ("from textdp.cli import main\n"
             f"assert main(['privatize', {str(src)!r}, '-o', {str(tmp_path / 'out.txt')!r}, "
             "'--epsilon', '8']) == 0")

@@ -11,7 +11,8 @@ lines say what it does, and its errors must stay one line.
 
 Three helpers keep spaCy's load to what the entity model needs (issue 38, Deliver 5):
 :func:`spacy_without_cli` for its import, :func:`without_entry_points` and
-:func:`load_pipeline` for its load.
+:func:`load_pipeline` for its load; two make its run cheaper (issue 35, Deliver 4):
+:func:`numpy_matmul` and :func:`one_blas_thread`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["NOTICE_AFTER", "loading", "quiet", "spacy_without_cli", "without_entry_points",
-           "load_pipeline"]
+           "load_pipeline", "numpy_matmul", "one_blas_thread"]
 
 #: Seconds a load may take before it is announced.
 NOTICE_AFTER = 2.0
@@ -164,3 +165,34 @@ def load_pipeline(spacy: Any, path: Any, exclude: list[str], lang: str) -> Any:
         return nlp
     with without_entry_points(spacy.util.registry):
         return spacy.load(path, exclude=exclude)
+
+
+def numpy_matmul(nlp: Any) -> None:
+    """The pipeline's dense layers multiplied by numpy's BLAS instead of thinc's bundled BLIS
+    (``NumpyOps.use_blis``): on this project's machine (OpenBLAS, Haswell kernels) the ``ner``
+    component's whole pass costs 0.60–0.72× the CPU time with BLIS, with the same entities,
+    provided numpy's BLAS runs on one thread (:func:`one_blas_thread`): with two, OpenBLAS
+    spends more CPU than it saves on these small matrices (BENCHMARKS.md, issue 35). The
+    transition parser's own loop keeps BLIS (its C code holds the pointer)."""
+    for _, component in nlp.pipeline:
+        model = getattr(component, "model", None)
+        if model is None:
+            continue
+        for node in model.walk():
+            if hasattr(node.ops, "use_blis"):
+                node.ops.use_blis = False
+
+
+_controller: Any = None
+
+
+def one_blas_thread() -> Any:
+    """A context in which numpy's BLAS runs on one thread (threadpoolctl), for the entity
+    model's small matrix products (:func:`numpy_matmul`); the previous limits come back on
+    exit. The libraries are looked up once per process."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas")

