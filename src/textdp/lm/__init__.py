@@ -25,6 +25,7 @@ from textdp.lm.model import (
     INSTALL_HINT,
     LanguageModel,
     _require_lm,  # noqa: F401 — the CLI's install hint before transformers is imported
+    _require_torch,  # noqa: F401 — the same check, without importing transformers
     default_model_path,
     load_model,
     shared_model,

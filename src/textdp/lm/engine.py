@@ -65,7 +65,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from textdp.lm.llama import LlamaDecoder
-from textdp.lm.model import LanguageModel, _require_lm, shared_model
+from textdp.lm.model import LanguageModel, _require_torch, shared_model
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Engine", "TokenSampler", "UniformSampler", "available_cores",
            "get_engine", "resolve_device"]
@@ -118,7 +118,7 @@ def available_cores() -> int:
 def resolve_device(device: str) -> str:
     """``"auto"`` → ``"cuda"`` when torch sees a GPU, else ``"cpu"``; ``"cuda"`` without one is
     an error naming the problem."""
-    torch, _ = _require_lm()
+    torch = _require_torch()
     if device not in ("auto", "cpu", "cuda"):
         raise ValueError(f"device must be auto, cpu or cuda, got {device!r}")
     has_cuda = torch.cuda.is_available()
@@ -170,7 +170,7 @@ class _Batch:
 
     def merge(self, new: _Batch) -> None:
         """Append ``new``'s rows; the shorter cache is left-padded (masked) to the longer."""
-        torch, _ = _require_lm()
+        torch = _require_torch()
         width = max(self.mask.shape[1], new.mask.shape[1])
 
         def pad(x: Any, dim: int) -> Any:
@@ -192,7 +192,7 @@ class _Batch:
 
     def keep(self, keep: np.ndarray) -> None:
         """Only the rows where ``keep``; then drop leading columns no remaining row attends to."""
-        torch, _ = _require_lm()
+        torch = _require_torch()
         if not keep.all():
             index = torch.from_numpy(np.flatnonzero(keep)).to(self.mask.device)
             self.rows, self.last, self.steps = self.rows[keep], self.last[keep], self.steps[keep]
@@ -233,7 +233,7 @@ class Engine:
                  threads: int | None = None, refill: int | None = None,
                  eos_ids: Iterable[int] | None = None, pad_id: int | None = None,
                  share_prefix: bool = True, backend: str = "auto") -> None:
-        torch, _ = _require_lm()
+        torch = _require_torch()
         self.lm = lm if isinstance(lm, LanguageModel) else shared_model(lm)
         self.device = resolve_device(device)
         size = DEFAULT_BATCH_SIZE[self.device] if batch_size is None else batch_size
@@ -258,24 +258,37 @@ class Engine:
 
     # --- the model, on its device ----------------------------------------------------------
     def _model(self) -> Any:
-        model = self.lm.model
-        if next(model.parameters()).device.type != self.device:
-            model.to(self.device)
+        """The transformers model on the device, or None when the lean forward runs (set in
+        ``self._decoder``: for the packaged model's cached conversion it reads the
+        memory-mapped weights, and transformers is not imported)."""
         if self._eos is None:
             self._eos = self.lm.eos_ids()
         if self._pad is None:
             self._pad = self.lm.pad_id()
+        self._decoder = None
+        if self.backend != "transformers":
+            self._decoder = self.lm.decoder(self.device)
+            if self._decoder is not None:
+                return None
+            if self.backend == "llama":
+                raise ValueError(f"backend llama: {type(self.lm.model).__name__} is not a Llama "
+                                 "model this engine reproduces; use backend auto or transformers")
+        model = self.lm.model
+        if next(model.parameters()).device.type != self.device:
+            model.to(self.device)
         params = inspect.signature(model.forward).parameters
         self._keep = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in params),
                           None)
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in 5.x
-        self._decoder = None
-        if self.backend != "transformers":
-            self._decoder = LlamaDecoder.from_model(model)
-            if self._decoder is None and self.backend == "llama":
-                raise ValueError(f"backend llama: {type(model).__name__} is not a Llama model "
-                                 "this engine reproduces; use backend auto or transformers")
         return model
+
+    def load(self) -> Engine:
+        """Load now, on the engine's device, what :meth:`generate` uses (the model or its lean
+        forward, and the tokenizer), so that errors surface before any input is read."""
+        self._model()
+        if self.lm.codec is None:
+            self.lm.tokenizer  # noqa: B018
+        return self
 
     def _forward(self, model: Any, ids: Any, mask: Any, positions: Any,
                  cache: Any) -> tuple[Any, Any]:
@@ -308,7 +321,7 @@ class Engine:
         next calls while their prompts share it; None when it is shorter than
         :data:`MIN_SHARED_PREFIX` tokens. Every prompt keeps at least one token of its own (its
         last position gives the first logits)."""
-        torch, _ = _require_lm()
+        torch = _require_torch()
         kind = "llama" if self._decoder is not None else "transformers"
         shortest = min(len(p) for p in prompts)
         kept = self._prefix
@@ -339,7 +352,7 @@ class Engine:
         only their own tokens run through the model, after the shared prefix's cached keys and
         values (the prefix columns first, then each row's left padding, masked: a row attends to
         the same tokens at the same positions as alone)."""
-        torch, _ = _require_lm()
+        torch = _require_torch()
         start = len(prefix[0]) if prefix is not None else 0
         ids, mask = _left_pad([prompts[i][start:] for i in take], self._pad)
         ids_t = torch.from_numpy(ids).to(self.device)
@@ -357,7 +370,7 @@ class Engine:
         return _Batch(rows, tokens, mask_t, start + mask_t[:, start:].sum(-1), cache)
 
     def _step(self, model: Any, batch: _Batch, sampler: TokenSampler) -> None:
-        torch, _ = _require_lm()
+        torch = _require_torch()
         ids = torch.from_numpy(batch.last[:, None]).to(self.device)
         mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch), 1))], 1)
         logits, batch.cache = self._forward(model, ids, mask, batch.positions[:, None],
@@ -374,7 +387,7 @@ class Engine:
         ``progress``, if given, is called with the number of prompts that just finished (e.g. a
         tqdm bar's ``update``).
         """
-        torch, _ = _require_lm()
+        torch = _require_torch()
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
                 or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be an integer ≥ 1, got {max_new_tokens!r}")
@@ -423,7 +436,7 @@ class Engine:
         schedule, over a preallocated cache whose active rows are slots ``0..n-1`` (a finished
         row's slot takes the last active row's contents, so a step's cost follows the active
         rows and no cache is concatenated or re-masked)."""
-        torch, _ = _require_lm()
+        torch = _require_torch()
         decoder = self._decoder
         start = 0 if prefix is None else len(prefix[0])
         kv = None if prefix is None else prefix[1]
