@@ -78,6 +78,52 @@ def test_every_batch_size_and_order_gives_each_prompt_what_it_gets_alone(tiny):
     assert got == [alone[i] for i in perm]
 
 
+def test_prefill_buckets_minimise_the_padded_tokens():
+    """Against every split of ascending lengths (all 2^(n−1) for n ≤ 8): the runs cover the
+    rows in order and their cost is the least."""
+    import itertools
+
+    from textdp.lm.engine import prefill_buckets
+
+    rng = _random.public_generator(8)
+    for _ in range(60):
+        n = int(rng.integers(1, 9))
+        lengths = sorted(rng.integers(1, 60, n).tolist())
+        pass_tokens = int(rng.integers(0, 40))
+
+        def cost(runs, lengths=lengths, pass_tokens=pass_tokens):
+            return sum((b - a) * lengths[b - 1] + pass_tokens for a, b in runs)
+
+        runs = prefill_buckets(lengths, pass_tokens)
+        assert [a for a, _ in runs] == [0] + [b for _, b in runs[:-1]] and runs[-1][1] == n
+        best = min(cost(list(zip((0, *cuts), (*cuts, n), strict=True)))
+                   for k in range(n) for cuts in itertools.combinations(range(1, n), k))
+        assert cost(runs) == best, (lengths, pass_tokens, runs)
+    assert prefill_buckets([13, 16, 18, 19, 21, 21, 22, 26, 28, 30, 31, 32, 33, 39, 51, 53],
+                           32) == [(0, 7), (7, 13), (13, 16)]
+
+
+def test_a_prefill_in_several_passes_gives_the_same_tokens(tiny, monkeypatch):
+    """The lean forward prefills rows of similar length together (prefill_buckets): with every
+    row its own pass, each prompt still gets what it gets alone."""
+    from textdp.lm import engine as engine_module
+    from textdp.lm.llama import LlamaDecoder
+
+    m = DPPrompt(temperature=60.0, max_new_tokens=8, clip_low=-30.0, clip_high=30.0)
+    u = _random.seeded_generator(21).random((len(PROMPTS), 8))
+    alone = [_engine(tiny, batch_size=1).generate([p], max_new_tokens=8,
+                                                  sampler=_sampler(m, u[i:i + 1]))[0]
+             for i, p in enumerate(PROMPTS)]
+    passes = []
+    real = LlamaDecoder.prefill
+    monkeypatch.setattr(LlamaDecoder, "prefill", lambda self, cache, start, prompts, prefix=None: (
+        passes.append(len(prompts)), real(self, cache, start, prompts, prefix))[1])
+    monkeypatch.setattr(engine_module, "PREFILL_PASS_TOKENS", 0)
+    got = _engine(tiny, batch_size=12, backend="llama").generate(
+        PROMPTS, max_new_tokens=8, sampler=_sampler(m, u))
+    assert got == alone and len(passes) > 3
+
+
 @pytest.mark.parametrize("backend", ["llama", "transformers"])
 def test_a_shared_prefix_computed_once_gives_the_same_tokens(tiny, backend):
     """The prompts' common prefix (DP-Prompt's template) runs through the model once and its keys
