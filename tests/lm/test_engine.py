@@ -101,6 +101,13 @@ def test_prefill_buckets_minimise_the_padded_tokens():
         assert cost(runs) == best, (lengths, pass_tokens, runs)
     assert prefill_buckets([13, 16, 18, 19, 21, 21, 22, 26, 28, 30, 31, 32, 33, 39, 51, 53],
                            32) == [(0, 7), (7, 13), (13, 16)]
+    # 100,001 rows (tests/mechanisms/test_dp_prompt.py's batch): split points are the distinct
+    # lengths, at most 256 of them, so this is milliseconds, not 10¹⁰ steps.
+    assert prefill_buckets([1] + [4] * 100_000, 32) == [(0, 100_001)]
+    many = sorted(rng.integers(1, 3000, 100_000).tolist())
+    runs = prefill_buckets(many, 32)
+    assert runs[0][0] == 0 and runs[-1][1] == 100_000 and len(runs) < 256
+    assert all(a < b and many[a - 1] != many[a] for a, b in runs[1:])
 
 
 def test_a_prefill_in_several_passes_gives_the_same_tokens(tiny, monkeypatch):

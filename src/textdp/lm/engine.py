@@ -138,21 +138,33 @@ def prefill_buckets(lengths: Sequence[int], pass_tokens: int | None = None
                     ) -> list[tuple[int, int]]:
     """Split ascending ``lengths`` into consecutive runs ``[(a, b), …]`` that minimise the tokens
     computed, ``Σ (b − a) · lengths[b − 1] + pass_tokens`` per run (a prefill pads each row to
-    its run's longest prompt). Dynamic programming over the split points, O(n²) for n rows."""
+    its run's longest prompt). Dynamic programming over the split points; a split inside rows
+    of equal length never pays, so only the boundaries between distinct lengths are tried
+    (exact up to :data:`_MAX_SPLIT_POINTS` of them, else among that many evenly spaced)."""
     pass_tokens = PREFILL_PASS_TOKENS if pass_tokens is None else pass_tokens
     n = len(lengths)
-    best = [0.0] + [float("inf")] * n
-    cut = [0] * (n + 1)
-    for b in range(1, n + 1):
-        for a in range(b):
-            cost = best[a] + (b - a) * lengths[b - 1] + pass_tokens
-            if cost < best[b]:
-                best[b], cut[b] = cost, a
-    runs, b = [], n
-    while b:
-        runs.append((cut[b], b))
-        b = cut[b]
+    points = [0] + [i for i in range(1, n) if lengths[i] != lengths[i - 1]] + [n] if n else [0]
+    if len(points) > _MAX_SPLIT_POINTS:  # e.g. 100,000 rows of a thousand lengths: coarser
+        step = (len(points) - 1) / (_MAX_SPLIT_POINTS - 1)
+        points = sorted({points[round(j * step)] for j in range(_MAX_SPLIT_POINTS)})
+    m = len(points)
+    best = [0.0] + [float("inf")] * (m - 1)
+    cut = [0] * m
+    for j in range(1, m):
+        b = points[j]
+        for i in range(j):
+            cost = best[i] + (b - points[i]) * lengths[b - 1] + pass_tokens
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    runs, j = [], m - 1
+    while j:
+        runs.append((points[cut[j]], points[j]))
+        j = cut[j]
     return runs[::-1]
+
+
+#: At most this many split points are tried by :func:`prefill_buckets` (O(points²) work).
+_MAX_SPLIT_POINTS = 256
 
 
 def _left_pad(prompts: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
