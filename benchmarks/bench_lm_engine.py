@@ -9,7 +9,10 @@ EOS); HF's batch also computes padding for rows that already stopped, which is p
 Runs alternate (HF, textdp, HF, textdp, …: ``TEXTDP_BENCH_LM_REPEATS`` pairs, default 2) and
 the fastest of each is kept, so load from other processes hits both alike. Model load is
 measured in fresh processes: cold (an empty cache directory: de-quantize the GGUF and write the
-safetensors copy) and warm (read the copy), each including ``import torch, transformers``.
+safetensors copy) and warm (read the copy), imports included (wall seconds, and the process's
+CPU seconds from its start, interpreter included); the warm load imports torch, tokenizers and
+jinja2, not transformers (``textdp.lm.lean``), which the section says.
+``python -m benchmarks.bench_lm_engine load`` measures only the loads.
 
 ``TEXTDP_BENCH_LM_BATCHES`` (default ``1,16,64``) and ``TEXTDP_BENCH_LM_TOKENS`` (default 32)
 set the sizes (batch 1 runs 4 prompts one at a time; batch b runs b prompts);
@@ -38,23 +41,36 @@ NUMPY_LAW = os.environ.get("TEXTDP_BENCH_LM_NUMPY_LAW", "0") == "1"
 #: 1: also textdp's engine without the shared prefix (Engine(share_prefix=False)), alternating.
 AB = os.environ.get("TEXTDP_BENCH_LM_AB", "0") == "1"
 BACKEND = os.environ.get("TEXTDP_BENCH_LM_BACKEND", "auto")
-_LOAD = ("import time; t0 = time.perf_counter(); from textdp.lm import load_model; "
-         "lm = load_model(); print(time.perf_counter() - t0, lm.describe()['format'])")
+_LOAD = ("import time; t0 = time.perf_counter(); import sys; from textdp.lm import load_model; "
+         "lm = load_model(); print(time.perf_counter() - t0, time.process_time(), "
+         "int('transformers' in sys.modules))")
 
 
-def load_times() -> tuple[float, float, float]:
-    """(cold, warm, warm again) seconds of ``load_model()`` in fresh processes, imports included
-    (cold is NaN with ``TEXTDP_BENCH_LM_LOAD=warm``: the user's cache, converted already)."""
+def _load_once(env: dict[str, str] | None) -> tuple[float, float, bool]:
+    out = subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True, capture_output=True,
+                         text=True).stdout.split()
+    return float(out[0]), float(out[1]), out[2] == "1"
+
+
+def load_times() -> list[tuple[float, float, bool]]:
+    """(wall s, CPU s, transformers imported) of ``load_model()`` in fresh processes, imports
+    included: cold, warm, warm again (cold is NaN with ``TEXTDP_BENCH_LM_LOAD=warm``: the
+    user's cache, converted already)."""
     if LOAD == "warm":
-        runs = [subprocess.run([sys.executable, "-c", _LOAD], check=True, capture_output=True,
-                               text=True).stdout.split()[0] for _ in range(2)]
-        return (float("nan"), *(float(s) for s in runs))
+        return [(float("nan"), float("nan"), True), _load_once(None), _load_once(None)]
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "TEXTDP_CACHE": cache}
-        runs = [subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True,
-                               capture_output=True, text=True).stdout.split()[0]
-                for _ in range(3)]
-    return tuple(float(s) for s in runs)
+        return [_load_once(env) for _ in range(3)]
+
+
+def load_line(times: list[tuple[float, float, bool]]) -> str:
+    (cold, cold_cpu, _), *warm = times
+    said = " and ".join(f"{w:.2f} s ({c:.2f} CPU-s)" for w, c, _ in warm)
+    imported = "imports transformers" if any(t for _, _, t in warm) else \
+        "no transformers imported"
+    return (f"Model load in a fresh process (imports included): cold {cold:.1f} s ({cold_cpu:.1f} "
+            f"CPU-s: de-quantize the GGUF, write the safetensors copy), warm {said} (read the "
+            f"memory-mapped copy; {imported}).")
 
 
 def _kept(rows, eos: set[int]) -> int:
@@ -108,7 +124,7 @@ def run() -> str:
     from textdp.mechanisms.prompt import DEFAULT_TEMPLATE
 
     load_before = os.getloadavg()
-    cold, warm, warm2 = load_times() if LOAD != "0" else (float("nan"),) * 3
+    loads = load_times() if LOAD != "0" else [(float("nan"), float("nan"), False)] * 3
     lm = load_model()
     texts = vader_texts(min_words=40 * max(BATCHES))[:max(BATCHES) * 2]
     prompts = lm.prompt_ids(texts, DEFAULT_TEMPLATE)
@@ -149,8 +165,7 @@ def run() -> str:
         f"float64. Load average before / after: "
         f"{load_before[0]:.2f} / {load_after[0]:.2f} (shared machine).",
         "",
-        f"Model load in a fresh process (imports included): cold {cold:.1f} s (de-quantize the "
-        f"GGUF, write the safetensors copy), warm {warm:.1f} s and {warm2:.1f} s (read the copy).",
+        load_line(loads),
         "",
         "| batch | prompts | HF generate tokens/s | textdp engine tokens/s | ratio (best of each) "
         "| median of the repeats' ratios | "
@@ -162,4 +177,9 @@ def run() -> str:
 
 
 if __name__ == "__main__":
-    print(run())
+    if sys.argv[1:] == ["load"]:
+        before = os.getloadavg()
+        line = load_line(load_times())
+        print(f"{line} Load average before / after: {before[0]:.2f} / {os.getloadavg()[0]:.2f}.")
+    else:
+        print(run())

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # device_premask beside this scrip
 
 T = 0.5
 _LOAD = ("import sys, time; t0 = time.perf_counter(); from textdp.lm import get_engine; "
-         "e = get_engine(None, device=sys.argv[1]); e.lm.model.to(e.device); e.lm.tokenizer; "
+         "get_engine(None, device=sys.argv[1]).load(); "
          "print(time.perf_counter() - t0)")
 
 

@@ -80,7 +80,15 @@ def tiny_lm():
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]",
                                                      eos_token="[EOS]", unk_token="[UNK]")
-    return LanguageModel(model=model, tokenizer=tokenizer)
+    # Engines default to one torch thread while the tiny model is in use: its products take
+    # microseconds, and with two threads on a shared machine each waits for the other to be
+    # scheduled (tests/lm/test_engine.py's law test: 30 s wall with 2 threads, 1.2 s with 1).
+    from textdp.lm import engine
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(engine, "available_cores", lambda: 1)
+    yield LanguageModel(model=model, tokenizer=tokenizer)
+    patch.undo()
 
 
 def _chisquare_merged(counts, probs):

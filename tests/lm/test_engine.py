@@ -26,8 +26,12 @@ def tiny(tiny_lm):
 
 
 def _engine(tiny, **kw):
+    """One torch thread: the tiny model's products are microseconds, and with 2 threads on a
+    shared machine each one waits for the other thread to be scheduled (measured: the law test
+    below 30 s wall / 10.7 CPU-s with 2 threads, 1.2 s / 0.45 CPU-s with 1, load ≈ 12)."""
     from textdp.lm import Engine
 
+    kw.setdefault("threads", 1)
     return Engine(tiny, device="cpu", **kw)
 
 
@@ -72,6 +76,59 @@ def test_every_batch_size_and_order_gives_each_prompt_what_it_gets_alone(tiny):
     got = _engine(tiny, batch_size=4, refill=1).generate(
         [PROMPTS[i] for i in perm], max_new_tokens=20, sampler=_sampler(m, u[perm]))
     assert got == [alone[i] for i in perm]
+
+
+def test_prefill_buckets_minimise_the_padded_tokens():
+    """Against every split of ascending lengths (all 2^(n−1) for n ≤ 8): the runs cover the
+    rows in order and their cost is the least."""
+    import itertools
+
+    from textdp.lm.engine import prefill_buckets
+
+    rng = _random.public_generator(8)
+    for _ in range(60):
+        n = int(rng.integers(1, 9))
+        lengths = sorted(rng.integers(1, 60, n).tolist())
+        pass_tokens = int(rng.integers(0, 40))
+
+        def cost(runs, lengths=lengths, pass_tokens=pass_tokens):
+            return sum((b - a) * lengths[b - 1] + pass_tokens for a, b in runs)
+
+        runs = prefill_buckets(lengths, pass_tokens)
+        assert [a for a, _ in runs] == [0] + [b for _, b in runs[:-1]] and runs[-1][1] == n
+        best = min(cost(list(zip((0, *cuts), (*cuts, n), strict=True)))
+                   for k in range(n) for cuts in itertools.combinations(range(1, n), k))
+        assert cost(runs) == best, (lengths, pass_tokens, runs)
+    assert prefill_buckets([13, 16, 18, 19, 21, 21, 22, 26, 28, 30, 31, 32, 33, 39, 51, 53],
+                           32) == [(0, 7), (7, 13), (13, 16)]
+    # 100,001 rows (tests/mechanisms/test_dp_prompt.py's batch): split points are the distinct
+    # lengths, at most 256 of them, so this is milliseconds, not 10¹⁰ steps.
+    assert prefill_buckets([1] + [4] * 100_000, 32) == [(0, 100_001)]
+    many = sorted(rng.integers(1, 3000, 100_000).tolist())
+    runs = prefill_buckets(many, 32)
+    assert runs[0][0] == 0 and runs[-1][1] == 100_000 and len(runs) < 256
+    assert all(a < b and many[a - 1] != many[a] for a, b in runs[1:])
+
+
+def test_a_prefill_in_several_passes_gives_the_same_tokens(tiny, monkeypatch):
+    """The lean forward prefills rows of similar length together (prefill_buckets): with every
+    row its own pass, each prompt still gets what it gets alone."""
+    from textdp.lm import engine as engine_module
+    from textdp.lm.llama import LlamaDecoder
+
+    m = DPPrompt(temperature=60.0, max_new_tokens=8, clip_low=-30.0, clip_high=30.0)
+    u = _random.seeded_generator(21).random((len(PROMPTS), 8))
+    alone = [_engine(tiny, batch_size=1).generate([p], max_new_tokens=8,
+                                                  sampler=_sampler(m, u[i:i + 1]))[0]
+             for i, p in enumerate(PROMPTS)]
+    passes = []
+    real = LlamaDecoder.prefill
+    monkeypatch.setattr(LlamaDecoder, "prefill", lambda self, cache, start, prompts, prefix=None: (
+        passes.append(len(prompts)), real(self, cache, start, prompts, prefix))[1])
+    monkeypatch.setattr(engine_module, "PREFILL_PASS_TOKENS", 0)
+    got = _engine(tiny, batch_size=12, backend="llama").generate(
+        PROMPTS, max_new_tokens=8, sampler=_sampler(m, u))
+    assert got == alone and len(passes) > 3
 
 
 @pytest.mark.parametrize("backend", ["llama", "transformers"])
@@ -223,8 +280,8 @@ def _two_step_counts(tiny, prompts, params, n, seed):
 
     m = DPPrompt(**params)
     u = _random.seeded_generator(seed).random((len(prompts), 2))
-    rows = _engine(tiny, batch_size=512, refill=64).generate(prompts, max_new_tokens=2,
-                                                             sampler=DPPromptSampler(m, u))
+    rows = _engine(tiny, batch_size=512, refill=64, threads=1).generate(
+        prompts, max_new_tokens=2, sampler=DPPromptSampler(m, u))
     cats = [r[0] * 64 + r[1] if len(r) == 2 else 64 * 64 for r in rows[:n]]
     return np.bincount(cats, minlength=64 * 64 + 1)
 
@@ -237,8 +294,9 @@ def test_two_token_law_through_continuous_batching_and_a_wrong_temperature_is_re
     float64 on the engine's fast path; the numpy law through the engine is tested in
     tests/mechanisms/test_dp_prompt.py), generated at batch 512 with refills every 64 free rows
     (cache merges, row drops) among prompts of another length; the same run at T × 1.1 must
-    reject (measured: p ≈ 0.63 and 0.99 for two seeds of the right law at n = 40,000; p ≈ 1e-50
-    at T × 1.1)."""
+    reject (measured on the lean forward, n = 20,000: p = 0.34 and 0.64 for seeds 7 and 17 of
+    the right law, p = 5.6e-19 at T × 1.1 and 6e-5 at T × 1.05). One torch thread (``_engine``):
+    ≈ 3 s instead of 26 s on a quiet machine, the same draws."""
     prompt = [5, 9, 17, 3]
     lo, hi = np.quantile(_logits(tiny, [prompt])[0], [0.2, 0.9])
     params = {"clip_low": float(lo), "clip_high": float(hi), "max_new_tokens": 2,

@@ -57,7 +57,7 @@ def generate_from_labels(labels: Sequence[str], *, model: Any = None, document_k
     sampler = NucleusSampler(row_generators(len(ids), seed, _STAGE), temperature=1.0, top_p=0.95)
     rows = generate_ids(lm, ids, max_new_tokens=max_new_tokens, sampler=sampler,
                         batch_size=batch_size, progress=progress)
-    return [clean(t) for t in lm.tokenizer.batch_decode(rows, skip_special_tokens=True)]
+    return [clean(t) for t in lm.decode(rows)]
 
 
 def _zero_scale(sizes: np.ndarray, units: Sequence[Any] | None) -> dict[str, Any]:

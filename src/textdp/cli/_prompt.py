@@ -7,6 +7,7 @@ options), loads the model offline, and streams the records through it.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -81,11 +82,18 @@ def prompt_spec(mechanism: str, *, epsilon: float | None, epsilon_per_token: flo
 
 
 def _quiet_transformers() -> None:
-    """No conversion bars or warnings from transformers: stderr keeps textdp's own lines."""
-    from transformers.utils import logging
+    """No conversion bars or warnings from transformers: stderr keeps textdp's own lines. Not
+    imported for this (the warm load never imports it): its environment variables say the same
+    to it when a cold conversion does."""
+    import sys
 
-    logging.disable_progress_bar()
-    logging.set_verbosity_error()
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "transformers" in sys.modules:
+        from transformers.utils import logging
+
+        logging.disable_progress_bar()
+        logging.set_verbosity_error()
 
 
 def run(args: PrivatizeArguments) -> None:
@@ -97,13 +105,13 @@ def run(args: PrivatizeArguments) -> None:
     try:
         from textdp import lm
 
-        lm._require_lm()  # the install hint, before anything imports transformers
+        lm._require_torch()  # the install hint, before anything imports torch's models
         _quiet_transformers()
         batch = None if args.batch_size == DEFAULT_BATCH_SIZE else args.batch_size
         runner = lm.Paraphraser(mechanism, model=args.model, seed=spec.seed, batch_size=batch,
                                 device=args.device, single_line=True, policy=spec.policy)
         say(f"loading the language model {runner.lm.name} (offline, {runner.engine.device}) …")
-        runner.lm.model, runner.lm.tokenizer  # noqa: B018 — load now: errors before any input
+        runner.engine.load()  # now: errors before any input is read
     except (ImportError, OSError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
     book = CommandLedger(args.ledger, args.ledger_policy, args.budget, args.input, args.output,

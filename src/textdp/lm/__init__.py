@@ -9,7 +9,8 @@ token is picked by a :class:`TokenSampler` from randomness drawn through :mod:`t
 
 * :class:`LanguageModel`, :func:`load_model`, :func:`shared_model` (:mod:`textdp.lm.model`) — a
   model and its tokenizer, offline, with a sha256 fingerprint; a packaged GGUF is de-quantized
-  once and cached as safetensors.
+  once and cached as safetensors; a warm load of that copy does not import transformers
+  (:mod:`textdp.lm.lean`: memory-mapped weights, ``tokenizers``, the chat template by jinja2).
 * :class:`Engine`, :func:`get_engine`, :class:`TokenSampler`, :class:`UniformSampler`
   (:mod:`textdp.lm.engine`) — batched generation with a KV cache and continuous batching, on the
   CPU or a CUDA device.
@@ -25,6 +26,7 @@ from textdp.lm.model import (
     INSTALL_HINT,
     LanguageModel,
     _require_lm,  # noqa: F401 — the CLI's install hint before transformers is imported
+    _require_torch,  # noqa: F401 — the same check, without importing transformers
     default_model_path,
     load_model,
     shared_model,

@@ -104,7 +104,18 @@ class LlamaDecoder:
     @classmethod
     def from_tensors(cls, tensors: Mapping[str, Any], config: Mapping[str, Any]
                      ) -> LlamaDecoder | None:
-        return cls(tensors, config) if _supported(config) else None
+        """From a state dict (e.g. read from safetensors, which stores tied weights once, under
+        either name: with ``tie_word_embeddings`` the head and the embedding are one tensor)."""
+        embed, head = "model.embed_tokens.weight", "lm_head.weight"
+        if not _supported(config):
+            return None
+        tensors = dict(tensors)
+        if config.get("tie_word_embeddings", False):
+            tied = tensors.get(embed, tensors.get(head))
+            tensors[embed] = tensors[head] = tied
+        if tensors.get(embed) is None or tensors.get(head) is None:
+            return None
+        return cls(tensors, config)
 
     def new_cache(self, slots: int, length: int) -> SlotCache:
         return SlotCache(self.layers_n, slots, self.kv_heads, length, self.head_dim,

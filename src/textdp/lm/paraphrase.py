@@ -161,8 +161,7 @@ class Paraphraser:
         todo = [j for j, i in enumerate(positions.tolist()) if i not in staged]
         rows = self._generate([masked[j] for j in todo], positions[todo], progress)
         eos = self.lm.eos_ids()
-        tok = self.lm.tokenizer
-        new = [s.strip() for s in tok.batch_decode(rows, skip_special_tokens=True)] if rows else []
+        new = [s.strip() for s in self.lm.decode(rows)]
         if self.single_line:
             new = [" ".join(s.split()) for s in new]
         records = [{"i": int(positions[j]), "text": t, "tokens": len(r),

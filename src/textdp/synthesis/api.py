@@ -222,7 +222,7 @@ class PrivateEvolutionEngine:
                 if bar is not None:
                     bar.close()
             self.generated_tokens += sum(len(r) for r in rows)
-            return [clean(t) for t in lm.tokenizer.batch_decode(rows, skip_special_tokens=True)]
+            return [clean(t) for t in lm.decode(rows)]
 
         return generate
 
