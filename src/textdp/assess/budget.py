@@ -31,6 +31,8 @@ PILOT = 32
 TARGET = 500
 #: Share of the budget the encoder sub-sample gets when it cannot encode everything.
 ENCODER_SHARE = 0.25
+#: The fewest documents encoded per setting (the similarity's interval needs a few dozen).
+MIN_ENCODED = 25
 #: Seconds per setting that do not scale with the documents (fits, the report's row).
 PER_SETTING = 0.5
 #: Safety factor on the measured costs (what the pilot does not see: the n × n attacks, the
@@ -98,7 +100,7 @@ def choose(n_documents: int, costs: Costs, word_settings: int, other_settings: i
         m = int(ENCODER_SHARE * max(usable, 0.0) / encoder)
         n = int((max(usable, 0.0) - m * encoder) / cheap) if cheap > 0 else maximum
         n = min(max(min(n, maximum), minimum), n_documents)
-        m = min(max(m, min(n, 2)), n)
+        m = min(max(m, min(n, MIN_ENCODED)), n)
     ms = 1000 * (cheap + encoder) / max(word_settings, 1)
     why = (f"{n} of {n_documents} documents: the number that fits a time budget of "
            f"{budget:g} s for {word_settings + other_settings} settings at the measured "
