@@ -58,7 +58,7 @@ def run() -> str:
         customers = _tickets(data, n)
         textdp = shutil.which("textdp") or str(Path(sys.executable).with_name("textdp"))
         command = [textdp, "assess", str(data), "--label-field", "issue", "--unit-field",
-                   "customer", "--seed", "0", "-o", str(work / "out"), *extra]
+                   "customer", "--seed", "0", *extra, "-o", str(work / "out")]
         before = _load()
         done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True,
                               check=False)
