@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 
 from textdp.assess.linkage import TIE_TOLERANCE
-from textdp.assess.utility import accuracy, chance, task_split, wilson
+from textdp.assess.utility import Trained, accuracy, chance, task_split, wilson
 
-__all__ = ["author_scores", "author_linkage", "attribute_inference", "ATTACKERS"]
+__all__ = ["author_scores", "author_linkage", "attribute_inference", "attribute_attacker",
+           "ATTACKERS"]
 
 #: What each attack models, one sentence each (the report's words).
 ATTACKERS = {
@@ -52,11 +53,14 @@ def _codes(values: Sequence[Any]) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), int(codes.max()) + 1 if len(codes) else 0
 
 
-def author_scores(scores: np.ndarray, authors: np.ndarray, n_authors: int) -> np.ndarray:
-    """(n_private, n_authors): per private document i and person a, the best score of a's
-    original documents other than i (−∞ where a has none)."""
+def author_scores(scores: np.ndarray, authors: np.ndarray, n_authors: int,
+                  rows: np.ndarray | None = None) -> np.ndarray:
+    """(n_private, n_authors): per private document i (row r, document ``rows[r]``) and person
+    a, the best score of a's original documents other than i (−∞ where a has none)."""
     s = np.array(scores, dtype=np.float64)
-    np.fill_diagonal(s, -np.inf)  # the attacker does not hold the document it attacks
+    # The attacker does not hold the document it attacks.
+    own = np.arange(s.shape[0]) if rows is None else rows
+    s[np.arange(s.shape[0]), own] = -np.inf
     order = np.argsort(authors, kind="stable")
     sorted_authors = authors[order]
     starts = np.flatnonzero(np.r_[True, sorted_authors[1:] != sorted_authors[:-1]])
@@ -74,13 +78,17 @@ def _top_k(scores: np.ndarray, true: np.ndarray, k: int) -> np.ndarray:
     return np.clip((k - higher) / equal, 0.0, 1.0)
 
 
-def author_linkage(matrices: Mapping[str, np.ndarray], authors: Sequence[Any]) -> dict[str, Any]:
+def author_linkage(matrices: Mapping[str, np.ndarray], authors: Sequence[Any],
+                   rows: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Top-1 and top-5 author linkage of each attack, the strongest one's, and chance.
 
-    ``matrices``: attack → (n, n) similarity of private document i to original j (the same
-    documents in the same order). Returns ``{"top1", "top5", "top1_interval", "top5_interval",
-    "attack", "chance_top1", "chance_top5", "linkable", "persons", "by_attack"}``; the rates are
-    None when no document's person has another document in the sample.
+    ``matrices``: attack → (rows, n) similarity of private document r to original j (the same
+    documents in the same order); ``rows`` (:func:`textdp.assess.linkage.rows_of`) names the
+    private document of each row of an attack that saw only some (default: all, in order).
+    Returns ``{"top1", "top5", "top1_interval", "top5_interval", "attack", "chance_top1",
+    "chance_top5", "linkable", "persons", "by_attack"}``; the rates are None when no document's
+    person has another document in the sample. Each attack's rate is over the linkable
+    documents it saw (``documents``: their number for the strongest one).
     """
     codes, m = _codes(authors)
     per_person = np.bincount(codes, minlength=m)
@@ -93,19 +101,33 @@ def author_linkage(matrices: Mapping[str, np.ndarray], authors: Sequence[Any]) -
                 "top5_interval": None, "attack": None}
     hits = {}
     for attack, s in matrices.items():
-        a = author_scores(s, codes, m)[linkable]
-        true = codes[linkable]
-        hits[attack] = (_top_k(a, true, 1).sum(), _top_k(a, true, min(5, m)).sum())
-        out["by_attack"][attack] = {"top1": hits[attack][0] / n, "top5": hits[attack][1] / n}
-    best = max(hits, key=lambda k: hits[k])
-    best5 = max(hits, key=lambda k: hits[k][1])
-    return {**out, "top1": hits[best][0] / n, "top5": hits[best5][1] / n, "attack": best,
-            "top1_interval": wilson(hits[best][0], n), "top5_interval": wilson(hits[best5][1], n)}
+        seen = np.arange(s.shape[0]) if rows is None else np.asarray(rows[attack])
+        keep = linkable[seen]
+        k = int(keep.sum())
+        if k == 0:
+            continue
+        a = author_scores(s, codes, m, seen)[keep]
+        true = codes[seen[keep]]
+        hits[attack] = (_top_k(a, true, 1).sum(), _top_k(a, true, min(5, m)).sum(), k)
+        out["by_attack"][attack] = {"top1": hits[attack][0] / k, "top5": hits[attack][1] / k,
+                                    "documents": k}
+    best = max(hits, key=lambda a: (hits[a][0] / hits[a][2], hits[a][1] / hits[a][2]))
+    best5 = max(hits, key=lambda a: hits[a][1] / hits[a][2])
+    h1, _, n1 = hits[best]
+    _, h5, n5 = hits[best5]
+    return {**out, "documents": n1, "top1": h1 / n1, "top5": h5 / n5, "attack": best,
+            "top1_interval": wilson(h1, n1), "top5_interval": wilson(h5, n5)}
 
 
 def attribute_split(values: Sequence[Any], seed: int) -> Any:
     """The attribute attack's split of the sample (its own seeded stream)."""
     return task_split([str(v) for v in values], seed, purpose=_ATTRIBUTE_PURPOSE)
+
+
+def attribute_attacker(originals: Sequence[str], split: Any) -> Trained:
+    """The attribute attacker trained on the originals of the training split (the same for
+    every setting: fitted once)."""
+    return Trained([originals[i] for i in split.train], split.labels[split.train])
 
 
 def attribute_baseline(originals: Sequence[str], split: Any) -> dict[str, Any]:
@@ -120,15 +142,18 @@ def attribute_baseline(originals: Sequence[str], split: Any) -> dict[str, Any]:
             "values": int(len(np.unique(split.labels)))}
 
 
-def attribute_inference(originals: Sequence[str], private: Sequence[str], split: Any
-                        ) -> dict[str, Any]:
+def attribute_inference(originals: Sequence[str], private: Sequence[str], split: Any,
+                        trained: Trained | None = None) -> dict[str, Any]:
     """The stronger of the two attackers' accuracy on the private test documents, with its
-    95% interval and which one it was (``"trained on originals"`` or ``"trained on private"``)."""
+    95% interval and which one it was (``"trained on originals"`` or ``"trained on private"``);
+    ``trained``: the attacker trained on the originals' training split, when already fitted
+    (:func:`attribute_attacker`)."""
     y_train, y_test = split.labels[split.train], split.labels[split.test]
     test_private = [private[i] for i in split.test]
+    if trained is None:
+        trained = attribute_attacker(originals, split)
     scores = {
-        "trained on originals": accuracy([originals[i] for i in split.train], y_train,
-                                         test_private, y_test),
+        "trained on originals": trained.correct(test_private, y_test),
         "trained on private": accuracy([private[i] for i in split.train], y_train,
                                        test_private, y_test)}
     best = max(scores, key=lambda k: scores[k])

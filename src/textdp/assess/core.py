@@ -33,16 +33,18 @@ import numpy as np
 
 from textdp import _random
 from textdp.assess.attacks import (
+    attribute_attacker,
     attribute_baseline,
     attribute_inference,
     attribute_split,
     author_linkage,
 )
+from textdp.assess.budget import PILOT, choose, encoded_subsample, pilot_costs
 from textdp.assess.grid import Setting, choose_sample, command_line, release_keywords
 from textdp.assess.independent import independent_mentions, independent_survival
 from textdp.assess.inputs import check_field, check_texts_and_labels
 from textdp.assess.leakage import find_mentions, survival
-from textdp.assess.linkage import linkage, similarity_matrices
+from textdp.assess.linkage import OriginalIndex, rates, rows_of
 from textdp.assess.recommend import (
     Targets,
     build_targets,
@@ -52,7 +54,9 @@ from textdp.assess.recommend import (
 )
 from textdp.assess.render import HONESTY
 from textdp.assess.scale import document_scale, document_sizes
+from textdp.assess.shared import Shared, SpanCache
 from textdp.assess.utility import (
+    Trained,
     accuracy,
     chance,
     measured_fields,
@@ -211,20 +215,6 @@ def assess(texts: Sequence[str], labels: Sequence[Any] | None = None, *,
     return Assessment(rows=rows, recommendation=recommendation, meta=meta)
 
 
-@dataclass
-class _Shared:
-    """What every setting's measurement shares, computed once: the data's document sizes (as
-    the ledger counts them), the persons of all documents and of the sample, the attribute
-    split."""
-
-    sizes: np.ndarray
-    units: list[str] | None = None
-    authors: list[str] | None = None
-    attribute_split: Any = None
-    independent: list[Any] = field(default_factory=list)
-    entities: Any = None
-
-
 def _private_reader() -> Any:
     """The entity model that reads the private text for :mod:`textdp.assess.independent`
     (None when it is not installed: the patterns still count)."""
@@ -236,14 +226,14 @@ def _private_reader() -> Any:
         return None
 
 
-def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: _Shared
+def _attacks_on_originals(originals: list[str], embeddings: np.ndarray, shared: Shared
                           ) -> dict[str, Any]:
     """The author and attribute attacks on the originals themselves: what the data gives away
     before any release (the ceiling each setting is read against)."""
     out: dict[str, Any] = {}
     if shared.authors is not None:
-        out["author_linkage"] = author_linkage(
-            similarity_matrices(originals, originals, embeddings, embeddings), shared.authors)
+        out["author_linkage"] = author_linkage(shared.index.matrices(originals, embeddings),
+                                               shared.authors)
     if shared.attribute_split is not None:
         out["attribute"] = attribute_baseline(originals, shared.attribute_split)
     return out
@@ -262,22 +252,29 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
     started = time.perf_counter()
     embed = get_encoder(encoder)
     order = _random.public_generator(seed).permutation(len(texts))
-    n, why, pilot_n = _sample_size(texts, order, sample, specs, embed, float(time_budget))
+    # The entity stage and its counts are for text releases only (the entity model is slow to load).
+    cache, reader = SpanCache(), (_private_reader() if grid else None)
+    n_other = len(forms_plan.vectors) if forms_plan is not None else 0
+    n, m, why, pilot = _sample_size(texts, order, sample, specs, embed, float(time_budget),
+                                    cache, reader, n_other, started)
     index = np.sort(order[:n])
     originals = [texts[i] for i in index]
     original_embeddings = np.asarray(embed(originals), dtype=np.float64)
-    # The entity stage and its counts are for text releases only (the entity model is slow to load).
     mentions = (_with_known(find_mentions(originals), known, index, len(texts)) if grid
                 else [[] for _ in originals])
     split, baseline_info = _baseline(originals, labels, index, seed)
     words = sum(len(_WORD.findall(t)) for t in originals)
-    shared = _Shared(sizes=document_sizes(texts), units=units,
-                     authors=None if units is None else [units[i] for i in index])
+    shared = Shared(sizes=document_sizes(texts), units=units,
+                    authors=None if units is None else [units[i] for i in index],
+                    entities=reader, spans=cache, encoded=encoded_subsample(n, m, seed),
+                    index=OriginalIndex(originals, original_embeddings))
+    if split is not None:
+        shared.clean = Trained([originals[i] for i in split.train], split.labels[split.train])
     if sensitive is not None:
         shared.attribute_split = attribute_split([sensitive[i] for i in index], seed)
+        shared.attribute_attacker = attribute_attacker(originals, shared.attribute_split)
     if grid:
         shared.independent = independent_mentions(originals)
-        shared.entities = _private_reader()
     originals_attacked = _attacks_on_originals(originals, original_embeddings, shared)
 
     rows = [_measure(setting, spec, originals, mentions, original_embeddings, split, words,
@@ -306,7 +303,8 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
     _explain(rows, [*specs, *built], recommendation, originals, seed)
     meta: dict[str, Any] = {
         "sample": {"documents": n, "of": len(texts), "why": why, "seed": seed,
-                   "indices": index.tolist(), "pilot_documents": pilot_n, "words": words},
+                   "indices": index.tolist(), "pilot_documents": pilot[0], "words": words,
+                   "encoded": m, "cost_ms_per_document": pilot[1]},
         "targets": {name: getattr(targets, name) for name in Targets.__dataclass_fields__},
         "encoder": embed.describe(),
         "release_options": {k: (v if isinstance(v, str | int | float | bool | type(None))
@@ -320,19 +318,20 @@ def _assess(texts: list[str], labels: list[str] | None, known: Any, units: list[
 
 def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[Any],
              original_embeddings: np.ndarray, split: Any, words: int, embed: Any,
-             progress: ProgressFactory | None, shared: _Shared) -> dict[str, Any]:
+             progress: ProgressFactory | None, shared: Shared) -> dict[str, Any]:
     """Privatise the sample with one setting and measure it (the private texts are dropped)."""
     label = (f"{setting.label} ε={setting.epsilon:g}" if setting.epsilon is not None
              else setting.label)
     bar = progress(label, len(originals)) if progress is not None else None
     try:
         t0 = time.perf_counter()
-        private, placeholders, counts = _privatize(spec, originals, bar)
+        private, placeholders, counts = _privatize(spec, originals, bar, shared.spans)
         seconds = time.perf_counter() - t0
     finally:
         if bar is not None:
             bar.close()
-    private_embeddings = np.asarray(embed(private), dtype=np.float64)
+    encoded = private if shared.encoded is None else [private[i] for i in shared.encoded]
+    private_embeddings = np.asarray(embed(encoded), dtype=np.float64)
     leak = survival(mentions, private, placeholders)
     leak["independent"] = independent_survival(originals, private, shared.independent,
                                                placeholders, shared.entities)
@@ -342,7 +341,7 @@ def _measure(setting: Setting, spec: Any, originals: list[str], mentions: list[A
     return row
 
 
-def _privatize(spec: Any, originals: list[str], bar: Any
+def _privatize(spec: Any, originals: list[str], bar: Any, spans: SpanCache | None = None
                ) -> tuple[list[str], tuple[str, ...], dict[str, int]]:
     """(private texts, the release's placeholders, the word tallies) of one text setting: a
     word mechanism through its Privatizer, DP-Prompt through its engine (no placeholder, no
@@ -355,11 +354,13 @@ def _privatize(spec: Any, originals: list[str], bar: Any
             bar.update(len(originals))
         return private, (), {}
     runner = spec.privatizer()
+    if spans is not None:
+        spans.attach(runner)
     private = _run(runner, originals, bar)
     return private, runner.rules.placeholders(), dict(runner.tallies().by_policy)
 
 
-def _add_scale(row: dict[str, Any], mechanism: Any, shared: _Shared) -> None:
+def _add_scale(row: dict[str, Any], mechanism: Any, shared: Shared) -> None:
     """The document-level (and per-person) guarantee of the row's setting."""
     _scale_fields(row, document_scale(mechanism, shared.sizes, shared.units))
 
@@ -430,23 +431,22 @@ def _specs(grid: Sequence[Setting], release_options: Mapping[str, Any], seed: in
 
 
 def _sample_size(texts: list[str], order: np.ndarray, sample: int | None, specs: list[Any],
-                 embed: Any, time_budget: float) -> tuple[int, str, int]:
-    """(documents, why, pilot documents): without ``sample``, a pilot of the first setting
-    measures the cost per document and setting (after loading the models once)."""
-    per_doc = None
-    pilot_n = 0
-    specs = [s for s in specs if s.kind == "word"]  # the pilot: a word setting, if any
-    if sample is None and len(texts) > 50 and specs:
-        pilot_n = min(32, len(texts))
-        pilot = [texts[i] for i in order[:pilot_n]]
-        # Load the models first (entity model, MiniLM): a one-time cost is not a per-document one.
-        embed(specs[0].privatizer().run(pilot[:2]))
-        t0 = time.perf_counter()
-        embed(specs[0].privatizer().run(pilot))
-        per_doc = (time.perf_counter() - t0) / pilot_n
-    n, why = choose_sample(len(texts), sample, per_document_seconds=per_doc,
+                 embed: Any, time_budget: float, cache: SpanCache, reader: Any, n_other: int,
+                 started: float) -> tuple[int, int, str, tuple[int, dict[str, float] | None]]:
+    """(documents, documents encoded per setting, why, (pilot documents, its costs in ms)):
+    without ``sample``, a pilot of the first word setting measures the cost per document of
+    each part (:func:`textdp.assess.budget.pilot_costs`) and the sample is what fits the time
+    left of ``time_budget`` since ``started`` (:func:`textdp.assess.budget.choose`)."""
+    words = [s for s in specs if s.kind == "word"]  # the pilot: a word setting, if any
+    if sample is None and len(texts) > 50 and words:
+        pilot = [texts[i] for i in order[:min(PILOT, len(texts))]]
+        costs = pilot_costs(pilot, words[0], embed, reader, cache)
+        left = time_budget - (time.perf_counter() - started)
+        n, m, why = choose(len(texts), costs, len(words), n_other, left)
+        return n, m, why, (len(pilot), costs.to_dict())
+    n, why = choose_sample(len(texts), sample, per_document_seconds=None,
                            n_settings=len(specs), time_budget=time_budget)
-    return n, why, pilot_n
+    return n, n, why, (0, None)
 
 
 def _baseline(originals: list[str], labels: list[str] | None, index: np.ndarray, seed: int
@@ -508,11 +508,13 @@ def _word_ids(mechanism: Any, texts: Sequence[str]) -> np.ndarray:
 def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
          leak: Mapping[str, Any], counts: Mapping[str, int], original_embeddings: np.ndarray,
          private_embeddings: np.ndarray, split: Any, words: int, seconds: float,
-         shared: _Shared) -> dict[str, Any]:
+         shared: Shared) -> dict[str, Any]:
     n = len(originals)
-    matrices = similarity_matrices(originals, private, original_embeddings, private_embeddings)
-    link = linkage(originals, private, matrices=matrices)
-    sims = similarity(original_embeddings, private_embeddings)
+    matrices = shared.index.matrices(private, private_embeddings, shared.encoded)
+    rows = rows_of(matrices, shared.encoded)
+    link = rates(matrices, n, rows)
+    sims = similarity(original_embeddings if shared.encoded is None
+                      else original_embeddings[shared.encoded], private_embeddings)
     privatized = counts.get("privatized", 0)
     unchanged = counts.get("privatized_unchanged", 0)
     row: dict[str, Any] = {
@@ -537,12 +539,13 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         **measured_fields(link, n, sims, seconds, words),
     }
     if shared.authors is not None:
-        authors = author_linkage(matrices, shared.authors)
+        authors = author_linkage(matrices, shared.authors, rows)
         row.update(author_linkage=authors, author_linkage_top1=authors["top1"],
                    author_linkage_top1_interval=authors["top1_interval"],
                    author_linkage_chance=authors["chance_top1"])
     if shared.attribute_split is not None:
-        attribute = attribute_inference(originals, private, shared.attribute_split)
+        attribute = attribute_inference(originals, private, shared.attribute_split,
+                                        shared.attribute_attacker)
         chance_rate = chance(shared.attribute_split) / len(shared.attribute_split.test)
         row.update(attribute=attribute, attribute_accuracy=attribute["accuracy"],
                    attribute_accuracy_interval=attribute["accuracy_interval"],
@@ -551,7 +554,7 @@ def _row(setting: Setting, spec: Any, originals: list[str], private: list[str],
         y_train, y_test = split.labels[split.train], split.labels[split.test]
         test_private = [private[i] for i in split.test]
         own = accuracy([private[i] for i in split.train], y_train, test_private, y_test)
-        clean = accuracy([originals[i] for i in split.train], y_train, test_private, y_test)
+        clean = shared.clean.correct(test_private, y_test)
         m = len(split.test)
         row.update(task_accuracy=own / m, task_accuracy_interval=wilson(own, m),
                    task_accuracy_clean_train=clean / m,

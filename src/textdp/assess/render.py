@@ -230,9 +230,9 @@ def meanings(row: dict[str, Any], labels: dict[str, Any] | None,
                    f"guess (95% interval {_interval(authors['top1_interval'])}; chance "
                    f"{_pct(authors['chance_top1'], 2)} among {authors['persons']} persons) and "
                    f"{_pct(authors['top5'])} within five; on the originals themselves "
-                   f"{_pct(base.get('top1'))}. Counted over the {authors['linkable']} sampled "
-                   f"documents whose person has another one in the sample; strongest attack: "
-                   f"{authors['attack']}.")
+                   f"{_pct(base.get('top1'))}. Counted over the {authors['documents']} sampled "
+                   f"documents whose person has another one in the sample (of those the "
+                   f"strongest attack, {authors['attack']}, saw).")
     attribute = row.get("attribute")
     if attribute:
         base = originals.get("attribute") or {}

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["wilson", "mean_interval", "similarity", "TaskSplit", "task_split", "accuracy"]
+__all__ = ["wilson", "mean_interval", "similarity", "TaskSplit", "task_split", "Trained",
+           "accuracy"]
 
 
 def wilson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -50,11 +51,14 @@ def measured_fields(link: dict, n: int, sims: np.ndarray, seconds: float, words:
     their 95% intervals, chance), meaning kept (similarity), time; and the task, author and
     attribute fields empty until the form's own measurement fills them."""
     return {
-        "linkage_top1": link["top1"], "linkage_top1_interval": wilson(link["hits_top1"], n),
-        "linkage_top5": link["top5"], "linkage_top5_interval": wilson(link["hits_top5"], n),
+        "linkage_top1": link["top1"],
+        "linkage_top1_interval": wilson(link["hits_top1"], link.get("n_top1", n)),
+        "linkage_top5": link["top5"],
+        "linkage_top5_interval": wilson(link["hits_top5"], link.get("n_top5", n)),
         "linkage_chance": link["chance_top1"], "linkage_chance_top5": link["chance_top5"],
         "linkage_attack": link["attack"], "linkage_by_attack": link["by_attack"],
         "similarity": float(sims.mean()), "similarity_interval": mean_interval(sims),
+        "similarity_documents": int(sims.size),
         "task_accuracy": None, "task_accuracy_interval": None,
         "task_accuracy_clean_train": None, "task_accuracy_clean_train_interval": None,
         "seconds": seconds, "words_per_second": words / seconds if seconds > 0 else None,
@@ -113,20 +117,34 @@ def _classifier():
     return make_pipeline(TfidfVectorizer(sublinear_tf=True), LogisticRegression(max_iter=1000))
 
 
+class Trained:
+    """The classifier trained once on some texts (the originals, shared by every setting): its
+    correct predictions on any test texts. The most frequent training label stands in when
+    only one label is seen or no term is left."""
+
+    def __init__(self, train_texts: Sequence[str], train_labels: np.ndarray) -> None:
+        values, counts = np.unique(train_labels, return_counts=True)
+        self.majority = values[np.argmax(counts)]
+        self.model = None
+        if len(values) >= 2:
+            model = _classifier()
+            try:
+                model.fit(list(train_texts), train_labels)
+            except ValueError:  # empty vocabulary: every private text reduced to nothing
+                return
+            self.model = model
+
+    def correct(self, test_texts: Sequence[str], test_labels: np.ndarray) -> int:
+        if self.model is None:
+            return int((test_labels == self.majority).sum())
+        return int((self.model.predict(list(test_texts)) == test_labels).sum())
+
+
 def accuracy(train_texts: Sequence[str], train_labels: np.ndarray, test_texts: Sequence[str],
              test_labels: np.ndarray) -> int:
-    """Correct predictions on the test texts of the classifier trained on the train texts (the
-    most frequent training label when only one label is seen or no term is left)."""
-    values, counts = np.unique(train_labels, return_counts=True)
-    majority = values[np.argmax(counts)]
-    if len(values) < 2:
-        return int((test_labels == majority).sum())
-    model = _classifier()
-    try:
-        model.fit(list(train_texts), train_labels)
-    except ValueError:  # empty vocabulary: every private text reduced to nothing
-        return int((test_labels == majority).sum())
-    return int((model.predict(list(test_texts)) == test_labels).sum())
+    """Correct predictions on the test texts of the classifier trained on the train texts
+    (:class:`Trained`)."""
+    return Trained(train_texts, train_labels).correct(test_texts, test_labels)
 
 
 def chance(split: TaskSplit) -> int:

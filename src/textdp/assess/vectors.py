@@ -247,7 +247,7 @@ def vector_rows(settings: Sequence[VectorSetting], originals: Sequence[str],
                 progress: Any = None) -> tuple[list[dict[str, Any]], list[Any]]:
     """(rows, built mechanisms) of the vector settings, on the sample's ``originals``.
 
-    ``shared`` is the assessment's :class:`textdp.assess.core._Shared` (document sizes, persons,
+    ``shared`` is the assessment's :class:`textdp.assess.shared.Shared` (document sizes, persons,
     the attribute split). DeepCandidate's sentence embeddings are computed once for all its
     settings (with the assessment's encoder: the candidates must have been built with it).
     """
