@@ -142,7 +142,8 @@ def page(results: dict[str, Any]) -> str:
     for unit, res in results.items():
         p = res["practice"]
         lines.append(f"| {unit} | {p['identifiers_found']} of {p['identifiers_checked']:,} | "
-                     f"{p['unique_ngrams_found']} | {p['closer_fraction']} | "
+                     f"{p['unique_ngrams_found']} | {p['closer_than_neighbour']} of {p['originals']:,} "
+                     f"({100 * p['closer_fraction']:.2f}%) | "
                      f"{sum(res['screen']['synthetic'].values()):,} / "
                      f"{sum(res['screen']['baseline'].values()):,} |")
     lines += ["", "The entities the screen finds are the model's inventions as much as anything: "
