@@ -350,7 +350,9 @@ def _word_lines(r: dict[str, Any]) -> list[str]:
 def _vader_lines(r: dict[str, Any]) -> list[str]:
     v = r.get("vader")
     if not v or "error" in v:
-        return ["## The built-in labelled set", "", "Not run in this run (`--vader 0`)." if not v
+        why = ("Not run: the run was cut short before it." if r["settings"].get("vader")
+               else "Not run in this run (`--vader 0`).")
+        return ["## The built-in labelled set", "", why if not v
                 else f"The VADER part failed: {v['error']}.", ""]
     lines = ["## The built-in labelled set: VADER sentences", "",
              f"{v['task']} (Hutto & Gilbert, ICWSM 2014; from the vadersentiment 3.3.2 sdist, "
@@ -423,11 +425,12 @@ def _reading(r: dict[str, Any]) -> list[str]:
            "data baseline at p < 0.05" + (
                "." if above else
                ": at this scale the private data's votes did not make up for what selection and "
-               "rewriting lost. A likely cause, not measured separately here: the variation "
-               "prompt's rewrites of a 135M-parameter model drift from the label's topic (see "
-               f"the examples below), and with {math.ceil(s['n_synthetic'] / labels)} candidates "
-               f"per label and {s['rounds']} rounds the noisy votes have little to choose from. "
-               "Private Evolution papers run thousands of candidates and larger models."), ""]
+               "rewriting lost. With "
+               f"{math.ceil(s['n_synthetic'] / labels)} candidates per label and {s['rounds']} "
+               "rounds the noisy votes have little to choose from, and a 135M-parameter model's "
+               "documents are often off their label (measured in docs/synthesize.md: about half "
+               "of its first population and of its rewrites); Private Evolution papers run "
+               "thousands of candidates and larger models."), ""]
     counts = r.get("test_label_counts", {})
     single = [x for x in runs if x["accuracy"]["correct"] in counts.values()]
     if single:
@@ -479,7 +482,8 @@ def render(r: dict[str, Any], out: Path) -> None:
              f"{s['rounds']} rounds, {s['max_new_tokens']} new tokens per document**, tested on "
              f"{s['n_test']} held-out tickets (8 issue labels). This is **not** the scale of "
              "issue 32's goals (10,000 → 2,000): that run does not fit this shared 2-core "
-             "machine; see *Time* for the measured cost and its extrapolation.", ""]
+             "machine" + ("; see *Time* for the measured cost and its extrapolation." if runs
+                          else "."), ""]
     if not r.get("complete"):
         done = {x["epsilon"] for x in runs}
         missing = [e for e in s["epsilons"] if e not in done]
@@ -512,11 +516,12 @@ def render(r: dict[str, Any], out: Path) -> None:
                      f"{w['accuracy']['accuracy'] / max(r['ceiling']['accuracy'], 1e-9):.2f} | "
                      f"{w['vs_baseline']['z']:.2f}, {w['vs_baseline']['p_one_sided']:.3g} |")
     lines += ["", *_prompt_lines(r), *_word_lines(r), *_reading(r)]
-    lines += [f"The private input of every synthetic row also held the audit's canaries "
+    lines += [] if not runs else [
+              f"The private input of every synthetic row also held the audit's canaries "
               f"({' + '.join(map(str, s['canaries']))} = {sum(s['canaries'])} copies of three "
               "documents, each with a random label): the accuracy is that of a release with "
               "them.", ""]
-    lines += ["## Privacy in practice and the audit", "",
+    lines += [] if not runs else ["## Privacy in practice and the audit", "",
               "Per release: the canaries' occurrences and exposure, the membership test (members:"
               f" the {s['n_private']:,} private tickets; non-members: the {s['n_test']} held-out "
               "ones) beside the claimed ε, and the checks of issue 32's goals against the "
@@ -532,10 +537,16 @@ def render(r: dict[str, Any], out: Path) -> None:
     lines += ["## Examples", "", f"Zero private data: {r['baseline']['examples'][:2]}", ""]
     for x in sorted(runs, key=lambda x: x["epsilon"])[-1:]:
         lines += [f"ε = {x['epsilon']:g}: {[t for t, _ in x['examples'][:2]]}", ""]
+    missing = [e for e in s["epsilons"] if e not in {x["epsilon"] for x in runs}]
     lines += ["## Not done here", "",
-              "- the goals' scale (10,000 → 2,000, ≤ 60 min on 2 cores): extrapolated above, "
-              "not run;",
-              "- DP fine-tuning (issue 32's second method) beside Private Evolution "
+              "- the goals' scale (10,000 → 2,000, ≤ 60 min on 2 cores): not run"
+              + (" (extrapolated above);" if runs else ";")]
+    if missing:
+        lines.append(f"- Private Evolution at ε = {', '.join(f'{e:g}' for e in missing)} "
+                     "(the run was cut short before them);")
+    if s.get("vader") and not (r.get("vader") and "error" not in r["vader"]):
+        lines.append("- the built-in labelled set (VADER), which runs after the first ε;")
+    lines += ["- DP fine-tuning (issue 32's second method) beside Private Evolution "
               "(benchmarks/device_finetune.py, where a GPU is lent).", ""]
     harness.write_text(out, "\n".join(lines))
 
