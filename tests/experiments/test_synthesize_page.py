@@ -17,7 +17,8 @@ def test_page_from_the_committed_results_is_the_committed_page(tmp_path):
                                     "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert text == (RESULTS / "synthesize.md").read_text(encoding="utf-8")
-    assert "python -m experiments.synthesize_results" in text and "Extrapolation" in text
+    assert "python -m experiments.synthesize_results" in text and "## Time" in text
+    assert "zero private data" in text and "Not done here" in text
 
 
 def test_the_two_proportion_test():

@@ -45,3 +45,33 @@ def test_without_labels_the_default_variation_names_none_and_a_custom_template_i
 ])
 def test_clean_removes_an_echoed_instruction_only(raw, want):
     assert clean(raw) == want
+
+
+def test_a_described_label_gets_its_description_in_the_first_prompt_and_others_do_not():
+    from textdp.synthesis.prompts import INITIAL, INITIAL_DESCRIBED
+
+    p = Prompts("ticket", descriptions=(("refund", "the  customer wants\n money back"),
+                                        ("late", "My parcel is late!")))
+    assert p.first("refund") == INITIAL_DESCRIBED.replace("{kind}", "ticket").replace(
+        "{label}", "refund").replace("{description}", "the customer wants money back.")
+    assert "My parcel is late! Reply" in p.first("late")  # its own final mark kept
+    assert p.first("other") == INITIAL.replace("{kind}", "ticket").replace("{label}", "other")
+    # A user template gets {description}, the label name where none is given; vary() too.
+    q = Prompts("ticket", initial="{label}: {description}", variation="{description} | {document}",
+                descriptions=(("refund", "money back"),))
+    assert (q.first("refund"), q.first("late")) == ("refund: money back.", "late: late")
+    assert q.vary("{description} stays", "refund") == "money back. | {description} stays"
+    assert p.describe()["label_descriptions"] == {"refund": "the  customer wants\n money back",
+                                                  "late": "My parcel is late!"}
+    assert "label_descriptions" not in Prompts("ticket").describe()
+
+
+@pytest.mark.parametrize("descriptions,match", [
+    ((("refund", "  "),), "empty"),
+    ((("refund", "a"), ("refund", "b")), "twice"),
+    ((("refund",),), "pairs"),
+    ((("refund", 3),), "pairs"),
+])
+def test_bad_label_descriptions_are_refused(descriptions, match):
+    with pytest.raises(ValueError, match=match):
+        Prompts("ticket", descriptions=descriptions)

@@ -107,6 +107,8 @@ def test_the_output_screen_masks_and_counts():
     (TEXTS + ["lonely"], LABELS + ["refund"], {}, "label 'refund' has only one document"),
     (TEXTS, LABELS, {"delta": 0.02}, "1/n"),
     (TEXTS, LABELS, {"epsilon": 0.1}, "too few for the asked ε"),
+    (TEXTS, LABELS, {"label_descriptions": {"refund": "money back"}}, "'refund', which no"),
+    (TEXTS, None, {"label_descriptions": {"billing": "charged"}}, "has no labels"),
 ])
 def test_data_that_cannot_be_released_is_refused_before_anything_runs(texts, labels, kw, match):
     class Never:
@@ -124,3 +126,40 @@ def test_the_signal_bound_names_the_units_needed():
                           encoder=Encoder())
     message = str(info.value)
     assert "σ·√P" in message and "units per label are needed" in message
+
+
+def test_variations_are_sampled_at_their_own_temperature_and_descriptions_reach_the_prompts(
+        tiny_lm, monkeypatch):
+    from textdp.synthesis import generation
+
+    temperatures: dict[int, set[float]] = {}
+    prompts: list[str] = []
+    sampler, rows = generation.NucleusSampler, generation.row_generators
+    original = type(tiny_lm).prompt_ids
+
+    def spy_rows(count, seed, stage):
+        temperatures.setdefault(stage, set())
+        return rows(count, seed, stage)
+
+    def spy_sampler(generators, *, temperature=1.0, top_p=0.95):
+        for stage in temperatures:  # the stage whose generators were just made
+            if not temperatures[stage]:
+                temperatures[stage].add(temperature)
+        return sampler(generators, temperature=temperature, top_p=top_p)
+
+    def spy_prompts(self, documents, template):
+        prompts.extend(documents)
+        return original(self, documents, template)
+
+    monkeypatch.setattr(generation, "row_generators", spy_rows)
+    monkeypatch.setattr(generation, "NucleusSampler", spy_sampler)
+    monkeypatch.setattr(type(tiny_lm), "prompt_ids", spy_prompts)
+    r = _run(tiny_lm, temperature=0.9, variation_temperature=0.5,
+             label_descriptions={"billing": "charged twice"})
+    assert temperatures[0] == {0.9} and temperatures.keys() - {0}
+    assert all(temperatures[s] == {0.5} for s in temperatures if s > 0)
+    first = [p for p in prompts if p.startswith("Write one")]
+    assert first and all(("charged twice." in p) == ('"billing"' in p) for p in first)
+    assert r.report["inputs"]["prompts"]["label_descriptions"] == {"billing": "charged twice"}
+    with pytest.raises(ValueError, match="temperature"):
+        _run(tiny_lm, variation_temperature=0.0)

@@ -42,6 +42,11 @@ def _fails(capsys, argv, *unwritten):
     ("delta", "1/n"),
     ("too few", "too few for the asked ε"),
     ("txt labels", "holds no labels"),
+    ("description form", "must be LABEL=TEXT"),
+    ("description label", "'refund', which no document has"),
+    ("variation prompt", "must hold {document}"),
+    ("finetune variation", "Private Evolution's"),
+    ("variation temperature", "temperature must be > 0"),
 ])
 def test_bad_input_is_one_line_and_exit_2_with_nothing_written(tmp_path, capsys, case,
                                                                expected):
@@ -65,6 +70,16 @@ def test_bad_input_is_one_line_and_exit_2_with_nothing_written(tmp_path, capsys,
         args[args.index("4")] = "0.05"
     elif case == "txt labels":
         args[args.index(out)] = out = tmp_path / "out.txt"
+    elif case == "description form":
+        args += ["--label-description", "billing"]
+    elif case == "description label":
+        args += ["--label-description", "refund=money back"]
+    elif case == "variation prompt":
+        args += ["--variation-prompt", "Rewrite: {label}"]
+    elif case == "finetune variation":
+        args += ["--method", "finetune", "--variation-temperature", "0.7"]
+    elif case == "variation temperature":
+        args += ["--variation-temperature", "0"]
     assert expected in _fails(capsys, args, out, report)
 
 
@@ -115,7 +130,9 @@ def test_end_to_end_with_minilm_the_tiny_model_persons_labels_and_a_ledger(
         "synthesize", data, "--label-field", "issue", "--unit-field", "customer",
         "--epsilon", "8", "-n", "8", "--rounds", "2", "--max-new-tokens", "6", "--seed", "3",
         "--model", tiny_model_dir, "-o", out, "--report", report, "--ledger", book,
-        "--document-kind", "customer support ticket"]]) == 0
+        "--document-kind", "customer support ticket", "--label-description",
+        "billing=I was charged twice.", "--variation-prompt", "Again ({label}): {document}",
+        "--variation-temperature", "0.7"]]) == 0
     err = capsys.readouterr().err
     assert "8 synthetic documents written" in err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -123,6 +140,9 @@ def test_end_to_end_with_minilm_the_tiny_model_persons_labels_and_a_ledger(
     assert set(rows[0]) == {"text", "issue"}
     r = json.loads(report.read_text())
     assert r["kind"] == "synthesis" and r["inputs"]["encoder"]["name"] == "sbert"
+    assert r["inputs"]["prompts"]["label_descriptions"] == {"billing": "I was charged twice."}
+    assert r["inputs"]["prompts"]["variation"] == "Again ({label}): {document}"
+    assert r["inputs"]["generation"]["variation_temperature"] == 0.7
     assert r["accounting"]["unit"] == "person" and r["accounting"]["units"] == 10
     assert r["counts"]["masked_in_private_input"].get("person", 0) >= 50  # names masked
     assert r["ledger"]["release_id"]

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from textdp.cli._common import CLIError, say
 
-__all__ = ["read_records", "stage_bar"]
+__all__ = ["label_descriptions", "read_records", "stage_bar"]
 
 
 def read_records(path: Path, text_field: str, label_field: str | None, unit_field: str | None,
@@ -53,3 +54,15 @@ class _Lines:
 
         say(f"{self.description}: {self.done:,} of {self.total:,} documents generated in "
             f"{time.perf_counter() - self.t0:.1f} s")
+
+
+def label_descriptions(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--label-description LABEL=TEXT`` as (label, text) pairs, split at the first ``=`` (a
+    label holding ``=`` cannot be described this way; the library takes any)."""
+    pairs = []
+    for item in items:
+        label, sep, text = item.partition("=")
+        if not sep or not label.strip() or not text.strip():
+            raise CLIError(f"--label-description must be LABEL=TEXT, got {item!r}")
+        pairs.append((label, text))
+    return tuple(pairs)

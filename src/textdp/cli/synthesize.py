@@ -9,7 +9,7 @@ from typing import Any
 from textdp.cli._common import CLIError, one_line, say, warn
 from textdp.cli._help import synthesize as opt
 from textdp.cli._ledger import BudgetOpt, CommandLedger, LedgerOpt, LedgerPolicyOpt
-from textdp.cli._synthesis import read_records, stage_bar
+from textdp.cli._synthesis import label_descriptions, read_records, stage_bar
 
 __all__ = ["synthesize"]
 
@@ -44,14 +44,18 @@ def synthesize(input: opt.InputOpt, output: opt.OutputOpt, epsilon: opt.EpsilonO
                method: opt.MethodOpt = "evolution", epochs: opt.EpochsOpt = 3.0,
                train_batch: opt.TrainBatchOpt = 64, learning_rate: opt.LearningRateOpt = 2e-3,
                ledger: LedgerOpt = None, ledger_policy: LedgerPolicyOpt = "warn",
-               budget: BudgetOpt = None) -> None:
+               budget: BudgetOpt = None, variation_prompt: opt.VariationPromptOpt = None,
+               label_description: opt.LabelDescriptionOpt = None,
+               variation_temperature: opt.VariationTemperatureOpt = None) -> None:
     _run(Fields(input, output, report, format, text_field, label_field, unit_field),
          (ledger, ledger_policy, budget), SynthesisFlags(
              method=method, epsilon=epsilon, n=n, delta=delta, rounds=rounds,
              population=population, document_kind=document_kind, prompt=prompt,
              max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, screen=screen,
              entities=entities, identifiers=identifiers, seed=seed, model=model, device=device,
-             epochs=epochs, train_batch=train_batch, learning_rate=learning_rate))
+             epochs=epochs, train_batch=train_batch, learning_rate=learning_rate,
+             variation_prompt=variation_prompt, label_description=tuple(label_description or ()),
+             variation_temperature=variation_temperature))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +97,21 @@ class SynthesisFlags:
     epochs: float
     train_batch: int
     learning_rate: float
+    variation_prompt: str | None = None
+    label_description: tuple[str, ...] = ()
+    variation_temperature: float | None = None
 
     def spec(self) -> Any:
         from textdp.synthesis import SynthesisSpec
-        from textdp.synthesis.prompts import Prompts
+        from textdp.synthesis.prompts import VARIATION, Prompts
 
         if self.method not in ("evolution", "finetune"):
             raise CLIError(f"--method must be evolution or finetune, got {self.method!r}")
+        if self.method == "finetune" and (self.variation_prompt is not None
+                                          or self.variation_temperature is not None):
+            raise CLIError("--variation-prompt and --variation-temperature are Private "
+                           "Evolution's: --method finetune makes no variations")
         shared = {"epsilon": self.epsilon, "n": self.n, "delta": self.delta,
-                  "prompts": Prompts(self.document_kind, self.prompt),
                   "temperature": self.temperature, "top_p": self.top_p,
                   "max_new_tokens": self.max_new_tokens, "screen": self.screen,
                   "seed": self.seed, "identifiers": self.identifiers, "model": self.model,
@@ -112,8 +122,14 @@ class SynthesisFlags:
                 from textdp.synthesis.finetune import FinetuneSpec
 
                 return FinetuneSpec(epochs=self.epochs, train_batch=self.train_batch,
-                                    learning_rate=self.learning_rate, **shared)
-            return SynthesisSpec(rounds=self.rounds, population=self.population, **shared)
+                                    learning_rate=self.learning_rate, **shared,
+                                    prompts=Prompts(self.document_kind, self.prompt,
+                                                    descriptions=label_descriptions(self.label_description)))
+            return SynthesisSpec(rounds=self.rounds, population=self.population, **shared,
+                                 variation_temperature=self.variation_temperature,
+                                 prompts=Prompts(self.document_kind, self.prompt,
+                                                 self.variation_prompt or VARIATION,
+                                                 label_descriptions(self.label_description)))
         except (ValueError, TypeError) as exc:
             raise CLIError(one_line(exc)) from None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,9 @@ __all__ = ["DEFAULTS", "DataRefused", "PrivateEvolutionEngine", "SynthesisResult
            "SynthesisSpec", "TextSource", "synthesize"]
 
 #: Defaults that run on 2 CPU cores at small scale (docs/synthesize.md).
-DEFAULTS = {"rounds": 3, "temperature": 1.0, "top_p": 0.95, "max_new_tokens": 64,
-            "batch_size": 16, "threshold": 0.0, "min_signal": 1.0}
+DEFAULTS: dict[str, Any] = {"rounds": 3, "temperature": 1.0, "top_p": 0.95,
+                            "max_new_tokens": 64, "batch_size": 16, "threshold": 0.0,
+                            "min_signal": 1.0, "variation_temperature": None}
 _NOISE_KEY, _SELECT_KEY = (2**31, 0), (2**31, 1)
 
 
@@ -102,6 +103,7 @@ class SynthesisSpec:
     top_p: float = DEFAULTS["top_p"]
     max_new_tokens: int = DEFAULTS["max_new_tokens"]
     batch_size: int = DEFAULTS["batch_size"]
+    variation_temperature: float | None = DEFAULTS["variation_temperature"]
     identifiers: Any = True
     entities: Any = "default"
     allow_list: tuple[str, ...] = ()
@@ -134,6 +136,15 @@ class SynthesisSpec:
             raise ValueError(f"device must be auto, cpu or cuda, got {self.device!r}")
 
         NucleusSampler([], temperature=self.temperature, top_p=self.top_p)  # checks both
+        if self.variation_temperature is not None:
+            NucleusSampler([], temperature=self.variation_temperature)
+
+    def temperature_of(self, stage: int) -> float:
+        """The sampling temperature of a generation stage (0: the first population; t ≥ 1: the
+        variations of round t)."""
+        if stage == 0 or self.variation_temperature is None:
+            return self.temperature
+        return self.variation_temperature
 
     def population_of(self, labels: int) -> int:
         """Candidates per label in the rounds before the last: ``population``, else ⌈n / L⌉."""
@@ -148,6 +159,11 @@ class SynthesisSpec:
             raise DataRefused("no documents: the input is empty")
         per_label = source.units_per_label()
         what = "document" if source.units is None else "person"
+        for label, _ in self.prompts.descriptions:
+            if source.labels is None or label not in per_label:
+                raise DataRefused(f"a description is given for label {label!r}, which no "
+                                  "document has" + ("" if source.labels is not None else
+                                                     " (the input has no labels)"))
         for label, count in per_label.items():
             if count < 2 and source.labels is None:
                 raise DataRefused(f"the input has only one {what}: a dataset-level release "
@@ -211,7 +227,7 @@ class PrivateEvolutionEngine:
         def generate(prompts: list[str], stage: int) -> list[str]:
             ids = lm.prompt_ids(prompts, "{document}")
             sampler = NucleusSampler(row_generators(len(prompts), spec.seed, stage),
-                                     temperature=spec.temperature, top_p=spec.top_p)
+                                     temperature=spec.temperature_of(stage), top_p=spec.top_p)
             what = "initial population" if stage == 0 else f"round {stage}/{spec.rounds}"
             bar = self.progress(what, len(prompts)) if self.progress is not None else None
             try:
@@ -280,7 +296,8 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
                ledger: Any = None, ledger_policy: str = "warn", budget: float | None = None,
                input_name: str | None = None, progress: Callable[[str, int], Any] | None = None,
                method: str = "evolution", finetune: dict[str, Any] | None = None,
-               device: str = "auto") -> SynthesisResult:
+               device: str = "auto", label_descriptions: Mapping[str, str] | None = None,
+               variation_temperature: float | None = None) -> SynthesisResult:
     """``n`` synthetic documents (with labels when ``labels`` are given) under (ε, δ)-DP at the
     dataset level, by Private Evolution (Xie et al., ICML 2024) or, with ``method="finetune"``,
     by DP fine-tuning then sampling (docs/synthesize.md).
@@ -290,29 +307,28 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
         labels: one label per document (label-conditional generation; label names are public).
         units: one unit (person) per document: the guarantee then protects all documents of a
             person (each person's votes split one vote of L2 norm 1 per round).
-        epsilon, delta: the target; δ defaults to the largest power of ten ≤ 1/n^1.1 (n units)
-            and must be < 1/n.
-        n: synthetic documents to release.
+        epsilon, delta, n: the target, n documents; δ defaults to the largest power of ten
+            ≤ 1/n_units^1.1 and must be < 1/n_units.
         rounds: T, rounds of DP nearest-neighbour voting (each a Gaussian mechanism).
         population: candidates per label in each round (default ⌈n / labels⌉).
         seed: None (secure randomness) or an integer (reproducible; not for production).
         document_kind, prompt, variation_prompt: public prompts (:mod:`.prompts`; ``{label}``).
+        label_descriptions: label → PUBLIC text about it (a definition or an invented example)
+            for the first prompts (``{description}``); a label no document has is refused.
         temperature, top_p, max_new_tokens, batch_size: generation.
+        variation_temperature: the variations' temperature (None: ``temperature``).
         threshold: θ, candidates with noisy count ≤ θσ are not selected.
         label_mix: ``noisy`` (output label quotas from the noisy histograms) or ``equal``.
         min_signal: refuse when a label's units n_l < min_signal·σ·√population (0: never).
         identifiers, entities, allow_list: the masking of the private documents (as
             :func:`textdp.privatize`); the same recognisers screen the output.
-        screen: ``mask`` (entities and identifiers found in the output are replaced by their
-            labels, and counted) or ``keep`` (counted only).
+        screen: ``mask`` (what they find in the output is masked and counted) or ``keep``.
         model: a :class:`textdp.lm.LanguageModel` or a path (default SmolLM2-135M-Instruct).
         encoder: an encoder or callable ``texts → (k, d)`` (default all-MiniLM-L6-v2).
         ledger, ledger_policy, budget, input_name: as :func:`textdp.privatize`.
         progress: ``(description, total) → bar`` for the generation of each round.
-        method: ``evolution`` (Private Evolution, the default) or ``finetune`` (LoRA adapters
-            trained by DP-SGD, then sampling: :mod:`textdp.synthesis.finetune`; the options
-            rounds, population, threshold, label_mix, min_signal and variation_prompt are Private
-            Evolution's and are not used).
+        method: ``evolution`` (the default) or ``finetune`` (DP-SGD on LoRA adapters, then
+            sampling: :mod:`.finetune`; Private Evolution's own options are not used).
         finetune: options of :class:`textdp.synthesis.finetune.FinetuneSpec` (epochs,
             train_batch, learning_rate, clip, lora_rank, lora_alpha, max_length, min_signal,
             micro_batch, device) for ``method="finetune"``.
@@ -320,15 +336,14 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
 
     Returns ``.texts``, ``.labels`` (None without labels) and ``.report``.
 
-    Raises:
-        ValueError: bad options, or data that cannot be released as asked (too few units for
-            the ε, a label with one unit, δ ≥ 1/n, no documents).
-        textdp.ledger.LedgerRefused: the ledger's budget would be exceeded (nothing generated).
+    Raises ValueError for bad options or data that cannot be released as asked (docs/synthesize.md),
+    textdp.ledger.LedgerRefused when the ledger's budget would be exceeded (nothing generated).
     """
     from textdp.ledger import as_ledger
 
     book = as_ledger(ledger, ledger_policy, budget)
     source = TextSource.build(texts, labels, units, input_name)
+    described = tuple((str(k), v) for k, v in (label_descriptions or {}).items())
     shared = {"epsilon": epsilon, "n": n, "delta": delta, "seed": seed, "temperature": temperature,
               "top_p": top_p, "max_new_tokens": max_new_tokens, "batch_size": batch_size,
               "identifiers": identifiers, "entities": entities, "screen": screen, "model": model,
@@ -336,13 +351,14 @@ def synthesize(texts: Sequence[str], *, labels: Sequence[Any] | None = None,
     if _method(method, finetune) == "finetune":  # finetune's options may set the device
         from textdp.synthesis.finetune import FinetuneEngine, FinetuneSpec
 
-        spec: Any = FinetuneSpec(prompts=Prompts(document_kind, prompt), **shared,
-                                 **({"device": device} | (finetune or {})))
+        spec: Any = FinetuneSpec(prompts=Prompts(document_kind, prompt, descriptions=described),
+                                 **shared, **({"device": device} | (finetune or {})))
         outcome = run_release(spec, source, FinetuneEngine(progress), ledger=book)
     else:
         spec = SynthesisSpec(rounds=rounds, population=population, threshold=threshold, label_mix=label_mix,
                              min_signal=min_signal, encoder=encoder, device=device, **shared,
-                             prompts=Prompts(document_kind, prompt, variation_prompt))
+                             variation_temperature=variation_temperature,
+                             prompts=Prompts(document_kind, prompt, variation_prompt, described))
         outcome = run_release(spec, source, PrivateEvolutionEngine(progress), ledger=book)
     return SynthesisResult(*outcome.output, outcome.report)
 

@@ -98,8 +98,9 @@ def synthesis_report(spec: Any, source: Any, measurement: Any, *, evolution: Any
                  "method": "Private Evolution (Aug-PE; Xie et al., ICML 2024)",
                  "rounds": [r.to_dict() for r in evolution.records]}
     inputs = {"model": model, "encoder": encoder, "prompts": spec.prompts.describe(),
-              "generation": {"temperature": spec.temperature, "top_p": spec.top_p,
-                             "max_new_tokens": spec.max_new_tokens},
+              "generation": {"temperature": spec.temperature,
+                             "variation_temperature": spec.temperature_of(1),
+                             "top_p": spec.top_p, "max_new_tokens": spec.max_new_tokens},
               "masking": masker.description}
     counts = output_counts(source, measurement.units, by_label, texts, generated_tokens,
                            private_found, generations=evolution.generated)

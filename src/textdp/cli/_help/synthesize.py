@@ -78,6 +78,15 @@ DocumentKindOpt = Annotated[str, option(
 PromptOpt = Annotated[str | None, option(
     "--prompt", metavar="TEMPLATE", help="The first population's prompt ({label}, "
     "{kind}).")]
+VariationPromptOpt = Annotated[str | None, option(
+    "--variation-prompt", metavar="TEMPLATE", help="The variations' prompt ({document}, "
+    "{label}, {kind}, {description}).")]
+LabelDescriptionOpt = Annotated[list[str] | None, option(
+    "--label-description", metavar="LABEL=TEXT", help="Public text about a label (a "
+    "definition or an invented example sentence) for its first prompt; repeat per label.")]
+VariationTemperatureOpt = Annotated[float | None, option(
+    "--variation-temperature", metavar="T", help="The variations' sampling temperature "
+    "(default: --temperature).")]
 MaxNewTokensOpt = Annotated[int, option("--max-new-tokens", metavar="K", min=1,
                                         help="Tokens per generated document.")]
 TemperatureOpt = Annotated[float, option("--temperature", metavar="T",
