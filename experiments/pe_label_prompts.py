@@ -88,18 +88,12 @@ def main(argv: list[str] | None = None) -> int:
                              "the same command, when it is not run again")
     args = parser.parse_args(argv)
 
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-
+    from experiments.pe_variation_prompts import label_judge
     from textdp.datasets.tickets import ISSUES, generate_tickets
     from textdp.lm import shared_model
     from textdp.synthesis.prompts import Prompts, clean
 
-    train = generate_tickets(2000, seed=1, describe_issue=True)
-    judge = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
-                          LogisticRegression(max_iter=2000))
-    judge.fit([t.text for t in train], [t.issue for t in train])
+    judge = label_judge()
     lm = shared_model()
     labels = [lab for lab in ISSUES for _ in range(args.per_label)]
     n = len(labels)

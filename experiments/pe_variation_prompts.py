@@ -61,6 +61,21 @@ def _raw(lm: Any, prompts: list[str], seed: int, stage: int, max_new_tokens: int
     return list(lm.tokenizer.batch_decode(rows, skip_special_tokens=True))
 
 
+def label_judge() -> Any:
+    """TF-IDF + logistic regression trained on 2,000 real generated tickets (seed 1, issues
+    described): what says whether a written ticket is on its label."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from textdp.datasets.tickets import generate_tickets
+
+    train = generate_tickets(2000, seed=1, describe_issue=True)
+    judge = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
+                          LogisticRegression(max_iter=2000))
+    return judge.fit([t.text for t in train], [t.issue for t in train])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-label", type=int, default=5)
@@ -73,18 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--templates", nargs="*", help="names of TEMPLATES to run (all)")
     args = parser.parse_args(argv)
 
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-
     from textdp.datasets.tickets import ISSUES, generate_tickets
     from textdp.lm import shared_model
     from textdp.synthesis.prompts import Prompts, clean
 
-    train = generate_tickets(2000, seed=1, describe_issue=True)
-    judge = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
-                          LogisticRegression(max_iter=2000))
-    judge.fit([t.text for t in train], [t.issue for t in train])
+    judge = label_judge()
     lm = shared_model()
     labels = [lab for lab in ISSUES for _ in range(args.per_label)]
     kinds = ("model", "real") if args.parents == "both" else (args.parents,)

@@ -36,15 +36,6 @@ def _outputs(name: str) -> dict[str, list[str]]:
     return json.loads(zstandard.ZstdDecompressor().decompress((DIR / name).read_bytes()))["outputs"]
 
 
-def _identifiers(tickets: list[Any]) -> list[str]:
-    out = []
-    for t in tickets:
-        v = t.values
-        out += [f"{v['first_name']} {v['last_name']}", v["email"], v["phone"], v["order"],
-                v["street"]]
-    return out
-
-
 def _interval(k: int, n: int) -> tuple[float, float]:
     """Clopper–Pearson 95% interval of k successes in n."""
     from scipy import stats
@@ -55,6 +46,7 @@ def _interval(k: int, n: int) -> tuple[float, float]:
 
 
 def run() -> dict[str, Any]:
+    from experiments.synthesize_results import ground_truth
     from textdp.audit.practice import practice_checks
     from textdp.datasets.tickets import generate_tickets
     from textdp.encoders import SBERT
@@ -62,7 +54,7 @@ def run() -> dict[str, Any]:
 
     tickets = generate_tickets(12_000, seed=0, describe_issue=True)
     private = [t.text for t in tickets[:10_000]]
-    identifiers = _identifiers(tickets[:10_000])
+    identifiers = ground_truth(tickets[:10_000])
     encoder = SBERT()
     cache = Path("/tmp/textdp_synthesize_device_originals.npy")  # reruns skip 10,000 encodings
     if cache.is_file():
@@ -165,6 +157,7 @@ def page(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--from-results", action="store_true", help="redo the page from saved checks")
+    p.add_argument("--out", type=Path, default=PAGE, help="where the page goes")
     a = p.parse_args(argv)
     saved = DIR / "checks.json"
     if a.from_results:
@@ -173,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         results = run()
         saved.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n",
                          encoding="utf-8")
-    PAGE.write_text(page(results), encoding="utf-8")
-    print(PAGE)
+    a.out.write_text(page(results), encoding="utf-8")
+    print(a.out)
     return 0
 
 

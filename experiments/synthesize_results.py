@@ -83,7 +83,7 @@ def two_proportion(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
     return {"z": z, "p_one_sided": 0.5 * math.erfc(z / math.sqrt(2))}
 
 
-def _identifiers(tickets: list[Any]) -> list[str]:
+def ground_truth(tickets: list[Any]) -> list[str]:
     """The ground truth of the generator: full names, e-mails, phones, orders, streets."""
     out = []
     for t in tickets:
@@ -267,7 +267,7 @@ def run(args: Any, out: Path) -> dict[str, Any]:
                                        test_texts, test_labels, eps, args.seed,
                                        results["baseline"]) for eps in args.word_epsilons]
     harness.save_json(save, results, indent=1)
-    identifiers = _identifiers(private)
+    identifiers = ground_truth(private)
     for epsilon in args.epsilons:
         canaries = make_canaries(CANARIES, rng=pick, labels=names)
         data = plant(texts, labels, None, canaries)

@@ -36,7 +36,17 @@ OTHER_PAGES = {
     "assess": "python -m experiments.assess_page; re-rendered by test_assess_page.py",
     "synthesize": "python -m experiments.synthesize_results; re-rendered by "
                   "test_synthesize_page.py",
+    "synthesize_device": "benchmarks/device_session.sh on a lent GPU, then python -m "
+                         "experiments.synthesize_device; re-rendered below",
 }
+
+
+def test_the_device_page_is_its_committed_results_rendered(tmp_path):
+    from experiments import synthesize_device
+
+    out = tmp_path / "synthesize_device.md"
+    assert synthesize_device.main(["--from-results", "--out", str(out)]) == 0
+    assert out.read_bytes() == (RESULTS / "synthesize_device.md").read_bytes()
 
 
 def test_every_page_is_listed():
