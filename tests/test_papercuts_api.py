@@ -220,7 +220,8 @@ def test_first_call_announces_its_loads(tmp_path):
     env = {**os.environ, "TEXTDP_CACHE": str(tmp_path), "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("TEXTDP_QUIET", None)
     code = ("from textdp import _loading; _loading.NOTICE_AFTER = 0.0\n"
-            "import textdp; textdp.privatize(['Maria Garcia lives in Paris'], 'mvc', 1.0, seed=0)\n")
+            "import textdp; textdp.privatize(['Maria Garcia lives in Paris and flies with "
+            "Lufthansa'], 'mvc', 1.0, seed=0)\n")  # the company: only the model reads it
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr
