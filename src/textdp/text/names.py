@@ -66,7 +66,7 @@ import re
 from textdp.text._lexicon import Lexicon, cached, name_lines, names_source, words_view
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
-__all__ = ["find_names", "RARE_ZIPF"]
+__all__ = ["find_names", "is_top_name", "RARE_ZIPF"]
 
 #: A word of the list whose English Zipf frequency is below this is *rare* as a word.
 RARE_ZIPF = 3.3
@@ -152,6 +152,12 @@ _CLOSING = re.compile(r"[\n,—–]|--|(?:^|\s)-\s")
 @functools.cache
 def _lexicon() -> Lexicon:
     return cached("names", name_lines, packages=("names_dataset",), extra=names_source())
+
+
+def is_top_name(key: str) -> bool:
+    """Whether the folded ``key`` is among the 200 most common first names or surnames of a
+    country in the names gazetteer (``mark``, ``rose``)."""
+    return bool(_lexicon().get(key) & (_TOP_FIRST | _TOP_LAST))
 
 
 @functools.cache

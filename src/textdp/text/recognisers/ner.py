@@ -195,15 +195,14 @@ def _needs_model(text: str, m: re.Match[str], kinds: Collection[str]) -> bool:
         return True
     key = word.lower() if word.isascii() else _key(word)
     if "person" in kinds:
-        from textdp.text.names import _TOP_FIRST, _TOP_LAST
-        from textdp.text.names import _lexicon as names
+        from textdp.text.names import is_top_name
 
-        if names().get(key) & (_TOP_FIRST | _TOP_LAST):
+        if is_top_name(key):
             return True
     if "location" in kinds:
-        from textdp.text.places import _lexicon as places
+        from textdp.text.places import is_place
 
-        if places().get(key):
+        if is_place(key):
             return True
     return False
 
